@@ -1,0 +1,427 @@
+/**
+ * API discovery: which resources the server serves, in which versions, with which verbs — and
+ * which of them the operator's selectors resolve to.
+ *
+ * Aggregated discovery (kube-apiserver ≥ 1.30; v2beta1 since 1.27) answers for the whole cluster
+ * in two requests (`/api`, `/apis`); older servers answer with the classic group lists, and then
+ * each group version is read on its own.
+ *
+ * @module
+ */
+
+import { getLogger } from "@logtape/logtape";
+import type { ApiClient } from "./client.ts";
+import { ApiNotFoundError, ApiServerError } from "./errors.ts";
+import { type Resource, resourceName } from "../model/resource.ts";
+import { Selector } from "../model/selector.ts";
+
+const logger = getLogger(["kopf", "discovery"]);
+
+// The aggregated form first; servers without it ignore these media types and send the classic one.
+const ACCEPT = [
+  "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+  "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList",
+  "application/json",
+].join(",");
+
+/** What discovery needs of an API client: only its `request` method (an `ApiClient` fits). */
+export type DiscoveryClient = Pick<ApiClient, "request">;
+
+/** Options of {@linkcode discoverResources}. */
+export interface DiscoverOptions {
+  /**
+   * The API groups to scan (`""` for the core group); `null` or absent for all groups. Scanning all
+   * groups also reads aggregated APIs (e.g. metrics), which may be slow or down.
+   */
+  groups?: readonly string[] | null;
+  /** Cancels the scan. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Reads the resources that the server serves in the given groups, all versions, with their
+ * subresources attached to their parents. A group version that is gone (404) or whose aggregated
+ * API is unavailable (5xx, or marked stale) is left out with a warning.
+ *
+ * @example
+ * ```ts ignore
+ * const resources = await discoverResources(client, { groups: ["", "kopf.dev"] });
+ * ```
+ */
+export async function discoverResources(client: DiscoveryClient, options: DiscoverOptions = {}): Promise<Resource[]> {
+  const groups = options.groups ?? null;
+  const wanted = (group: string): boolean => groups === null || groups.includes(group);
+  const scan = { client, wanted, signal: options.signal };
+  const [core, named] = await Promise.all([
+    wanted("") ? readCore(scan) : [],
+    groups === null || groups.some((group) => group !== "") ? readNamed(scan) : [],
+  ]);
+  return [...core, ...named];
+}
+
+/** Options of {@linkcode resolveSelectors}. */
+export interface ResolveOptions {
+  /**
+   * The selectors of handlers that keep state on objects (change handlers, daemons, timers):
+   * resources without the `patch` verb are not served to them.
+   */
+  patching?: Iterable<Selector>;
+}
+
+/** What selectors resolved to; the problems are already logged as warnings. */
+export interface Resolution {
+  /** The resources to serve, per selector (empty for unresolved or ambiguous selectors). */
+  readonly served: Map<Selector, Resource[]>;
+  /** Named selectors that matched several resources outside the core group: none is served. */
+  readonly ambiguous: Map<Selector, Resource[]>;
+  /** Selectors that matched nothing (e.g. their CRD does not exist yet). */
+  readonly unresolved: Selector[];
+  /** Matched resources without both `list` and `watch`: not served. */
+  readonly nonwatchable: Resource[];
+  /** Matched resources without `patch`, selected by a patching selector: not served to it. */
+  readonly nonpatchable: Resource[];
+}
+
+/**
+ * Resolves selectors against discovered resources and warns about those that cannot be served:
+ * ambiguous, unresolved, non-watchable, non-patchable (Kopf's messages).
+ *
+ * @example
+ * ```ts ignore
+ * const kex = new Selector("kex");
+ * const { served } = resolveSelectors([kex], await discoverResources(client));
+ * served.get(kex); // [kopfexamples.v1.kopf.dev]
+ * ```
+ */
+export function resolveSelectors(
+  selectors: Iterable<Selector>,
+  resources: Iterable<Resource>,
+  options: ResolveOptions = {},
+): Resolution {
+  const all = [...resources];
+  const patching = new Set(options.patching ?? []);
+  const served = new Map<Selector, Resource[]>();
+  const ambiguous = new Map<Selector, Resource[]>();
+  const unresolved: Selector[] = [];
+  const nonwatchable = new Map<string, Resource>();
+  const nonpatchable = new Map<string, Resource>();
+  for (const selector of selectors) {
+    if (served.has(selector)) continue;
+    const selection = selector.select(all);
+    if (selection.ambiguous.length > 0) ambiguous.set(selector, selection.ambiguous);
+    else if (selection.resources.length === 0) unresolved.push(selector);
+    const usable = selection.resources.filter((resource) => {
+      if (!resource.verbs.includes("list") || !resource.verbs.includes("watch")) {
+        nonwatchable.set(resourceName(resource), resource);
+        return false;
+      }
+      if (patching.has(selector) && !resource.verbs.includes("patch")) {
+        nonpatchable.set(resourceName(resource), resource);
+        return false;
+      }
+      return true;
+    });
+    served.set(selector, usable);
+  }
+
+  if (ambiguous.size > 0) {
+    const details = [...ambiguous].map(([selector, found]) => `${selector} => ${names(found)}`).join("; ");
+    logger.warn("Ambiguous resources will not be served (try specifying API groups): {details}", { details });
+  }
+  if (unresolved.length > 0) {
+    const details = unresolved.join(", ");
+    logger.warn("Unresolved resources cannot be served (try creating their CRDs): {details}", { details });
+  }
+  if (nonwatchable.size > 0) {
+    const details = names(nonwatchable.values());
+    logger.warn("Non-watchable resources will not be served (no list and watch verbs): {details}", { details });
+  }
+  if (nonpatchable.size > 0) {
+    const details = names(nonpatchable.values());
+    logger.warn("Non-patchable resources will not be served to stateful handlers: {details}", { details });
+  }
+  return {
+    served,
+    ambiguous,
+    unresolved,
+    nonwatchable: [...nonwatchable.values()],
+    nonpatchable: [...nonpatchable.values()],
+  };
+}
+
+/** Options of a {@linkcode Discovery}. */
+export interface DiscoveryOptions {
+  /** The API groups to scan; `null` or absent for all. See {@linkcode DiscoverOptions.groups}. */
+  groups?: readonly string[] | null;
+}
+
+/**
+ * The discovered resources of a cluster, scanned once and kept until refreshed (e.g. when a CRD
+ * appears, changes or goes), and the selectors resolved against them.
+ *
+ * @example
+ * ```ts ignore
+ * const discovery = new Discovery(client, { groups: groupsToScan(selectors) });
+ * const { served } = await discovery.resolve(selectors);
+ * await discovery.refresh({ groups: ["kopf.dev"] }); // after a CRD of kopf.dev changed
+ * ```
+ */
+export class Discovery {
+  /** The API groups it scans; `null` for all. */
+  readonly groups: readonly string[] | null;
+  readonly #client: DiscoveryClient;
+  #resources: Resource[] | undefined;
+  #initial: Promise<readonly Resource[]> | undefined;
+  // Scans run one after another, so that an older scan never overwrites a newer one.
+  #queue: Promise<unknown> = Promise.resolve();
+
+  /** Creates it; nothing is requested until the resources are first needed. */
+  constructor(client: DiscoveryClient, options: DiscoveryOptions = {}) {
+    this.#client = client;
+    this.groups = options.groups ?? null;
+  }
+
+  /** The resources of the latest scan; `undefined` before the first scan has finished. */
+  get cached(): readonly Resource[] | undefined {
+    return this.#resources;
+  }
+
+  /** The resources of the latest scan, scanning first if there was none yet. */
+  resources(signal?: AbortSignal): Promise<readonly Resource[]> {
+    if (this.#resources) return Promise.resolve(this.#resources);
+    this.#initial ??= this.refresh({ signal }).catch((error) => {
+      this.#initial = undefined;
+      throw error;
+    });
+    return this.#initial;
+  }
+
+  /**
+   * Scans again and replaces the cached resources: all of them, or only those of the given groups
+   * (those outside the scanned groups are ignored). Returns all cached resources.
+   */
+  refresh(options: { groups?: readonly string[]; signal?: AbortSignal } = {}): Promise<readonly Resource[]> {
+    const run = this.#queue.then(() => this.#scan(options.groups, options.signal));
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Resolves selectors against the cached resources (scanning first if needed); see {@linkcode resolveSelectors}. */
+  async resolve(
+    selectors: Selector | Iterable<Selector>,
+    options: ResolveOptions & { signal?: AbortSignal } = {},
+  ): Promise<Resolution> {
+    const resources = await this.resources(options.signal);
+    return resolveSelectors(selectors instanceof Selector ? [selectors] : selectors, resources, options);
+  }
+
+  async #scan(only: readonly string[] | undefined, signal: AbortSignal | undefined): Promise<readonly Resource[]> {
+    const all = this.groups;
+    if (only === undefined || this.#resources === undefined) {
+      this.#resources = await discoverResources(this.#client, { groups: all, signal });
+      return this.#resources;
+    }
+    const groups = all === null ? [...only] : only.filter((group) => all.includes(group));
+    if (groups.length === 0) return this.#resources;
+    const fresh = await discoverResources(this.#client, { groups, signal });
+    this.#resources = [...this.#resources.filter((resource) => !groups.includes(resource.group)), ...fresh];
+    return this.#resources;
+  }
+}
+
+function names(resources: Iterable<Resource>): string {
+  return [...resources].map(resourceName).join(", ");
+}
+
+// -- The documents, as far as they are read here. -----------------------------------------------
+
+interface GroupVersionKind {
+  group?: string;
+  version?: string;
+  kind?: string;
+}
+
+interface AggregatedResource {
+  resource: string;
+  responseKind?: GroupVersionKind | null;
+  scope?: "Cluster" | "Namespaced";
+  singularResource?: string;
+  verbs?: string[] | null;
+  shortNames?: string[] | null;
+  categories?: string[] | null;
+  subresources?: { subresource: string }[] | null;
+}
+
+interface AggregatedGroup {
+  metadata?: { name?: string };
+  versions?: { version: string; resources?: AggregatedResource[] | null; freshness?: "Current" | "Stale" }[] | null;
+}
+
+interface ClassicResource {
+  name: string;
+  singularName?: string;
+  namespaced?: boolean;
+  kind: string;
+  verbs?: string[] | null;
+  shortNames?: string[] | null;
+  categories?: string[] | null;
+}
+
+interface DiscoveryDocument {
+  kind?: string;
+  /** `APIGroupDiscoveryList` */
+  items?: AggregatedGroup[] | null;
+  /** `APIVersions` (`/api`, classic) */
+  versions?: string[] | null;
+  /** `APIGroupList` (`/apis`, classic) */
+  groups?: {
+    name: string;
+    versions?: { version: string }[] | null;
+    preferredVersion?: { version: string };
+  }[] | null;
+  /** `APIResourceList` (`/api/v1`, `/apis/<group>/<version>`) */
+  resources?: ClassicResource[] | null;
+}
+
+interface Scan {
+  client: DiscoveryClient;
+  wanted: (group: string) => boolean;
+  signal: AbortSignal | undefined;
+}
+
+async function readCore(scan: Scan): Promise<Resource[]> {
+  const doc = await scan.client.request<DiscoveryDocument>({ path: "/api", accept: ACCEPT, signal: scan.signal });
+  if (doc?.kind === "APIGroupDiscoveryList") return fromAggregated(doc.items ?? [], scan.wanted);
+  if (!Array.isArray(doc?.versions)) throw unexpected("/api", "APIVersions", doc);
+  const preferred = corePreferred(doc.versions);
+  const lists = doc.versions.map((version) => readGroupVersion(scan, "", version, version === preferred));
+  return (await Promise.all(lists)).flat();
+}
+
+async function readNamed(scan: Scan): Promise<Resource[]> {
+  const doc = await scan.client.request<DiscoveryDocument>({ path: "/apis", accept: ACCEPT, signal: scan.signal });
+  if (doc?.kind === "APIGroupDiscoveryList") {
+    // Only the core group is served at /api; a "" here would be a server bug, not the core group.
+    return fromAggregated(doc.items ?? [], (group) => group !== "" && scan.wanted(group));
+  }
+  if (!Array.isArray(doc?.groups)) throw unexpected("/apis", "APIGroupList", doc);
+  const lists: Promise<Resource[]>[] = [];
+  for (const group of doc.groups) {
+    if (!group.name || !scan.wanted(group.name)) continue;
+    const versions = group.versions ?? [];
+    const preferred = group.preferredVersion?.version ?? versions[0]?.version;
+    for (const { version } of versions) {
+      lists.push(readGroupVersion(scan, group.name, version, version === preferred));
+    }
+  }
+  return (await Promise.all(lists)).flat();
+}
+
+async function readGroupVersion(scan: Scan, group: string, version: string, preferred: boolean): Promise<Resource[]> {
+  const path = group ? `/apis/${group}/${version}` : `/api/${version}`;
+  const groupVersion = group ? `${group}/${version}` : version;
+  let doc: DiscoveryDocument;
+  try {
+    doc = await scan.client.request<DiscoveryDocument>({ path, signal: scan.signal });
+  } catch (error) {
+    if (error instanceof ApiNotFoundError) {
+      // Between listing the groups and reading one, its last CRD may have been deleted.
+      logger.warn("API group version {groupVersion} is gone (HTTP 404); it has no resources now.", { groupVersion });
+      return [];
+    }
+    if (error instanceof ApiServerError) {
+      logger.warn(
+        "API group version {groupVersion} is unavailable, probably its aggregated API server is down; " +
+          "its resources will not be served until a rescan finds it: {error}",
+        { groupVersion, error: error.message },
+      );
+      return [];
+    }
+    throw error;
+  }
+  return fromResourceList(doc?.resources ?? [], group, version, preferred);
+}
+
+function fromResourceList(list: ClassicResource[], group: string, version: string, preferred: boolean): Resource[] {
+  // Subresources are listed as "<plural>/<subresource>" entries of their own.
+  const subresources = new Map<string, string[]>();
+  for (const entry of list) {
+    const slash = entry.name.indexOf("/");
+    if (slash < 0) continue;
+    const parent = entry.name.slice(0, slash);
+    subresources.set(parent, [...subresources.get(parent) ?? [], entry.name.slice(slash + 1)]);
+  }
+  return list.filter((entry) => !entry.name.includes("/")).map((entry) => ({
+    group,
+    version,
+    plural: entry.name,
+    kind: entry.kind,
+    // K3s leaves the singular of builtins empty; the lower-cased kind is what kubectl would accept.
+    singular: entry.singularName || entry.kind.toLowerCase(),
+    namespaced: entry.namespaced ?? false,
+    preferred,
+    shortcuts: entry.shortNames ?? [],
+    categories: entry.categories ?? [],
+    verbs: entry.verbs ?? [],
+    subresources: subresources.get(entry.name) ?? [],
+  }));
+}
+
+function fromAggregated(items: AggregatedGroup[], wanted: (group: string) => boolean): Resource[] {
+  const resources: Resource[] = [];
+  for (const item of items) {
+    const group = item.metadata?.name ?? "";
+    if (!wanted(group)) continue;
+    const versions = item.versions ?? [];
+    // Versions come in the order of preference; the core group's v1 is preferred regardless.
+    const preferred = group === "" ? corePreferred(versions.map((v) => v.version)) : versions[0]?.version;
+    for (const { version, resources: entries, freshness } of versions) {
+      const groupVersion = group ? `${group}/${version}` : version;
+      if (freshness === "Stale") {
+        logger.warn(
+          "API group version {groupVersion} is unavailable (discovery marks it stale), probably its aggregated " +
+            "API server is down; its resources will not be served until a rescan finds it.",
+          { groupVersion },
+        );
+        continue;
+      }
+      for (const entry of entries ?? []) {
+        const kind = entry.responseKind?.kind;
+        if (!kind) {
+          // Only its subresources are served (e.g. by some aggregated APIs): nothing to watch.
+          logger.debug("Resource {plural} of {groupVersion} has no kind; it is skipped.", {
+            plural: entry.resource,
+            groupVersion,
+          });
+          continue;
+        }
+        resources.push({
+          group,
+          version,
+          plural: entry.resource,
+          kind,
+          singular: entry.singularResource || kind.toLowerCase(),
+          namespaced: entry.scope === "Namespaced",
+          preferred: version === preferred,
+          shortcuts: entry.shortNames ?? [],
+          categories: entry.categories ?? [],
+          verbs: entry.verbs ?? [],
+          subresources: (entry.subresources ?? []).map((sub) => sub.subresource),
+        });
+      }
+    }
+  }
+  return resources;
+}
+
+function corePreferred(versions: string[]): string | undefined {
+  return versions.includes("v1") ? "v1" : versions[0];
+}
+
+function unexpected(path: string, expected: string, doc: unknown): Error {
+  const kind = doc && typeof doc === "object" && "kind" in doc ? String(doc.kind) : typeof doc;
+  return new Error(
+    `GET ${path} returned an unexpected document (${kind}), neither an APIGroupDiscoveryList nor an ${expected}; ` +
+      `is the server URL pointing at a Kubernetes API server (not a proxy or a web page)?`,
+  );
+}

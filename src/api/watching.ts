@@ -1,0 +1,364 @@
+/**
+ * Watch streams that never stall silently: list (paginated) then watch from the list's
+ * resourceVersion with bookmarks; resume from the last seen resourceVersion after any
+ * disconnect; relist only when the server says 410 Gone, and then deliver the deletions that
+ * happened meanwhile; detect a silent stream and resume it; back off on failures, never give up.
+ *
+ * @module
+ */
+
+import { getLogger } from "@logtape/logtape";
+import type { ApiClient } from "./client.ts";
+import { ApiGoneError, ApiTooManyRequestsError, describeCause } from "./errors.ts";
+import { LineSplitter } from "./lines.ts";
+import { resourcePath } from "./paths.ts";
+import type { KubernetesList, KubernetesObject } from "../model/body.ts";
+import { apiVersionOf, type Resource, resourceName } from "../model/resource.ts";
+import { WatchingSettings } from "../settings/watching.ts";
+import { sleep } from "../utils/sleep.ts";
+
+const logger = getLogger(["kopf", "watching"]);
+
+/**
+ * What a watch stream delivers:
+ * - `type: null`: an object of the first listing (Kopf's convention for listed objects);
+ * - `ADDED`, `MODIFIED`, `DELETED`: a change; `relisted: true` marks the changes found by
+ *   comparing a relisting after 410 Gone with what was known (a relisted `DELETED` carries only
+ *   the identity of the object: apiVersion, kind, name, namespace, uid, resourceVersion);
+ * - `LISTED`: a listing has finished (the first one, or a relisting).
+ */
+export type WatchEvent =
+  | { type: null; object: KubernetesObject }
+  | { type: "ADDED" | "MODIFIED" | "DELETED"; object: KubernetesObject; relisted?: boolean }
+  | { type: "LISTED"; resourceVersion: string; relisted: boolean };
+
+/** The identity of an object seen by a stream: enough to report its deletion after a relisting. */
+export interface ObjectIdentity {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name?: string; namespace?: string; uid?: string; resourceVersion?: string };
+}
+
+/** Where a stream stands: the resume point and the objects it knows. A new stream may start from it. */
+export class WatchState {
+  /** The resourceVersion to resume from; `null` means the next step is a (re)listing. */
+  resourceVersion: string | null = null;
+  /** The objects seen and not deleted, by uid. */
+  readonly known: Map<string, ObjectIdentity> = new Map();
+  /** Whether a listing has finished before (so that the next one is a relisting). */
+  listed = false;
+}
+
+/** Whether a stream works; it never gives up, but it reports how long it has been failing. */
+export class WatchHealth {
+  /** When the current run of failures began (ms since the epoch); `null` while it works. */
+  failingSince: number | null = null;
+  /** The last failure, for messages. */
+  lastError: string | null = null;
+  /** Failures and stalls so far. */
+  failures = 0;
+  /** Stalled streams detected and resumed so far. */
+  stalls = 0;
+  /** Listings done after the server said 410 Gone. */
+  relists = 0;
+  readonly #unhealthyAfter: number;
+
+  /** @param unhealthyAfter seconds of continuous failure after which the stream is unhealthy. */
+  constructor(unhealthyAfter: number) {
+    this.#unhealthyAfter = unhealthyAfter;
+  }
+
+  /** False once the stream has been failing for longer than the bound. */
+  get healthy(): boolean {
+    return this.failingSince === null || Date.now() - this.failingSince < this.#unhealthyAfter * 1000;
+  }
+}
+
+/** Options of a watch stream. */
+export interface WatchOptions {
+  /** The namespace to watch; absent or `null` for all namespaces (and for cluster-scoped resources). */
+  namespace?: string | null;
+  /** A label selector passed to the server. */
+  labelSelector?: string;
+  /** A field selector passed to the server. */
+  fieldSelector?: string;
+  /** Timing and paging; Kopf's defaults when absent. */
+  settings?: WatchingSettings;
+  /** Ends the stream. */
+  signal?: AbortSignal;
+  /** Start from an earlier stream's state (its resume point and known objects) instead of listing. */
+  state?: WatchState;
+}
+
+type Outcome = "ended" | "gone" | "stalled";
+
+/**
+ * One list+watch stream of one resource in one namespace (or cluster-wide), iterated with
+ * `for await`. The iteration ends only when the signal aborts.
+ *
+ * @example
+ * ```ts ignore
+ * for await (const event of new Watcher(client, resource, { namespace: "default", signal })) {
+ *   console.log(event.type, event.type === "LISTED" ? "" : event.object.metadata.name);
+ * }
+ * ```
+ */
+export class Watcher implements AsyncIterable<WatchEvent> {
+  /** The resume point and the known objects; shared with whoever started the stream. */
+  readonly state: WatchState;
+  /** Whether the stream works. */
+  readonly health: WatchHealth;
+  readonly #client: ApiClient;
+  readonly #resource: Resource;
+  readonly #options: WatchOptions;
+  readonly #settings: WatchingSettings;
+  readonly #signal: AbortSignal;
+  readonly #path: string;
+  readonly #name: string;
+
+  /** Prepares a stream; nothing is requested until it is iterated. */
+  constructor(client: ApiClient, resource: Resource, options: WatchOptions = {}) {
+    this.#client = client;
+    this.#resource = resource;
+    this.#options = options;
+    this.#settings = options.settings ?? new WatchingSettings();
+    this.#signal = options.signal ?? new AbortController().signal;
+    this.state = options.state ?? new WatchState();
+    this.health = new WatchHealth(this.#settings.unhealthyAfter);
+    this.#path = resourcePath(resource, { namespace: options.namespace });
+    this.#name = resourceName(resource) + (options.namespace ? ` in ${options.namespace}` : "");
+  }
+
+  /** Runs the stream: listing, watching, resuming, until the signal aborts. */
+  async *[Symbol.asyncIterator](): AsyncGenerator<WatchEvent, void, undefined> {
+    let quickEnds = 0;
+    while (!this.#signal.aborted) {
+      try {
+        if (this.state.resourceVersion === null) yield* this.#list();
+        const started = Date.now();
+        const outcome = yield* this.#watch();
+        if (outcome === "gone") {
+          logger.info("The resourceVersion of {name} is gone (410); relisting.", { name: this.#name });
+          this.state.resourceVersion = null;
+          this.health.relists++;
+          continue;
+        }
+        // A server that ends streams at once would make this a busy loop: back off then too.
+        quickEnds = outcome === "ended" && Date.now() - started < 1000 ? quickEnds + 1 : 0;
+        await sleep(quickEnds ? this.#backoff(quickEnds) : this.#settings.reconnectBackoff, this.#signal);
+      } catch (error) {
+        if (this.#signal.aborted) return;
+        if (error instanceof ApiGoneError) {
+          logger.info("The resourceVersion of {name} is gone (410); relisting.", { name: this.#name });
+          this.state.resourceVersion = null;
+          this.health.relists++;
+          continue;
+        }
+        const delay = error instanceof ApiTooManyRequestsError
+          ? Math.max(error.status?.details?.retryAfterSeconds ?? 1, this.#backoff(this.health.failures + 1))
+          : this.#backoff(this.health.failures + 1);
+        this.#failed(error);
+        logger.warn("The stream of {name} failed ({error}); resuming in {delay} s.", {
+          name: this.#name,
+          error: describeCause(error),
+          delay: Math.round(delay * 10) / 10,
+        });
+        await sleep(delay, this.#signal);
+      }
+    }
+  }
+
+  /** Lists all objects page by page; after a 410, reports what changed against the known objects. */
+  async *#list(): AsyncGenerator<WatchEvent, void, undefined> {
+    const relisting = this.state.listed;
+    const listed = new Map<string, string | undefined>();
+    let token: string | undefined;
+    let resourceVersion: string | undefined;
+    do {
+      let page: KubernetesList;
+      try {
+        page = await this.#client.request<KubernetesList>({
+          path: this.#path,
+          query: {
+            limit: this.#settings.listPageSize ?? undefined,
+            continue: token,
+            labelSelector: this.#options.labelSelector,
+            fieldSelector: this.#options.fieldSelector,
+          },
+          verb: "list",
+          resource: this.#resource.plural,
+          signal: this.#signal,
+        });
+      } catch (error) {
+        if (token === undefined || !(error instanceof ApiGoneError)) throw error;
+        // The continue token expired between pages: list again from the start. Objects already
+        // delivered with the same resourceVersion are skipped, so nobody sees them twice.
+        logger.info("The listing of {name} expired between pages; listing again.", { name: this.#name });
+        token = undefined;
+        continue;
+      }
+      resourceVersion ??= page.metadata.resourceVersion;
+      token = page.metadata.continue || undefined;
+      const kind = page.kind?.replace(/List$/, "") || this.#resource.kind;
+      const apiVersion = page.apiVersion || apiVersionOf(this.#resource);
+      for (const object of page.items ?? []) {
+        object.kind ??= kind;
+        object.apiVersion ??= apiVersion;
+        const uid = object.metadata.uid ?? identityKey(object);
+        const version = object.metadata.resourceVersion;
+        if (listed.has(uid) && listed.get(uid) === version) continue;
+        listed.set(uid, version);
+        const before = this.state.known.get(uid);
+        this.state.known.set(uid, identityOf(object));
+        if (!relisting) yield { type: null, object };
+        else if (!before) yield { type: "ADDED", object, relisted: true };
+        else if (before.metadata.resourceVersion !== version) yield { type: "MODIFIED", object, relisted: true };
+      }
+    } while (token);
+
+    if (relisting) {
+      for (const [uid, identity] of [...this.state.known]) {
+        if (listed.has(uid)) continue;
+        this.state.known.delete(uid);
+        yield { type: "DELETED", object: structuredClone(identity) as KubernetesObject, relisted: true };
+      }
+    }
+    this.state.resourceVersion = resourceVersion ?? "";
+    this.state.listed = true;
+    this.#succeeded();
+    yield { type: "LISTED", resourceVersion: this.state.resourceVersion, relisted: relisting };
+  }
+
+  /** One watch request from the resume point, until it ends, stalls, or the server says 410. */
+  async *#watch(): AsyncGenerator<WatchEvent, Outcome, undefined> {
+    const request = new AbortController();
+    const signal = AbortSignal.any([request.signal, this.#signal]);
+    const clientTimeout = this.#settings.clientTimeout;
+    const timer = clientTimeout === null ? undefined : setTimeout(() => request.abort(), clientTimeout * 1000);
+    try {
+      const response = await this.#client.open({
+        path: this.#path,
+        query: {
+          watch: "true",
+          allowWatchBookmarks: "true",
+          resourceVersion: this.state.resourceVersion || undefined,
+          timeoutSeconds: this.#settings.serverTimeout ?? undefined,
+          labelSelector: this.#options.labelSelector,
+          fieldSelector: this.#options.fieldSelector,
+        },
+        verb: "watch",
+        resource: this.#resource.plural,
+        signal,
+      });
+      if (!response.body) return "ended";
+      const lines = response.body.pipeThrough(new TextDecoderStream()).pipeThrough(new LineSplitter()).getReader();
+      try {
+        for (;;) {
+          const next = await readWithin(lines, this.#settings.inactivityTimeout);
+          if (next === "timeout") {
+            this.health.stalls++;
+            this.#failed(new Error(`no event or bookmark for ${this.#settings.inactivityTimeout} s`));
+            logger.warn(
+              "The stream of {name} has been silent for {seconds} s (settings.watching.inactivityTimeout); " +
+                "resuming from resourceVersion {rv}.",
+              { name: this.#name, seconds: this.#settings.inactivityTimeout, rv: this.state.resourceVersion },
+            );
+            return "stalled";
+          }
+          if (next.done) return "ended";
+          const outcome = this.#receive(next.value);
+          if (outcome === "gone") return "gone";
+          if (outcome) yield outcome;
+        }
+      } finally {
+        lines.cancel().catch(() => {});
+      }
+    } catch (error) {
+      // The client timeout is a planned end of the request, not a failure.
+      if (request.signal.aborted && !this.#signal.aborted) return "ended";
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      request.abort();
+    }
+  }
+
+  /** Decodes one line of a watch response; returns what to deliver, `"gone"`, or nothing. */
+  #receive(line: string): WatchEvent | "gone" | undefined {
+    const event = JSON.parse(line) as { type?: string; object?: KubernetesObject };
+    const object = event.object;
+    this.#succeeded();
+    if (event.type === "ERROR") {
+      const status = object as unknown as { code?: number; message?: string; reason?: string };
+      if (status?.code === 410) return "gone";
+      throw new Error(`the server sent an error in the stream: ${status?.code} ${status?.reason}: ${status?.message}`);
+    }
+    if (!object?.metadata) {
+      logger.warn("Ignoring a malformed watch event of {name}: {line}", { name: this.#name, line: line.slice(0, 200) });
+      return undefined;
+    }
+    if (object.metadata.resourceVersion) this.state.resourceVersion = object.metadata.resourceVersion;
+    const uid = object.metadata.uid ?? identityKey(object);
+    switch (event.type) {
+      case "BOOKMARK":
+        return undefined;
+      case "ADDED":
+      case "MODIFIED":
+        this.state.known.set(uid, identityOf(object));
+        return { type: event.type, object };
+      case "DELETED":
+        this.state.known.delete(uid);
+        return { type: "DELETED", object };
+      default:
+        logger.warn("Ignoring an unsupported event type {type} of {name}.", { type: event.type, name: this.#name });
+        return undefined;
+    }
+  }
+
+  #succeeded(): void {
+    this.health.failingSince = null;
+    this.health.failures = 0;
+  }
+
+  #failed(error: unknown): void {
+    this.health.failures++;
+    this.health.failingSince ??= Date.now();
+    this.health.lastError = describeCause(error);
+  }
+
+  /** Jittered exponential backoff: half to full of reconnectBackoff·2ⁿ, capped. */
+  #backoff(failures: number): number {
+    const base = Math.max(this.#settings.reconnectBackoff, 0.1);
+    const ceiling = Math.min(this.#settings.reconnectBackoffMax, base * 2 ** Math.min(failures, 30));
+    return ceiling / 2 + Math.random() * ceiling / 2;
+  }
+}
+
+/** Reads the next line, or gives up after `seconds` without one. */
+async function readWithin(
+  reader: ReadableStreamDefaultReader<string>,
+  seconds: number,
+): Promise<ReadableStreamReadResult<string> | "timeout"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<"timeout">((resolve) => timer = setTimeout(() => resolve("timeout"), seconds * 1000));
+  const read = reader.read();
+  read.catch(() => {}); // If the timeout wins, the abandoned read rejects when the stream is cancelled.
+  try {
+    return await Promise.race([read, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The identity kept for an object: what a deletion event found by relisting carries. */
+function identityOf(object: KubernetesObject): ObjectIdentity {
+  const { name, namespace, uid, resourceVersion } = object.metadata;
+  return { apiVersion: object.apiVersion, kind: object.kind, metadata: { name, namespace, uid, resourceVersion } };
+}
+
+/** A key for objects without a uid (Kopf's fallback), so they are tracked too. */
+function identityKey(object: KubernetesObject): string {
+  const meta = object.metadata;
+  return [object.kind, object.apiVersion, meta.name, meta.namespace, meta.creationTimestamp].map((part) => part ?? "-")
+    .join("//");
+}

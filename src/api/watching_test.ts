@@ -1,0 +1,228 @@
+import assert from "node:assert/strict";
+import { FakeApi, json, stream } from "../../tests/support/fake_api.ts";
+import type { Resource } from "../model/resource.ts";
+import { WatchingSettings } from "../settings/watching.ts";
+import { Watcher, type WatchEvent } from "./watching.ts";
+
+const RESOURCE: Resource = {
+  group: "kopf.dev",
+  version: "v1",
+  plural: "kopfexamples",
+  kind: "KopfExample",
+  singular: "kopfexample",
+  namespaced: true,
+  preferred: true,
+  shortcuts: [],
+  categories: [],
+  verbs: ["list", "watch"],
+  subresources: [],
+};
+
+function obj(name: string, rv: string) {
+  return { metadata: { name, namespace: "ns", uid: `uid-${name}`, resourceVersion: rv } };
+}
+
+function settings(overrides: Partial<WatchingSettings> = {}): WatchingSettings {
+  return Object.assign(new WatchingSettings(), { reconnectBackoff: 0.01, reconnectBackoffMax: 0.05 }, overrides);
+}
+
+function describe(event: WatchEvent): string {
+  if (event.type === "LISTED") return `LISTED ${event.resourceVersion}${event.relisted ? " relisted" : ""}`;
+  const relisted = "relisted" in event && event.relisted ? " relisted" : "";
+  return `${event.type} ${event.object.metadata.name} ${event.object.metadata.resourceVersion}${relisted}`;
+}
+
+/** Collects events until `count` have arrived, then stops the stream. */
+async function collect(watcher: Watcher, controller: AbortController, count: number): Promise<string[]> {
+  const seen: string[] = [];
+  for await (const event of watcher) {
+    seen.push(describe(event));
+    if (seen.length >= count) controller.abort();
+  }
+  return seen;
+}
+
+Deno.test("lists page by page, then watches from the list's resourceVersion", async () => {
+  const controller = new AbortController();
+  await using api = new FakeApi((_request, url) => {
+    if (url.searchParams.get("watch")) return stream([{ type: "ADDED", object: obj("d", "11") }], undefined);
+    const pages: Record<string, unknown> = {
+      "": {
+        kind: "KopfExampleList",
+        apiVersion: "kopf.dev/v1",
+        metadata: { resourceVersion: "10", continue: "p2" },
+        items: [obj("a", "1"), obj("b", "2")],
+      },
+      "p2": {
+        kind: "KopfExampleList",
+        apiVersion: "kopf.dev/v1",
+        metadata: { resourceVersion: "10" },
+        items: [obj("c", "3")],
+      },
+    };
+    return json(pages[url.searchParams.get("continue") ?? ""]);
+  });
+  const watcher = new Watcher(api.client, RESOURCE, {
+    namespace: "ns",
+    settings: settings({ listPageSize: 2 }),
+    signal: controller.signal,
+  });
+  const seen = await collect(watcher, controller, 5);
+  assert.deepEqual(seen, ["null a 1", "null b 2", "null c 3", "LISTED 10", "ADDED d 11"]);
+  const lists = api.requests.filter((url) => !url.searchParams.get("watch"));
+  assert.deepEqual(lists.map((url) => url.searchParams.get("limit")), ["2", "2"]);
+  assert.equal(lists[0].pathname, "/apis/kopf.dev/v1/namespaces/ns/kopfexamples");
+  const watch = api.watches[0];
+  assert.equal(watch.searchParams.get("resourceVersion"), "10");
+  assert.equal(watch.searchParams.get("allowWatchBookmarks"), "true");
+  assert.equal(api.client.counters.count({ verb: "list" }), 2);
+});
+
+Deno.test("listed objects get kind and apiVersion from the list", async () => {
+  const controller = new AbortController();
+  await using api = new FakeApi((_request, url) => {
+    if (url.searchParams.get("watch")) return stream([], new Promise(() => {}), controller.signal);
+    return json({
+      kind: "KopfExampleList",
+      apiVersion: "kopf.dev/v1",
+      metadata: { resourceVersion: "5" },
+      items: [obj("a", "1")],
+    });
+  });
+  for await (const event of new Watcher(api.client, RESOURCE, { settings: settings(), signal: controller.signal })) {
+    assert.equal(event.type, null);
+    if (event.type === null) {
+      assert.equal(event.object.kind, "KopfExample");
+      assert.equal(event.object.apiVersion, "kopf.dev/v1");
+    }
+    break;
+  }
+  controller.abort();
+});
+
+Deno.test("resumes from the last event or bookmark when a stream ends, without relisting", async () => {
+  const controller = new AbortController();
+  let watches = 0;
+  await using api = new FakeApi((_request, url) => {
+    if (!url.searchParams.get("watch")) return json({ metadata: { resourceVersion: "10" }, items: [] });
+    watches++;
+    if (watches === 1) {
+      return stream([
+        { type: "ADDED", object: obj("a", "11") },
+        { type: "BOOKMARK", object: { metadata: { resourceVersion: "15" } } },
+      ]);
+    }
+    return stream([{ type: "MODIFIED", object: obj("a", "16") }]);
+  });
+  const watcher = new Watcher(api.client, RESOURCE, { settings: settings(), signal: controller.signal });
+  const seen = await collect(watcher, controller, 3);
+  assert.deepEqual(seen, ["LISTED 10", "ADDED a 11", "MODIFIED a 16"]);
+  assert.deepEqual(api.watches.slice(0, 2).map((url) => url.searchParams.get("resourceVersion")), ["10", "15"]);
+  assert.equal(api.client.counters.count({ verb: "list" }), 1);
+});
+
+Deno.test("on 410 Gone relists and delivers what changed meanwhile, deletions included", async () => {
+  const controller = new AbortController();
+  let lists = 0;
+  await using api = new FakeApi((_request, url) => {
+    if (!url.searchParams.get("watch")) {
+      lists++;
+      return lists === 1
+        ? json({ metadata: { resourceVersion: "10" }, items: [obj("a", "1"), obj("b", "2"), obj("c", "3")] })
+        : json({ metadata: { resourceVersion: "50" }, items: [obj("a", "1"), obj("c", "40"), obj("d", "45")] });
+    }
+    if (url.searchParams.get("resourceVersion") === "10") {
+      return stream([{ type: "ERROR", object: { kind: "Status", code: 410, reason: "Expired", message: "too old" } }]);
+    }
+    return stream([], new Promise(() => {}), controller.signal);
+  });
+  const watcher = new Watcher(api.client, RESOURCE, { settings: settings(), signal: controller.signal });
+  const seen = await collect(watcher, controller, 8);
+  assert.deepEqual(seen, [
+    "null a 1",
+    "null b 2",
+    "null c 3",
+    "LISTED 10",
+    "MODIFIED c 40 relisted",
+    "ADDED d 45 relisted",
+    "DELETED b 2 relisted",
+    "LISTED 50 relisted",
+  ]);
+  assert.equal(watcher.health.relists, 1);
+  assert.deepEqual([...watcher.state.known.keys()].sort(), ["uid-a", "uid-c", "uid-d"]);
+});
+
+Deno.test("an HTTP 410 on the watch request also relists", async () => {
+  const controller = new AbortController();
+  let lists = 0;
+  await using api = new FakeApi((_request, url) => {
+    if (!url.searchParams.get("watch")) {
+      lists++;
+      return json({ metadata: { resourceVersion: String(lists * 10) }, items: [] });
+    }
+    if (url.searchParams.get("resourceVersion") === "10") return json({ kind: "Status", code: 410 }, 410);
+    return stream([], new Promise(() => {}), controller.signal);
+  });
+  const watcher = new Watcher(api.client, RESOURCE, { settings: settings(), signal: controller.signal });
+  assert.deepEqual(await collect(watcher, controller, 2), ["LISTED 10", "LISTED 20 relisted"]);
+});
+
+Deno.test("a silent stream is detected as stalled and resumed from the same resourceVersion", async () => {
+  const controller = new AbortController();
+  let watches = 0;
+  await using api = new FakeApi((_request, url) => {
+    if (!url.searchParams.get("watch")) return json({ metadata: { resourceVersion: "10" }, items: [] });
+    watches++;
+    if (watches === 1) return stream([], new Promise(() => {}), controller.signal);
+    return stream([{ type: "ADDED", object: obj("a", "11") }], new Promise(() => {}), controller.signal);
+  });
+  const watcher = new Watcher(api.client, RESOURCE, {
+    settings: settings({ inactivityTimeout: 0.3 }),
+    signal: controller.signal,
+  });
+  assert.deepEqual(await collect(watcher, controller, 2), ["LISTED 10", "ADDED a 11"]);
+  assert.equal(watcher.health.stalls, 1);
+  assert.deepEqual(api.watches.map((url) => url.searchParams.get("resourceVersion")), ["10", "10"]);
+});
+
+Deno.test("keeps retrying a failing server, reports itself unhealthy, and recovers", async () => {
+  const controller = new AbortController();
+  let failing = true;
+  let attempts = 0;
+  await using api = new FakeApi((_request, url) => {
+    if (failing) {
+      attempts++;
+      return json({ kind: "Status", code: 503, message: "down" }, 503);
+    }
+    if (!url.searchParams.get("watch")) return json({ metadata: { resourceVersion: "10" }, items: [] });
+    return stream([], new Promise(() => {}), controller.signal);
+  }, { errorBackoffs: [] });
+  const watcher = new Watcher(api.client, RESOURCE, {
+    settings: settings({ unhealthyAfter: 0.2 }),
+    signal: controller.signal,
+  });
+  const events = watcher[Symbol.asyncIterator]();
+  const first = events.next();
+  while (watcher.health.healthy || attempts < 3) await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.match(watcher.health.lastError ?? "", /503/);
+  failing = false;
+  const result = await first;
+  assert.equal(result.done, false);
+  assert.equal(describe(result.value as WatchEvent), "LISTED 10");
+  assert.equal(watcher.health.healthy, true);
+  controller.abort();
+  await events.return(undefined);
+});
+
+Deno.test("the stream ends only when the signal aborts", async () => {
+  const controller = new AbortController();
+  await using api = new FakeApi((_request, url) => {
+    if (!url.searchParams.get("watch")) return json({ metadata: { resourceVersion: "10" }, items: [] });
+    return stream([], new Promise(() => {}), controller.signal);
+  });
+  const watcher = new Watcher(api.client, RESOURCE, { settings: settings(), signal: controller.signal });
+  setTimeout(() => controller.abort(), 100);
+  const seen: string[] = [];
+  for await (const event of watcher) seen.push(describe(event));
+  assert.deepEqual(seen, ["LISTED 10"]);
+});

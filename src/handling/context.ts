@@ -1,0 +1,95 @@
+/**
+ * The context handlers receive: one object to destructure, with Kopf's keyword arguments under
+ * camelCase names.
+ *
+ * @module
+ */
+
+import type { KubernetesObject, ObjectMeta } from "../model/body.ts";
+import type { Patch } from "../model/patch.ts";
+import type { Resource } from "../model/resource.ts";
+import type { HandlerLogger } from "../logging/object_logger.ts";
+
+/** Free-form, per-object memory kept between events of the same object while the operator runs. */
+export type Memo = Record<string, unknown>;
+
+/** What every resource handler receives. */
+export interface ResourceContext {
+  /** The object as the event delivered it (read-only). */
+  readonly body: Readonly<KubernetesObject>;
+  /** `body.spec` (an empty object when absent). */
+  readonly spec: Readonly<Record<string, unknown>>;
+  /** `body.metadata`. */
+  readonly meta: Readonly<ObjectMeta>;
+  /** `body.status` (an empty object when absent). */
+  readonly status: Readonly<Record<string, unknown>>;
+  /** `metadata.uid`. */
+  readonly uid: string | undefined;
+  /** `metadata.name`. */
+  readonly name: string | undefined;
+  /** `metadata.namespace`; `undefined` for cluster-scoped objects. */
+  readonly namespace: string | undefined;
+  /** `metadata.labels` (an empty object when absent). */
+  readonly labels: Readonly<Record<string, string>>;
+  /** `metadata.annotations` (an empty object when absent). */
+  readonly annotations: Readonly<Record<string, string>>;
+  /** Changes to send in this cycle's patch. */
+  readonly patch: Patch;
+  /** A logger whose lines name the object. */
+  readonly logger: HandlerLogger;
+  /** Per-object memory. */
+  readonly memo: Memo;
+  /** The discovered resource the object belongs to. */
+  readonly resource: Resource;
+  /** The handler's `param` option. */
+  readonly param: unknown;
+}
+
+/** What change handlers (`on.create`) receive. */
+export interface ChangeContext extends ResourceContext {
+  /** Why the handler runs. */
+  readonly reason: "create";
+  /** How many times it ran before for this change (0 on the first attempt). */
+  readonly retry: number;
+  /** When the first attempt for this change started. */
+  readonly started: Date;
+  /** Milliseconds since `started`. */
+  readonly runtime: number;
+  /** The essence before the change; `null` on creation. */
+  readonly old: Readonly<Record<string, unknown>> | null;
+  /** The essence after the change. */
+  readonly new: Readonly<Record<string, unknown>>;
+  /** The changes from `old` to `new`: `[op, path, oldValue, newValue]`. */
+  readonly diff: readonly DiffItem[];
+}
+
+/** One change between two essences. */
+export type DiffItem = readonly ["add" | "change" | "remove", readonly string[], unknown, unknown];
+
+/** What event handlers (`on.event`) receive. */
+export interface EventContext extends ResourceContext {
+  /** The raw watch event: `{ type, object }`. */
+  readonly event: { readonly type: string | null; readonly object: Readonly<KubernetesObject> };
+  /** The event type: `ADDED`, `MODIFIED`, `DELETED`, or `null` for objects found by the initial listing. */
+  readonly type: string | null;
+}
+
+/** Builds the part of the context that every resource handler gets. */
+export function resourceContext(
+  body: KubernetesObject,
+  extra: { patch: Patch; logger: HandlerLogger; memo: Memo; resource: Resource; param: unknown },
+): ResourceContext {
+  const meta = body.metadata;
+  return {
+    body,
+    spec: (body.spec ?? {}) as Record<string, unknown>,
+    meta,
+    status: (body.status ?? {}) as Record<string, unknown>,
+    uid: meta.uid,
+    name: meta.name,
+    namespace: meta.namespace,
+    labels: meta.labels ?? {},
+    annotations: meta.annotations ?? {},
+    ...extra,
+  };
+}

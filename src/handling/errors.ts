@@ -1,0 +1,41 @@
+/**
+ * Errors that handlers raise to tell the framework what to do next.
+ *
+ * @module
+ */
+
+/** Options of a {@linkcode TemporaryError}. */
+export interface TemporaryErrorOptions {
+  /** Seconds until the handler is retried; 60 by default. */
+  delay?: number;
+}
+
+/**
+ * The handler failed but may succeed later: it is retried after `delay` seconds.
+ *
+ * @example
+ * ```ts
+ * import { TemporaryError } from "@kopf/kopf";
+ * throw new TemporaryError("The database is not ready yet.", { delay: 10 });
+ * ```
+ */
+export class TemporaryError extends Error {
+  /** Seconds until the retry. */
+  readonly delay: number;
+
+  /** @param message why it failed. @param options when to retry. */
+  constructor(message: string, options: TemporaryErrorOptions = {}) {
+    super(message);
+    this.name = "TemporaryError";
+    this.delay = options.delay ?? 60;
+  }
+}
+
+/** The handler failed and retrying will not help: it is not called again for this change. */
+export class PermanentError extends Error {
+  /** @param message why it failed. */
+  constructor(message: string) {
+    super(message);
+    this.name = "PermanentError";
+  }
+}

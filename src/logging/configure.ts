@@ -1,0 +1,103 @@
+/**
+ * Sends the framework's log records to the console in Kopf's formats. The CLI calls it; an
+ * embedding program may call it, or configure LogTape itself (the records' category is `kopf`).
+ *
+ * @module
+ */
+
+import { configure, type LogLevel, type LogRecord, reset } from "@logtape/logtape";
+import type { ObjectRef } from "./object_logger.ts";
+
+/** How log lines look: `full` (time, logger, level, message), `plain` (message only), `json` (one object per line). */
+export type LogFormat = "full" | "plain" | "json";
+
+/** Options of {@linkcode configureLogging}. */
+export interface LoggingOptions {
+  /** The lowest level shown; `info` by default. */
+  level?: LogLevel;
+  /** The line format; `full` by default. */
+  format?: LogFormat;
+  /** Prefix object-related messages with `[namespace/name]`; on by default except for `json`. */
+  prefix?: boolean;
+  /** Where lines go; stderr by default. */
+  write?: (line: string) => void;
+}
+
+const LEVEL_NAMES: Record<LogLevel, string> = {
+  trace: "DEBUG",
+  debug: "DEBUG",
+  info: "INFO",
+  warning: "WARNING",
+  error: "ERROR",
+  fatal: "CRITICAL",
+};
+
+const SEVERITIES: Record<LogLevel, string> = {
+  trace: "debug",
+  debug: "debug",
+  info: "info",
+  warning: "warn",
+  error: "error",
+  fatal: "fatal",
+};
+
+/** Routes the `kopf` log category to the console; replaces an earlier configuration made here. */
+export async function configureLogging(options: LoggingOptions = {}): Promise<void> {
+  const format = options.format ?? "full";
+  const prefix = options.prefix ?? format !== "json";
+  const write = options.write ?? ((line: string) => console.error(line));
+  await reset();
+  await configure({
+    sinks: { console: (record: LogRecord) => write(formatRecord(record, format, prefix)) },
+    loggers: [
+      { category: ["kopf"], lowestLevel: options.level ?? "info", sinks: ["console"] },
+      { category: ["logtape", "meta"], lowestLevel: "warning", sinks: ["console"] },
+    ],
+  });
+}
+
+/** Renders one record as a line of the given format. */
+export function formatRecord(record: LogRecord, format: LogFormat, prefix: boolean): string {
+  const ref = record.properties.object as ObjectRef | undefined;
+  let message = renderMessage(record.message);
+  const error = record.properties.error;
+  if (error instanceof Error) message += `\n${error.stack ?? error.message}`;
+  else if (error !== undefined) message += `\n${String(error)}`;
+  if (prefix && ref?.name) message = `[${ref.namespace ? `${ref.namespace}/` : ""}${ref.name}] ${message}`;
+  if (format === "json") {
+    const line: Record<string, unknown> = {
+      message,
+      timestamp: new Date(record.timestamp).toISOString(),
+      severity: SEVERITIES[record.level],
+      logger: record.category.join("."),
+    };
+    if (ref) line.object = ref;
+    return JSON.stringify(line);
+  }
+  if (format === "plain") return message;
+  const name = record.category.join(".").padEnd(20).slice(0, 20);
+  const level = LEVEL_NAMES[record.level].padEnd(8).slice(0, 8);
+  return `[${timestamp(record.timestamp)}] ${name} [${level}] ${message}`;
+}
+
+function renderMessage(parts: readonly unknown[]): string {
+  return parts.map((part, index) => index % 2 === 0 ? String(part) : renderValue(part)).join("");
+}
+
+function renderValue(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (value instanceof Error) return value.message;
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** `2026-11-22 01:23:45,678` in local time, as Python's logging prints it. */
+function timestamp(ms: number): string {
+  const date = new Date(ms);
+  const pad = (value: number, width = 2) => String(value).padStart(width, "0");
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ` +
+    `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())},${pad(date.getMilliseconds(), 3)}`;
+}

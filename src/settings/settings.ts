@@ -1,0 +1,32 @@
+/**
+ * All operator settings, grouped as Kopf groups them, with Kopf's defaults.
+ *
+ * @module
+ */
+
+import { ExecutionSettings } from "./execution.ts";
+import { NetworkingSettings } from "./networking.ts";
+import { PersistenceSettings } from "./persistence.ts";
+import { WatchingSettings } from "./watching.ts";
+
+/**
+ * The settings of one operator; pass them to `kopf.operator({ settings })`.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "@kopf/kopf";
+ * const settings = new kopf.Settings();
+ * settings.watching.inactivityTimeout = 30;
+ * settings.networking.errorBackoffs = [1, 2, 4];
+ * ```
+ */
+export class Settings {
+  /** Timeouts and retries of API requests. */
+  readonly networking: NetworkingSettings = new NetworkingSettings();
+  /** Watch streams. */
+  readonly watching: WatchingSettings = new WatchingSettings();
+  /** State kept on the objects. */
+  readonly persistence: PersistenceSettings = new PersistenceSettings();
+  /** Handler execution. */
+  readonly execution: ExecutionSettings = new ExecutionSettings();
+}

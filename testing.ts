@@ -1,0 +1,14 @@
+/**
+ * The testing toolkit: a real Kubernetes control plane on loopback for tests of operators.
+ *
+ * @example
+ * ```ts ignore
+ * import { LocalCluster } from "@kopf/kopf/testing";
+ * await using cluster = await LocalCluster.start();
+ * console.log(`KUBECONFIG=${cluster.kubeconfig}`);
+ * ```
+ *
+ * @module
+ */
+
+export { LocalCluster, type LocalClusterOptions } from "./src/kits/local_cluster/local_cluster.ts";

@@ -1,0 +1,179 @@
+/**
+ * Helpers for integration tests: the shared LocalCluster that `deno task test` starts, a fresh
+ * namespace per test, the example CRD, objects, and waiting for conditions with generous bounds.
+ *
+ * @module
+ */
+
+import { parseAllDocuments } from "yaml";
+import { ApiClient } from "../../src/api/client.ts";
+import type { Credentials } from "../../src/api/credentials.ts";
+import { ApiConflictError } from "../../src/api/errors.ts";
+import { loadKubeconfig } from "../../src/api/kubeconfig.ts";
+import { resourcePath } from "../../src/api/paths.ts";
+import type { KubernetesObject } from "../../src/model/body.ts";
+import type { Resource } from "../../src/model/resource.ts";
+
+/** The example resource, as discovery describes it once examples/crd.yaml is applied. */
+export const KOPFEXAMPLES: Resource = {
+  group: "kopf.dev",
+  version: "v1",
+  plural: "kopfexamples",
+  kind: "KopfExample",
+  singular: "kopfexample",
+  namespaced: true,
+  preferred: true,
+  shortcuts: ["kopfexes", "kopfex", "kexes", "kex"],
+  categories: [],
+  verbs: ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"],
+  subresources: ["status"],
+};
+
+/** Namespaces, as far as tests create them. */
+export const NAMESPACES: Resource = {
+  group: "",
+  version: "v1",
+  plural: "namespaces",
+  kind: "Namespace",
+  singular: "namespace",
+  namespaced: false,
+  preferred: true,
+  shortcuts: ["ns"],
+  categories: [],
+  verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
+  subresources: ["status"],
+};
+
+const CRDS: Resource = {
+  group: "apiextensions.k8s.io",
+  version: "v1",
+  plural: "customresourcedefinitions",
+  kind: "CustomResourceDefinition",
+  singular: "customresourcedefinition",
+  namespaced: false,
+  preferred: true,
+  shortcuts: ["crd"],
+  categories: [],
+  verbs: ["create", "get", "list", "patch", "watch"],
+  subresources: ["status"],
+};
+
+/** A cluster to test against, and a client for the test's own requests (not the operator's). */
+export interface TestCluster {
+  kubeconfig: string;
+  credentials: Credentials;
+  client: ApiClient;
+}
+
+let shared: Promise<TestCluster> | undefined;
+
+/** The cluster that `deno task test` started for this run, with the example CRD applied. */
+export function testCluster(): Promise<TestCluster> {
+  shared ??= (async () => {
+    const kubeconfig = Deno.env.get("KOPF_TEST_KUBECONFIG");
+    if (!kubeconfig) {
+      throw new Error(
+        "KOPF_TEST_KUBECONFIG is not set: run integration tests with `deno task test`, which starts the cluster.",
+      );
+    }
+    return await connect(kubeconfig);
+  })();
+  return shared;
+}
+
+/** Connects to a cluster by its kubeconfig and makes sure the example CRD exists. */
+export async function connect(kubeconfig: string): Promise<TestCluster> {
+  const credentials = await loadKubeconfig({ path: kubeconfig });
+  const client = new ApiClient(credentials);
+  await applyExampleCrd(client);
+  return { kubeconfig, credentials, client };
+}
+
+/** Applies examples/crd.yaml (if absent) and waits until it is established. */
+export async function applyExampleCrd(client: ApiClient): Promise<void> {
+  const text = await Deno.readTextFile(new URL("../../examples/crd.yaml", import.meta.url));
+  for (const document of parseAllDocuments(text)) {
+    const crd = document.toJS() as KubernetesObject;
+    try {
+      await client.request({ method: "POST", path: resourcePath(CRDS), body: crd });
+    } catch (error) {
+      if (!(error instanceof ApiConflictError)) throw error;
+    }
+    await waitFor(`the CRD ${crd.metadata.name} to be established`, async () => {
+      const current = await client.request<KubernetesObject>({ path: resourcePath(CRDS, { name: crd.metadata.name }) });
+      const conditions = ((current.status as { conditions?: { type: string; status: string }[] })?.conditions) ?? [];
+      return conditions.some((c) => c.type === "Established" && c.status === "True") || undefined;
+    });
+  }
+}
+
+/** Creates a namespace with a fresh name for one test (nothing deletes it: there is no namespace controller). */
+export async function freshNamespace(client: ApiClient, prefix = "test"): Promise<string> {
+  const name = `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
+  await client.request({ method: "POST", path: resourcePath(NAMESPACES), body: { metadata: { name } } });
+  return name;
+}
+
+/** Creates a kopfexample in a namespace; returns it as created. */
+export function createExample(
+  client: ApiClient,
+  namespace: string,
+  name: string,
+  spec: Record<string, unknown> = {},
+): Promise<KubernetesObject> {
+  return client.request<KubernetesObject>({
+    method: "POST",
+    path: resourcePath(KOPFEXAMPLES, { namespace }),
+    body: { apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name }, spec },
+  });
+}
+
+/** Reads a kopfexample. */
+export function getExample(client: ApiClient, namespace: string, name: string): Promise<KubernetesObject> {
+  return client.request<KubernetesObject>({ path: resourcePath(KOPFEXAMPLES, { namespace, name }) });
+}
+
+/** Merge-patches a kopfexample. */
+export function patchExample(
+  client: ApiClient,
+  namespace: string,
+  name: string,
+  patch: unknown,
+): Promise<KubernetesObject> {
+  return client.request<KubernetesObject>({
+    method: "PATCH",
+    path: resourcePath(KOPFEXAMPLES, { namespace, name }),
+    body: patch,
+    contentType: "application/merge-patch+json",
+  });
+}
+
+/** Deletes a kopfexample. */
+export async function deleteExample(client: ApiClient, namespace: string, name: string): Promise<void> {
+  await client.request({ method: "DELETE", path: resourcePath(KOPFEXAMPLES, { namespace, name }) });
+}
+
+/**
+ * Polls until `check` returns something other than `undefined`, for at most `seconds` (a
+ * generous bound: it limits how long a broken test hangs, it does not assert a timing).
+ */
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined> | T | undefined,
+  seconds = 60,
+): Promise<T> {
+  const deadline = Date.now() + seconds * 1000;
+  let last: unknown;
+  for (;;) {
+    try {
+      const result = await check();
+      if (result !== undefined) return result;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`Timed out after ${seconds} s waiting for ${what}${last ? ` (last error: ${last})` : ""}.`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

@@ -1,0 +1,226 @@
+/**
+ * The watch layer against a real kube-apiserver: paginated listing, resumption across an API
+ * server restart, relisting after 410 Gone, and stall detection behind a frozen TCP proxy.
+ */
+
+import assert from "node:assert/strict";
+import { ApiClient } from "../src/api/client.ts";
+import { loadKubeconfig } from "../src/api/kubeconfig.ts";
+import { Watcher, type WatchEvent, WatchState } from "../src/api/watching.ts";
+import { WatchingSettings } from "../src/settings/watching.ts";
+import { LocalCluster } from "../testing.ts";
+import {
+  connect,
+  createExample,
+  deleteExample,
+  freshNamespace,
+  KOPFEXAMPLES,
+  patchExample,
+  testCluster,
+  waitFor,
+} from "./support/cluster.ts";
+import { TcpProxy } from "./support/tcp_proxy.ts";
+
+/** Consumes a watcher in the background, keeping every event. */
+function record(watcher: Watcher): { events: WatchEvent[]; done: Promise<void> } {
+  const events: WatchEvent[] = [];
+  const done = (async () => {
+    for await (const event of watcher) events.push(event);
+  })();
+  return { events, done };
+}
+
+function named(events: WatchEvent[], type: WatchEvent["type"]): string[] {
+  return events.flatMap((event) => event.type === type && event.type !== "LISTED" ? [event.object.metadata.name!] : []);
+}
+
+function watchSettings(overrides: Partial<WatchingSettings> = {}): WatchingSettings {
+  return Object.assign(new WatchingSettings(), { reconnectBackoff: 0.1, reconnectBackoffMax: 1 }, overrides);
+}
+
+Deno.test("1,000 objects created before the watch starts are all seen through paginated listing", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "list");
+  const names = Array.from({ length: 1000 }, (_, index) => `kex-${String(index).padStart(4, "0")}`);
+  for (let start = 0; start < names.length; start += 25) {
+    await Promise.all(names.slice(start, start + 25).map((name) => createExample(client, namespace, name)));
+  }
+
+  const controller = new AbortController();
+  using watching = new ApiClient(client.credentials);
+  const watcher = new Watcher(watching, KOPFEXAMPLES, {
+    namespace,
+    settings: watchSettings({ listPageSize: 100 }),
+    signal: controller.signal,
+  });
+  const { events, done } = record(watcher);
+  await waitFor("the listing to finish", () => events.some((event) => event.type === "LISTED") || undefined);
+  controller.abort();
+  await done;
+
+  assert.deepEqual(named(events, null).sort(), names);
+  assert.equal(watching.counters.count({ verb: "list" }), 10, "ten pages of 100");
+});
+
+Deno.test("an API server restart loses no change, repeats none, and needs no relist unless told 410", async () => {
+  await using cluster = await LocalCluster.start();
+  const { client } = await connect(cluster.kubeconfig);
+  const namespace = await freshNamespace(client, "restart");
+  const objects = ["a", "b", "c"];
+  for (const name of objects) await createExample(client, namespace, name, { counter: 0 });
+
+  const controller = new AbortController();
+  const credentials = await loadKubeconfig({ path: cluster.kubeconfig });
+  using watching = new ApiClient(credentials);
+  const watcher = new Watcher(watching, KOPFEXAMPLES, {
+    namespace,
+    settings: watchSettings(),
+    signal: controller.signal,
+  });
+  const { events, done } = record(watcher);
+  await waitFor("the listing", () => events.some((event) => event.type === "LISTED") || undefined);
+
+  // Change the objects before, during and after the outage; the writer retries while the server is down.
+  const rounds = 12;
+  const writer = (async () => {
+    for (let counter = 1; counter <= rounds; counter++) {
+      for (const name of objects) {
+        await waitFor(
+          `the patch of ${name}`,
+          async () => await patchExample(client, namespace, name, { spec: { counter } }),
+          120,
+        );
+      }
+      if (counter === 4) {
+        await cluster.stopApiserver();
+        await cluster.startApiserver();
+      }
+    }
+  })();
+  await writer;
+  await waitFor("the last change of every object", () => {
+    const last = new Map<string, unknown>();
+    for (const event of events) {
+      if (event.type === "MODIFIED") {
+        last.set(event.object.metadata.name!, (event.object.spec as { counter: number }).counter);
+      }
+    }
+    return objects.every((name) => last.get(name) === rounds) || undefined;
+  }, 120);
+  controller.abort();
+  await done;
+
+  for (const name of objects) {
+    const counters = events.flatMap((event) =>
+      (event.type === "MODIFIED" || event.type === "ADDED") && event.object.metadata.name === name
+        ? [(event.object.spec as { counter: number }).counter]
+        : []
+    );
+    if (watcher.health.relists === 0) {
+      assert.deepEqual(
+        counters,
+        Array.from({ length: rounds }, (_, index) => index + 1),
+        `every change of ${name}, once`,
+      );
+    } else {
+      assert.deepEqual(counters, [...new Set(counters)].sort((x, y) => x - y), `no change of ${name} twice`);
+    }
+  }
+  assert.equal(watching.counters.count({ verb: "list" }), 1 + watcher.health.relists, "lists only for 410s");
+});
+
+Deno.test("a watch from a compacted resourceVersion gets 410, relists, and delivers the deletions made meanwhile", async () => {
+  // Without the watch cache, watches are served by etcd, whose compaction makes old revisions gone.
+  await using cluster = await LocalCluster.start({ apiserverArgs: ["--watch-cache=false"] });
+  const { client } = await connect(cluster.kubeconfig);
+  const namespace = await freshNamespace(client, "gone");
+  for (const name of ["keep", "drop", "change"]) await createExample(client, namespace, name);
+
+  const state = new WatchState();
+  using watching = new ApiClient(client.credentials);
+  const first = new AbortController();
+  const listing = record(
+    new Watcher(watching, KOPFEXAMPLES, { namespace, state, settings: watchSettings(), signal: first.signal }),
+  );
+  await waitFor("the first listing", () => listing.events.some((event) => event.type === "LISTED") || undefined);
+  first.abort();
+  await listing.done;
+  assert.deepEqual(named(listing.events, null).sort(), ["change", "drop", "keep"]);
+
+  // While nobody watches: delete one, change one, add one, then compact etcd up to now.
+  await deleteExample(client, namespace, "drop");
+  await patchExample(client, namespace, "change", { spec: { changed: true } });
+  const added = await createExample(client, namespace, "new");
+  const response = await fetch(`${cluster.etcdUrl}/v3/kv/compaction`, {
+    method: "POST",
+    body: JSON.stringify({ revision: added.metadata.resourceVersion, physical: true }),
+  });
+  assert.equal(response.status, 200, await response.text());
+
+  const second = new AbortController();
+  const watcher = new Watcher(watching, KOPFEXAMPLES, {
+    namespace,
+    state,
+    settings: watchSettings(),
+    signal: second.signal,
+  });
+  const resumed = record(watcher);
+  await waitFor("the relisting", () => resumed.events.some((event) => event.type === "LISTED") || undefined);
+  second.abort();
+  await resumed.done;
+
+  assert.equal(watcher.health.relists, 1);
+  assert.deepEqual(named(resumed.events, "DELETED"), ["drop"]);
+  assert.deepEqual(named(resumed.events, "MODIFIED"), ["change"]);
+  assert.deepEqual(named(resumed.events, "ADDED"), ["new"]);
+  assert.ok(
+    resumed.events.every((event) => event.type === "LISTED" || ("relisted" in event && event.relisted)),
+    "all found by relisting",
+  );
+});
+
+Deno.test("a stream stalled behind a proxy that stops forwarding is detected and resumed", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "stall");
+  const port = Number(new URL(client.credentials.server).port);
+  await using proxy = new TcpProxy(port);
+  const proxied = await loadKubeconfig({
+    path: await writeProxyKubeconfig(client.credentials.server, proxy.port),
+  });
+  using watching = new ApiClient(proxied);
+  const inactivityTimeout = 3;
+  const controller = new AbortController();
+  const watcher = new Watcher(watching, KOPFEXAMPLES, {
+    namespace,
+    settings: watchSettings({ inactivityTimeout }),
+    signal: controller.signal,
+  });
+  const { events, done } = record(watcher);
+  await waitFor("the listing", () => events.some((event) => event.type === "LISTED") || undefined);
+  await createExample(client, namespace, "before");
+  await waitFor("the object created before the freeze", () => named(events, "ADDED").includes("before") || undefined);
+
+  proxy.freeze();
+  const stallsBefore = watcher.health.stalls;
+  await createExample(client, namespace, "after");
+  // Without stall detection this never arrives: the frozen connection stays open and silent.
+  await waitFor(
+    "the object created after the freeze",
+    () => named(events, "ADDED").includes("after") || undefined,
+    inactivityTimeout + 20,
+  );
+  controller.abort();
+  await done;
+  assert.ok(watcher.health.stalls > stallsBefore, "the stall was detected");
+  assert.deepEqual(named(events, "ADDED"), ["before", "after"], "nothing lost, nothing twice");
+  assert.equal(watching.counters.count({ verb: "list" }), 1, "resumed, not relisted");
+});
+
+/** Writes a kubeconfig like the shared one but pointing at the proxy. */
+async function writeProxyKubeconfig(server: string, port: number): Promise<string> {
+  const source = Deno.env.get("KOPF_TEST_KUBECONFIG")!;
+  const text = await Deno.readTextFile(source);
+  const path = await Deno.makeTempFile({ suffix: ".kubeconfig" });
+  await Deno.writeTextFile(path, text.replaceAll(server, `https://127.0.0.1:${port}`));
+  return path;
+}
