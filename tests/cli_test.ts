@@ -59,6 +59,46 @@ Deno.test("kopf run examples/01-minimal sets status.createFn.message, and exits 
   assert.match(stderr, /Signal SIGTERM is received\. Operator is stopping\./);
 });
 
+Deno.test("--log-format json prints one JSON object per line; object lines carry the object's reference", async () => {
+  const { client, kubeconfig } = await testCluster();
+  const namespace = await freshNamespace(client, "json");
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      CLI,
+      "run",
+      "-n",
+      namespace,
+      "--standalone",
+      "--log-format",
+      "json",
+      "examples/01-minimal/example.ts",
+    ],
+    cwd: ROOT,
+    env: { NO_COLOR: "1", KUBECONFIG: kubeconfig },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const output = child.output();
+  let uid: string | undefined;
+  try {
+    uid = (await createExample(client, namespace, "json-1")).metadata.uid;
+    await waitFor("status.createFn", async () => {
+      const body = await getExample(client, namespace, "json-1");
+      return (body.status as Record<string, unknown> | undefined)?.createFn;
+    });
+  } finally {
+    child.kill("SIGTERM");
+  }
+  const lines = meaningful(new TextDecoder().decode((await output).stderr));
+  const records = lines.map((line) => JSON.parse(line));
+  assert.ok(records.every((record) => record.message && record.timestamp && record.severity), lines.join("\n"));
+  const succeeded = records.find((record) => record.message === "Handler 'createFn' succeeded.");
+  assert.equal(succeeded?.object?.uid, uid);
+  assert.equal(succeeded?.object?.namespace, namespace);
+});
+
 Deno.test("a missing kubeconfig gives one line naming the file, exit code 1", async () => {
   const missing = "/nonexistent/kopf-test-kubeconfig";
   const { code, stderr } = await kopf(["run", "-A", "examples/01-minimal/example.ts"], { KUBECONFIG: missing });

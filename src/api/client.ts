@@ -177,7 +177,7 @@ export class ApiClient implements Disposable {
       headers.set("Content-Type", options.contentType ?? "application/json");
       body = JSON.stringify(options.body);
     }
-    const connectTimeout = this.#networking.connectTimeout ?? totalTimeout;
+    const connectTimeout = this.#networking.connectTimeout;
     const timeouts = new AbortController();
     const signals = [timeouts.signal];
     if (options.signal) signals.push(options.signal);

@@ -5,32 +5,7 @@ import { join } from "node:path";
 import { stringify } from "yaml";
 import { CredentialsError } from "./credentials.ts";
 import { loadDefaultCredentials } from "./default_credentials.ts";
-
-async function inTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await Deno.makeTempDir({ prefix: "kopf-default-credentials-" });
-  try {
-    return await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
-/** Runs `fn` with environment variables set (`undefined`: unset), restoring them afterwards. */
-async function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Promise<T>): Promise<T> {
-  const saved = Object.fromEntries(Object.keys(vars).map((name) => [name, Deno.env.get(name)]));
-  const apply = (values: Record<string, string | undefined>) => {
-    for (const [name, value] of Object.entries(values)) {
-      if (value === undefined) Deno.env.delete(name);
-      else Deno.env.set(name, value);
-    }
-  };
-  apply(vars);
-  try {
-    return await fn();
-  } finally {
-    apply(saved);
-  }
-}
+import { inTempDir, withEnv } from "../../tests/support/environment.ts";
 
 function kubeconfig(server: string): string {
   return stringify({

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { stringify } from "yaml";
 import { CredentialsError } from "./credentials.ts";
 import { loadKubeconfig, locateKubeconfig } from "./kubeconfig.ts";
+import { inTempDir, withEnv } from "../../tests/support/environment.ts";
 
 const CA_PEM = "-----BEGIN CERTIFICATE-----\nQ0EgY2VydA==\n-----END CERTIFICATE-----\n";
 const CERT_PEM = "-----BEGIN CERTIFICATE-----\nY2xpZW50IGNlcnQ=\n-----END CERTIFICATE-----\n";
@@ -40,31 +41,6 @@ async function writeConfig(dir: string, doc: Entry | string, name = "config"): P
 }
 
 /** Runs `fn` in a fresh temporary folder, removed afterwards. */
-async function inTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await Deno.makeTempDir({ prefix: "kopf-kubeconfig-" });
-  try {
-    return await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
-/** Runs `fn` with environment variables set (`undefined`: unset), restoring them afterwards. */
-async function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Promise<T>): Promise<T> {
-  const saved = Object.fromEntries(Object.keys(vars).map((name) => [name, Deno.env.get(name)]));
-  const apply = (values: Record<string, string | undefined>) => {
-    for (const [name, value] of Object.entries(values)) {
-      if (value === undefined) Deno.env.delete(name);
-      else Deno.env.set(name, value);
-    }
-  };
-  apply(vars);
-  try {
-    return await fn();
-  } finally {
-    apply(saved);
-  }
-}
 
 /** Asserts that loading fails with a one-line CredentialsError whose message matches all patterns. */
 async function assertLoadFails(

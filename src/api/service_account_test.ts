@@ -4,34 +4,9 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { CredentialsError } from "./credentials.ts";
 import { inClusterServer, loadServiceAccount, TokenFile } from "./service_account.ts";
+import { inTempDir, withEnv } from "../../tests/support/environment.ts";
 
 const CA_PEM = "-----BEGIN CERTIFICATE-----\nQ0EgY2VydA==\n-----END CERTIFICATE-----\n";
-
-async function inTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await Deno.makeTempDir({ prefix: "kopf-serviceaccount-" });
-  try {
-    return await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
-/** Runs `fn` with environment variables set (`undefined`: unset), restoring them afterwards. */
-async function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Promise<T>): Promise<T> {
-  const saved = Object.fromEntries(Object.keys(vars).map((name) => [name, Deno.env.get(name)]));
-  const apply = (values: Record<string, string | undefined>) => {
-    for (const [name, value] of Object.entries(values)) {
-      if (value === undefined) Deno.env.delete(name);
-      else Deno.env.set(name, value);
-    }
-  };
-  apply(vars);
-  try {
-    return await fn();
-  } finally {
-    apply(saved);
-  }
-}
 
 const IN_CLUSTER = { KUBERNETES_SERVICE_HOST: "10.96.0.1", KUBERNETES_SERVICE_PORT: "443" };
 

@@ -1,22 +1,8 @@
 import assert from "node:assert/strict";
 import { FakeApi, json, stream } from "../../tests/support/fake_api.ts";
-import type { Resource } from "../model/resource.ts";
+import { KOPFEXAMPLES as RESOURCE } from "../../tests/support/cluster.ts";
 import { WatchingSettings } from "../settings/watching.ts";
 import { Watcher, type WatchEvent } from "./watching.ts";
-
-const RESOURCE: Resource = {
-  group: "kopf.dev",
-  version: "v1",
-  plural: "kopfexamples",
-  kind: "KopfExample",
-  singular: "kopfexample",
-  namespaced: true,
-  preferred: true,
-  shortcuts: [],
-  categories: [],
-  verbs: ["list", "watch"],
-  subresources: [],
-};
 
 function obj(name: string, rv: string) {
   return { metadata: { name, namespace: "ns", uid: `uid-${name}`, resourceVersion: rv } };

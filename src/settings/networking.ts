@@ -8,7 +8,7 @@
 export class NetworkingSettings {
   /** Seconds for a whole request (not for watch streams); `null` for no limit. Kopf's default: 300. */
   requestTimeout: number | null = 300;
-  /** Seconds until the response headers arrive (for watches too); `null` to use `requestTimeout`. */
+  /** Seconds until the response headers arrive (for watches too); `null`: no separate limit. */
   connectTimeout: number | null = 30;
   /**
    * Seconds to wait before each retry of a request that failed with a connection error, a 5xx or

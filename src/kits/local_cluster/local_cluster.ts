@@ -72,7 +72,9 @@ interface Setup {
  * `~/.cache/kopf-deno/local-cluster`), where they are built once from the upstream Go modules.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * import { LocalCluster } from "@kopf/kopf/testing";
+ *
  * await using cluster = await LocalCluster.start();
  * using client = Deno.createHttpClient({ caCerts: [cluster.caCert] });
  * const response = await fetch(`${cluster.server}/api/v1/namespaces`, {

@@ -17,7 +17,10 @@ export class ManagedProcess {
   readonly name: string;
   /** The file that collects stdout and stderr. */
   readonly logPath: string;
-  /** Resolves when the process has exited and all its output is in the log file. */
+  /**
+   * Resolves when the process has exited and all its output is in the log file. Awaiting it
+   * does not keep Deno running (the child is unref'd); {@linkcode ManagedProcess.wait} does.
+   */
   readonly exited: Promise<Deno.CommandStatus>;
   #child: Deno.ChildProcess;
   #status: Deno.CommandStatus | undefined;
@@ -80,6 +83,12 @@ export class ManagedProcess {
   /** The exit status, once exited. */
   get status(): Deno.CommandStatus | undefined {
     return this.#status;
+  }
+
+  /** Waits for the process to exit by itself, keeping Deno running meanwhile. */
+  wait(): Promise<Deno.CommandStatus> {
+    this.#child.ref();
+    return this.exited;
   }
 
   /** Sends SIGTERM, waits up to `graceMs`, then SIGKILL; resolves when the process is gone. */

@@ -11,7 +11,7 @@ Deno.test("a process's output goes to its log, and its failure quotes the log's 
     // within each stream is kept.
     const script = "echo to-stdout; for i in $(seq 1 50); do echo line-$i >&2; done; exit 3";
     const process = await ManagedProcess.spawn("demo", "sh", ["-c", script], log);
-    assert.equal((await process.exited).code, 3);
+    assert.equal((await process.wait()).code, 3);
     assert.equal(process.running, false);
     const error = await waitUntilReady(process, { url: "http://127.0.0.1:9/" }).then(
       () => assert.fail("must reject"),

@@ -10,17 +10,13 @@
 
 import { LocalCluster } from "../testing.ts";
 
-const DEFAULT_TARGETS = ["src/", "cli/", "tests/"];
-
-const args = Deno.args;
-const targets = args.some((arg) => !arg.startsWith("-")) ? [] : DEFAULT_TARGETS;
 const started = performance.now();
 console.error("Starting the shared LocalCluster for the tests…");
 await using cluster = await LocalCluster.start();
 console.error(`LocalCluster is up at ${cluster.server} (Kubernetes ${cluster.version}).`);
 
 const child = new Deno.Command(Deno.execPath(), {
-  args: ["test", "-A", ...args, ...targets],
+  args: ["test", "-A", ...Deno.args],
   env: { KOPF_TEST_KUBECONFIG: cluster.kubeconfig, NO_COLOR: "1" },
   stdout: "piped",
   stderr: "inherit",

@@ -1,0 +1,145 @@
+import assert from "node:assert/strict";
+import { FakeApi, fakeCredentials, json } from "../../tests/support/fake_api.ts";
+import { ApiClient, resourceOfPath, retryAfter } from "./client.ts";
+import {
+  ApiConflictError,
+  ApiConnectionError,
+  ApiForbiddenError,
+  ApiNotFoundError,
+  ApiServerError,
+  ApiUnauthorizedError,
+} from "./errors.ts";
+import { NetworkingSettings } from "../settings/networking.ts";
+
+Deno.test("5xx answers are retried with the backoffs, then succeed", async () => {
+  let calls = 0;
+  await using api = new FakeApi(() => ++calls < 3 ? json({ code: 503 }, 503) : json({ ok: true }));
+  assert.deepEqual(await api.client.request({ path: "/api/v1/namespaces" }), { ok: true });
+  assert.equal(calls, 3);
+  assert.equal(api.client.counters.count({ verb: "get", resource: "namespaces" }), 3, "every attempt counts");
+});
+
+Deno.test("5xx answers that persist become an ApiServerError after the last backoff", async () => {
+  await using api = new FakeApi(() => json({ kind: "Status", code: 500, message: "etcd is down" }, 500));
+  await assert.rejects(() => api.client.request({ path: "/api/v1/pods" }), (error: Error) => {
+    assert.ok(error instanceof ApiServerError);
+    assert.match(error.message, /GET \/api\/v1\/pods failed with HTTP 500: etcd is down/);
+    return true;
+  });
+  assert.equal(api.requests.length, 3, "one attempt and two retries");
+});
+
+Deno.test("other 4xx answers are raised at once as typed errors", async () => {
+  const statuses: Record<string, number> = { "/a": 404, "/b": 409, "/c": 403 };
+  await using api = new FakeApi((_request, url) =>
+    json({ kind: "Status", code: statuses[url.pathname], reason: "Whatever" }, statuses[url.pathname])
+  );
+  await assert.rejects(() => api.client.request({ path: "/a" }), ApiNotFoundError);
+  await assert.rejects(() => api.client.request({ path: "/b" }), ApiConflictError);
+  await assert.rejects(() => api.client.request({ path: "/c" }), ApiForbiddenError);
+  assert.equal(api.requests.length, 3, "no retries");
+});
+
+Deno.test("429 waits as long as Retry-After asks when that is longer than the backoff", async () => {
+  let calls = 0;
+  await using api = new FakeApi(() => {
+    if (++calls === 1) return new Response("{}", { status: 429, headers: { "Retry-After": "1" } });
+    return json({ ok: true });
+  });
+  const started = Date.now();
+  assert.deepEqual(await api.client.request({ path: "/x" }), { ok: true });
+  assert.ok(Date.now() - started >= 900, "waited for Retry-After, not the 10 ms backoff");
+});
+
+Deno.test("Retry-After is read from the header (seconds or a date) or the Status details", () => {
+  assert.equal(retryAfter(new Headers({ "Retry-After": "3" }), undefined), 3);
+  assert.equal(retryAfter(new Headers(), { details: { retryAfterSeconds: 7 } }), 7);
+  const date = new Date(Date.now() + 5000).toUTCString();
+  const seconds = retryAfter(new Headers({ "Retry-After": date }), undefined)!;
+  assert.ok(seconds > 3 && seconds <= 5, String(seconds));
+  assert.equal(retryAfter(new Headers(), undefined), undefined);
+});
+
+Deno.test("401 invalidates the credentials and retries once with fresh ones", async () => {
+  let invalidated = 0;
+  let token = "old";
+  const seen: (string | null)[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (request) => {
+    seen.push(request.headers.get("Authorization"));
+    return request.headers.get("Authorization") === "Bearer new" ? json({ ok: true }) : json({ code: 401 }, 401);
+  });
+  const credentials = {
+    ...fakeCredentials(`http://127.0.0.1:${server.addr.port}`),
+    authorization: () => Promise.resolve(`Bearer ${token}`),
+    invalidate: () => {
+      invalidated++;
+      token = "new";
+    },
+  };
+  using client = new ApiClient(credentials);
+  try {
+    assert.deepEqual(await client.request({ path: "/x" }), { ok: true });
+    assert.deepEqual(seen, ["Bearer old", "Bearer new"]);
+    assert.equal(invalidated, 1);
+    token = "revoked";
+    seen.length = 0;
+    credentials.invalidate = () => invalidated++;
+    await assert.rejects(() => client.request({ path: "/x" }), ApiUnauthorizedError);
+    assert.equal(seen.length, 2, "one retry, then the error");
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("an unreachable server is retried, then raised as an ApiConnectionError naming the request", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = listener.addr.port;
+  listener.close();
+  const networking = Object.assign(new NetworkingSettings(), { errorBackoffs: [0.01, 0.01] });
+  using client = new ApiClient(fakeCredentials(`http://127.0.0.1:${port}`), { networking });
+  await assert.rejects(() => client.request({ path: "/api" }), (error: Error) => {
+    assert.ok(error instanceof ApiConnectionError);
+    assert.match(error.message, /^GET \/api could not reach the API server/);
+    return true;
+  });
+  assert.equal(client.counters.count(), 3);
+});
+
+Deno.test("a request that takes longer than the request timeout fails as a connection error", async () => {
+  await using api = new FakeApi(async () => {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    return json({});
+  }, { requestTimeout: 0.1, connectTimeout: null, errorBackoffs: [] });
+  await assert.rejects(() => api.client.request({ path: "/slow" }), /requestTimeout/);
+});
+
+Deno.test("JSON bodies, content types and query parameters are sent as given", async () => {
+  let received: { type: string | null; body: string; query: string } | undefined;
+  await using api = new FakeApi(async (request, url) => {
+    received = { type: request.headers.get("Content-Type"), body: await request.text(), query: url.search };
+    return json({});
+  });
+  await api.client.request({
+    method: "PATCH",
+    path: "/apis/kopf.dev/v1/namespaces/ns/kopfexamples/x/status",
+    query: { fieldManager: "kopf", dryRun: undefined },
+    body: { status: { a: 1 } },
+    contentType: "application/merge-patch+json",
+  });
+  assert.deepEqual(received, {
+    type: "application/merge-patch+json",
+    body: '{"status":{"a":1}}',
+    query: "?fieldManager=kopf",
+  });
+  assert.deepEqual(api.client.counters.snapshot(), { "patch kopfexamples/status": 1 });
+});
+
+Deno.test("requests are counted under the resource their path addresses", () => {
+  assert.equal(resourceOfPath("/api/v1/namespaces/ns/pods/x/status"), "pods/status");
+  assert.equal(resourceOfPath("/api/v1/pods"), "pods");
+  assert.equal(resourceOfPath("/apis/kopf.dev/v1/namespaces/ns/kopfexamples"), "kopfexamples");
+  assert.equal(resourceOfPath("/api/v1/namespaces"), "namespaces");
+  assert.equal(resourceOfPath("/api/v1/namespaces/x"), "namespaces");
+  assert.equal(resourceOfPath("/apis"), "/apis");
+  assert.equal(resourceOfPath("/version"), "/version");
+});

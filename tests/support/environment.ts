@@ -1,0 +1,36 @@
+/**
+ * Test helpers for code that reads files and environment variables: a temporary folder and
+ * temporarily set variables, both undone afterwards.
+ *
+ * @module
+ */
+
+/** Runs `fn` with a fresh temporary folder, removed afterwards. */
+export async function inTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await Deno.makeTempDir({ prefix: "kopf-test-" });
+  try {
+    return await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/**
+ * Runs `fn` with environment variables set (`undefined`: unset), restoring them afterwards. Tests
+ * using it must not run in parallel with others that read the same variables.
+ */
+export async function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Promise<T>): Promise<T> {
+  const saved = Object.fromEntries(Object.keys(vars).map((name) => [name, Deno.env.get(name)]));
+  const apply = (values: Record<string, string | undefined>) => {
+    for (const [name, value] of Object.entries(values)) {
+      if (value === undefined) Deno.env.delete(name);
+      else Deno.env.set(name, value);
+    }
+  };
+  apply(vars);
+  try {
+    return await fn();
+  } finally {
+    apply(saved);
+  }
+}
