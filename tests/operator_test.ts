@@ -194,3 +194,27 @@ Deno.test("with nothing changing for 30 s, the operator sends no request besides
     await operator.stop();
   }
 });
+
+Deno.test("1,000 objects created before the operator starts are all seen through paginated listing", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "list");
+  const names = Array.from({ length: 1000 }, (_, index) => `kex-${String(index).padStart(4, "0")}`);
+  for (let start = 0; start < names.length; start += 25) {
+    await Promise.all(names.slice(start, start + 25).map((name) => createExample(client, namespace, name)));
+  }
+  const registry = new kopf.Registry();
+  const listed = new Set<string>();
+  kopf.on.event("kopfexamples", { registry }, function listedFn({ type, name }) {
+    if (type === null) listed.add(name!);
+  });
+  const settings = new kopf.Settings();
+  settings.watching.listPageSize = 100;
+  const operator = await runOperator(registry, namespace, settings);
+  try {
+    await waitFor("all listed objects to be handled", () => listed.size >= names.length || undefined);
+    assert.deepEqual([...listed].sort(), names);
+    assert.equal(operator.running.client.counters.count({ verb: "list" }), 10, "ten pages of 100, one listing");
+  } finally {
+    await operator.stop();
+  }
+});

@@ -38,30 +38,6 @@ function watchSettings(overrides: Partial<WatchingSettings> = {}): WatchingSetti
   return Object.assign(new WatchingSettings(), { reconnectBackoff: 0.1, reconnectBackoffMax: 1 }, overrides);
 }
 
-Deno.test("1,000 objects created before the watch starts are all seen through paginated listing", async () => {
-  const { client } = await testCluster();
-  const namespace = await freshNamespace(client, "list");
-  const names = Array.from({ length: 1000 }, (_, index) => `kex-${String(index).padStart(4, "0")}`);
-  for (let start = 0; start < names.length; start += 25) {
-    await Promise.all(names.slice(start, start + 25).map((name) => createExample(client, namespace, name)));
-  }
-
-  const controller = new AbortController();
-  using watching = new ApiClient(client.credentials);
-  const watcher = new Watcher(watching, KOPFEXAMPLES, {
-    namespace,
-    settings: watchSettings({ listPageSize: 100 }),
-    signal: controller.signal,
-  });
-  const { events, done } = record(watcher);
-  await waitFor("the listing to finish", () => events.some((event) => event.type === "LISTED") || undefined);
-  controller.abort();
-  await done;
-
-  assert.deepEqual(named(events, null).sort(), names);
-  assert.equal(watching.counters.count({ verb: "list" }), 10, "ten pages of 100");
-});
-
 Deno.test("an API server restart loses no change, repeats none, and needs no relist unless told 410", async () => {
   await using cluster = await LocalCluster.start();
   const { client } = await connect(cluster.kubeconfig);
