@@ -19,9 +19,43 @@
 export * as on from "./on.ts";
 export { operator, type OperatorOptions, type RunningOperator } from "./src/reactor/operator.ts";
 export { Registry } from "./src/handling/registry.ts";
-export { PermanentError, TemporaryError, type TemporaryErrorOptions } from "./src/handling/errors.ts";
-export type { ChangeContext, DiffItem, EventContext, Memo, ResourceContext } from "./src/handling/context.ts";
-export type { ChangeFn, ChangeHandlerOptions, EventFn, ResourceHandlerOptions } from "./src/handling/handlers.ts";
+export {
+  HandlerRetriesError,
+  HandlerTimeoutError,
+  PermanentError,
+  TemporaryError,
+  type TemporaryErrorOptions,
+} from "./src/handling/errors.ts";
+export {
+  ABSENT,
+  allOf,
+  anyOf,
+  type FilterContext,
+  type FilterOptions,
+  type MetaFilter,
+  type MetaFilterValue,
+  noneOf,
+  not,
+  PRESENT,
+  type ValueCallback,
+  type ValueFilter,
+  type WhenCallback,
+} from "./src/handling/filters.ts";
+export * as lifecycles from "./src/handling/lifecycles.ts";
+export type { Lifecycle } from "./src/handling/lifecycles.ts";
+export type { Reason } from "./src/handling/causes.ts";
+export type { Diff, DiffItem, DiffOperation } from "./src/model/diff.ts";
+export type { ChangeContext, EventContext, Memo, ResourceContext } from "./src/handling/context.ts";
+export type {
+  ChangeFn,
+  ChangeHandlerOptions,
+  DeleteHandlerOptions,
+  ErrorsMode,
+  EventFn,
+  ResourceHandlerOptions,
+  ResumeHandlerOptions,
+  RetryOptions,
+} from "./src/handling/handlers.ts";
 export type { HandlerLogger } from "./src/logging/object_logger.ts";
 export { configureLogging, type LogFormat, type LoggingOptions } from "./src/logging/configure.ts";
 export { Patch, type PatchMetadata, type PatchObject, type PatchValue } from "./src/model/patch.ts";
@@ -33,4 +67,48 @@ export { ExecutionSettings } from "./src/settings/execution.ts";
 export { NetworkingSettings } from "./src/settings/networking.ts";
 export { PersistenceSettings } from "./src/settings/persistence.ts";
 export { WatchingSettings } from "./src/settings/watching.ts";
+export { BatchingSettings } from "./src/settings/batching.ts";
 export { sleep } from "./src/utils/sleep.ts";
+export { PostingSettings } from "./src/settings/posting.ts";
+export {
+  adjustNamespace,
+  adopt,
+  type AdoptOptions,
+  appendOwnerReference,
+  buildObjectReference,
+  buildOwnerReference,
+  type ChildObject,
+  type ChildObjects,
+  harmonizeNaming,
+  label,
+  type LabelOptions,
+  type NamespaceOptions,
+  type NamingOptions,
+  type ObjectReference,
+  type OwnerReference,
+  type OwnerReferenceOptions,
+  removeOwnerReference,
+} from "./src/kits/hierarchies.ts";
+export {
+  event,
+  type EventObjects,
+  type EventOptions,
+  exception,
+  type ExceptionOptions,
+  info,
+  type InfoOptions,
+  warn,
+} from "./src/engines/explicit_events.ts";
+export { postingSink } from "./src/engines/posting_sink.ts";
+export {
+  AnnotationsDiffBaseStorage,
+  AnnotationsProgressStorage,
+  type DiffBaseStorage,
+  MultiDiffBaseStorage,
+  MultiProgressStorage,
+  type ProgressRecord,
+  type ProgressStorage,
+  SmartProgressStorage,
+  StatusDiffBaseStorage,
+  StatusProgressStorage,
+} from "./src/state/mod.ts";

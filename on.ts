@@ -13,4 +13,17 @@
  * @module
  */
 
-export { create, type CreateOptions, event, type EventOptions } from "./src/handling/registration.ts";
+export {
+  create,
+  type CreateOptions,
+  del as delete,
+  type DeleteOptions,
+  event,
+  type EventOptions,
+  field,
+  type FieldOptions,
+  resume,
+  type ResumeOptions,
+  update,
+  type UpdateOptions,
+} from "./src/handling/registration.ts";

@@ -40,7 +40,12 @@ export async function main(args: string[]): Promise<ExitCode> {
       console.log(RUN_HELP);
       return 0;
     }
-    await kopf.configureLogging({ level: options.level, format: options.format, prefix: options.prefix });
+    await kopf.configureLogging({
+      level: options.level,
+      format: options.format,
+      prefix: options.prefix,
+      postingSink: kopf.postingSink,
+    });
     await loadHandlers(options.files, options.modules);
     await kopf.operator({
       namespaces: options.namespaces,

@@ -4,40 +4,8 @@
 
 import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
-import type { RunningOperator } from "../src/reactor/operator.ts";
+import { runOperator } from "./support/operator.ts";
 import { createExample, freshNamespace, getExample, patchExample, testCluster, waitFor } from "./support/cluster.ts";
-
-/** Runs an operator with the given registry for one namespace until the returned stop() is called. */
-async function runOperator(
-  registry: kopf.Registry,
-  namespace: string,
-  settings: kopf.Settings = new kopf.Settings(),
-): Promise<{ running: RunningOperator; stop: () => Promise<void> }> {
-  const { credentials } = await testCluster();
-  const controller = new AbortController();
-  let ready: (running: RunningOperator) => void = () => {};
-  const readiness = new Promise<RunningOperator>((resolve) => ready = resolve);
-  const done = kopf.operator({
-    registry,
-    settings,
-    credentials,
-    namespaces: [namespace],
-    standalone: true,
-    signal: controller.signal,
-    ready,
-  });
-  const running = await Promise.race([
-    readiness,
-    done.then(() => Promise.reject(new Error("the operator exited early"))),
-  ]);
-  return {
-    running,
-    stop: async () => {
-      controller.abort();
-      await done;
-    },
-  };
-}
 
 Deno.test("on.create runs once per object, stores its result in status, and applies the patch", async () => {
   const { client } = await testCluster();
@@ -209,7 +177,7 @@ Deno.test("1,000 objects created before the operator starts are all seen through
   });
   const settings = new kopf.Settings();
   settings.watching.listPageSize = 100;
-  const operator = await runOperator(registry, namespace, settings);
+  const operator = await runOperator(registry, namespace, { settings });
   try {
     await waitFor("all listed objects to be handled", () => listed.size >= names.length || undefined);
     assert.deepEqual([...listed].sort(), names);

@@ -6,7 +6,7 @@
  */
 
 import type { ApiClient } from "./client.ts";
-import { ApiNotFoundError } from "./errors.ts";
+import { ApiConflictError, ApiNotFoundError, ApiUnprocessableError } from "./errors.ts";
 import { resourcePath } from "./paths.ts";
 import type { JsonObject, KubernetesObject } from "../model/body.ts";
 import type { Patch } from "../model/patch.ts";
@@ -47,4 +47,57 @@ export async function applyPatch(
     }
   }
   return result;
+}
+
+/**
+ * Adds or removes one finalizer with a JSON-patch that first tests the object's
+ * resourceVersion (and, for a removal, the finalizer's position), so that a concurrent change of
+ * the list by someone else is never overwritten. Foreign finalizers are never touched.
+ *
+ * @returns the patched object; `null` if nothing was needed, the object is gone, or it changed
+ *   meanwhile (its next event brings the decision again).
+ */
+export async function changeFinalizers(
+  client: ApiClient,
+  resource: Resource,
+  body: KubernetesObject,
+  finalizer: string,
+  action: "add" | "remove",
+  signal?: AbortSignal,
+): Promise<KubernetesObject | null> {
+  const finalizers = body.metadata.finalizers;
+  const index = finalizers?.indexOf(finalizer) ?? -1;
+  const operations: JsonObject[] = [{
+    op: "test",
+    path: "/metadata/resourceVersion",
+    value: body.metadata.resourceVersion ?? "",
+  }];
+  if (action === "add") {
+    if (index >= 0) return null;
+    operations.push(
+      finalizers
+        ? { op: "add", path: "/metadata/finalizers/-", value: finalizer }
+        : { op: "add", path: "/metadata/finalizers", value: [finalizer] },
+    );
+  } else {
+    if (index < 0) return null;
+    operations.push(
+      { op: "test", path: `/metadata/finalizers/${index}`, value: finalizer },
+      { op: "remove", path: `/metadata/finalizers/${index}` },
+    );
+  }
+  try {
+    return await client.request<KubernetesObject>({
+      method: "PATCH",
+      path: resourcePath(resource, { namespace: body.metadata.namespace, name: body.metadata.name }),
+      body: operations,
+      contentType: "application/json-patch+json",
+      resource: resource.plural,
+      signal,
+    });
+  } catch (error) {
+    if (error instanceof ApiNotFoundError) return null;
+    if (error instanceof ApiConflictError || error instanceof ApiUnprocessableError) return null;
+    throw error;
+  }
 }

@@ -9,6 +9,10 @@ import type { KubernetesObject, ObjectMeta } from "../model/body.ts";
 import type { Patch } from "../model/patch.ts";
 import type { Resource } from "../model/resource.ts";
 import type { HandlerLogger } from "../logging/object_logger.ts";
+import type { DiffItem } from "../model/diff.ts";
+import type { Reason } from "./causes.ts";
+
+export type { DiffItem };
 
 /** Free-form, per-object memory kept between events of the same object while the operator runs. */
 export type Memo = Record<string, unknown>;
@@ -45,26 +49,26 @@ export interface ResourceContext {
   readonly param: unknown;
 }
 
-/** What change handlers (`on.create`) receive. */
+/** What change handlers (`on.create`, `on.update`, `on.delete`, `on.resume`, `on.field`) receive. */
 export interface ChangeContext extends ResourceContext {
   /** Why the handler runs. */
-  readonly reason: "create";
+  readonly reason: Reason;
   /** How many times it ran before for this change (0 on the first attempt). */
   readonly retry: number;
   /** When the first attempt for this change started. */
   readonly started: Date;
   /** Milliseconds since `started`. */
   readonly runtime: number;
-  /** The essence before the change; `null` on creation. */
-  readonly old: Readonly<Record<string, unknown>> | null;
-  /** The essence after the change. */
-  readonly new: Readonly<Record<string, unknown>>;
+  /**
+   * The essence before the change (spec, labels, annotations, other top-level fields; not status
+   * or system metadata); `null` on creation. For handlers with a `field`: that field's old value.
+   */
+  readonly old: unknown;
+  /** The essence after the change; for handlers with a `field`: that field's new value. */
+  readonly new: unknown;
   /** The changes from `old` to `new`: `[op, path, oldValue, newValue]`. */
   readonly diff: readonly DiffItem[];
 }
-
-/** One change between two essences. */
-export type DiffItem = readonly ["add" | "change" | "remove", readonly string[], unknown, unknown];
 
 /** What event handlers (`on.event`) receive. */
 export interface EventContext extends ResourceContext {

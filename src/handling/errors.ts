@@ -39,3 +39,21 @@ export class PermanentError extends Error {
     this.name = "PermanentError";
   }
 }
+
+/** A handler ran out of time (its `timeout` option): it is not called again for this change. */
+export class HandlerTimeoutError extends PermanentError {
+  /** @param message what timed out. */
+  constructor(message: string) {
+    super(message);
+    this.name = "HandlerTimeoutError";
+  }
+}
+
+/** A handler failed as many times as its `retries` option allows: it is not called again for this change. */
+export class HandlerRetriesError extends PermanentError {
+  /** @param message which handler and how many retries. */
+  constructor(message: string) {
+    super(message);
+    this.name = "HandlerRetriesError";
+  }
+}

@@ -1,6 +1,7 @@
 /**
- * Running `on.event` handlers: every matching handler for every event, errors logged and ignored,
- * nothing stored on the object but what handlers put into the patch themselves.
+ * Running `on.event` handlers: every matching handler for every event, errors logged and ignored;
+ * no progress is kept, but results go to `status[id]` and the patch is applied (except after a
+ * deletion, when there is nothing left to patch).
  *
  * @module
  */
@@ -10,6 +11,8 @@ import type { Patch } from "../model/patch.ts";
 import type { Resource } from "../model/resource.ts";
 import type { ObjectLogger } from "../logging/object_logger.ts";
 import { type Memo, resourceContext } from "./context.ts";
+import { runWithObject } from "./current_object.ts";
+import { storeResult } from "./execution.ts";
 import type { EventHandler } from "./handlers.ts";
 
 /** One watch event as event handlers see it. */
@@ -33,7 +36,10 @@ export async function runEventHandlers(
       type: event.type,
     };
     try {
-      await handler.fn(context);
+      const result = await runWithObject(event.object, () => handler.fn(context));
+      if (result !== undefined && result !== null && event.type !== "DELETED") {
+        storeResult(extra.patch, handler.id, result);
+      }
     } catch (error) {
       extra.logger.exception(`Handler '${handler.id}' failed with an exception. Will ignore.`, error);
     }

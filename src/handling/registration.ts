@@ -1,12 +1,22 @@
 /**
  * The registration functions behind `kopf.on.*`: each takes a resource selector, optional
- * options, and the handler function, and adds a handler to a registry.
+ * options, and the handler function, checks the options, and adds a handler to a registry.
  *
  * @module
  */
 
+import { parseField } from "../model/diff.ts";
 import { Selector, type SelectorInput } from "../model/selector.ts";
-import type { ChangeFn, ChangeHandlerOptions, EventFn, ResourceHandlerOptions } from "./handlers.ts";
+import type { Reason } from "./causes.ts";
+import { fieldSuffix, validateFilters } from "./filters.ts";
+import type {
+  ChangeFn,
+  ChangeHandlerOptions,
+  DeleteHandlerOptions,
+  EventFn,
+  ResourceHandlerOptions,
+  ResumeHandlerOptions,
+} from "./handlers.ts";
 import { defaultRegistry, type Registry } from "./registry.ts";
 
 /** Where a handler is registered. */
@@ -15,28 +25,59 @@ export interface RegistryOption {
   registry?: Registry;
 }
 
+/** Options of `on.create` and `on.update`. */
+export type ChangeOptions = ChangeHandlerOptions & RegistryOption;
 /** Options of `on.create`. */
-export type CreateOptions = ChangeHandlerOptions & RegistryOption;
-
+export type CreateOptions = ChangeOptions;
+/** Options of `on.update`. */
+export type UpdateOptions = ChangeOptions;
+/** Options of `on.delete`. */
+export type DeleteOptions = DeleteHandlerOptions & RegistryOption;
+/** Options of `on.resume`. */
+export type ResumeOptions = ResumeHandlerOptions & RegistryOption;
+/** Options of `on.field`; `field` is required. */
+export type FieldOptions = ChangeHandlerOptions & RegistryOption & { field: string | string[] };
 /** Options of `on.event`. */
 export type EventOptions = ResourceHandlerOptions & RegistryOption;
 
-/** Splits the two call forms `(resource, fn)` and `(resource, options, fn)`. */
+const COMMON = ["id", "param", "labels", "annotations", "when", "field", "value", "registry"];
+const RETRYING = ["errors", "timeout", "retries", "backoff"];
+const ALLOWED: Record<string, readonly string[]> = {
+  event: COMMON,
+  create: [...COMMON, ...RETRYING],
+  update: [...COMMON, ...RETRYING, "old", "new"],
+  field: [...COMMON, ...RETRYING, "old", "new"],
+  delete: [...COMMON, ...RETRYING, "optional"],
+  resume: [...COMMON, ...RETRYING, "deleted"],
+};
+
+/** Splits the two call forms `(resource, fn)` and `(resource, options, fn)` and checks the option names. */
 function forms<O extends object, F>(kind: string, optionsOrFn: O | F, maybeFn: F | undefined): [O, F] {
+  let options: O;
+  let fn: F;
   if (typeof optionsOrFn === "function") {
     if (maybeFn !== undefined) {
       throw new TypeError(`on.${kind}(): give either (resource, fn) or (resource, options, fn).`);
     }
-    return [{} as O, optionsOrFn as F];
+    [options, fn] = [{} as O, optionsOrFn as F];
+  } else {
+    if (typeof maybeFn !== "function") {
+      throw new TypeError(`on.${kind}(): the last argument must be the handler function, got ${typeof maybeFn}.`);
+    }
+    [options, fn] = [(optionsOrFn ?? {}) as O, maybeFn];
   }
-  if (typeof maybeFn !== "function") {
-    throw new TypeError(`on.${kind}(): the last argument must be the handler function, got ${typeof maybeFn}.`);
+  const unknown = Object.keys(options).filter((key) => !ALLOWED[kind].includes(key));
+  if (unknown.length) {
+    throw new TypeError(
+      `on.${kind}(): unknown option${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")}; ` +
+        `the options are: ${ALLOWED[kind].join(", ")}.`,
+    );
   }
-  return [(optionsOrFn ?? {}) as O, maybeFn];
+  return [options, fn];
 }
 
-/** The handler id: the `id` option, else the function's name; anonymous functions need an `id`. */
-function handlerId(kind: string, selector: Selector, options: { id?: string }, fn: { name: string }): string {
+/** The handler id: the `id` option, else the function's name, plus `/<field>` when a field is given. */
+function handlerId(kind: string, selector: Selector, options: ResourceHandlerOptions, fn: { name: string }): string {
   const id = options.id ?? fn.name;
   if (!id) {
     const place = new Error().stack?.split("\n").slice(4, 5).join("").trim() ?? "";
@@ -45,12 +86,38 @@ function handlerId(kind: string, selector: Selector, options: { id?: string }, f
         (place ? ` (${place}).` : "."),
     );
   }
-  return id;
+  return options.field === undefined ? id : id + fieldSuffix(options.field);
+}
+
+function registerChange(
+  kind: Reason | "field",
+  resource: SelectorInput,
+  optionsOrFn: ChangeOptions | DeleteOptions | ResumeOptions | ChangeFn,
+  maybeFn: ChangeFn | undefined,
+): ChangeFn {
+  const [options, fn] = forms<DeleteOptions & ResumeOptions, ChangeFn>(kind, optionsOrFn, maybeFn);
+  const selector = new Selector(resource);
+  const { registry = defaultRegistry, optional, deleted, ...rest } = options;
+  if (kind === "field" && rest.field === undefined) throw new TypeError("on.field(): the field option is required.");
+  validateFilters(kind, rest);
+  registry.add({
+    kind: "change",
+    reason: kind === "field" ? null : kind,
+    id: handlerId(kind, selector, rest, fn),
+    selector,
+    fn,
+    options: rest,
+    field: rest.field === undefined ? undefined : parseField(rest.field),
+    requiresFinalizer: kind === "delete" && !optional,
+    initial: kind === "resume",
+    deleted: kind === "resume" && deleted === true,
+  });
+  return fn;
 }
 
 /**
- * Registers a handler for the creation of objects: it runs once per object, and its result is
- * stored at `status[id]`.
+ * Registers a handler for the creation of objects: it runs once per object (also for objects
+ * created while the operator was down), and its result is stored at `status[id]`.
  *
  * @example
  * ```ts
@@ -64,23 +131,85 @@ function handlerId(kind: string, selector: Selector, options: { id?: string }, f
 export function create(resource: SelectorInput, fn: ChangeFn): ChangeFn;
 export function create(resource: SelectorInput, options: CreateOptions, fn: ChangeFn): ChangeFn;
 export function create(resource: SelectorInput, optionsOrFn: CreateOptions | ChangeFn, maybeFn?: ChangeFn): ChangeFn {
-  const [options, fn] = forms<CreateOptions, ChangeFn>("create", optionsOrFn, maybeFn);
-  const selector = new Selector(resource);
-  const { registry = defaultRegistry, ...rest } = options;
-  registry.add({
-    kind: "change",
-    reason: "create",
-    id: handlerId("create", selector, rest, fn),
-    selector,
-    fn,
-    options: rest,
-  });
-  return fn;
+  return registerChange("create", resource, optionsOrFn, maybeFn);
+}
+
+/**
+ * Registers a handler for changes of objects (their spec, labels, annotations, other top-level
+ * fields — not status): `old`, `new` and `diff` say what changed.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "@kopf/kopf";
+ * kopf.on.update("kopfexamples", { field: "spec.size" }, function resize({ old, new: now }) {
+ *   return { resizedFrom: old, resizedTo: now };
+ * });
+ * ```
+ */
+export function update(resource: SelectorInput, fn: ChangeFn): ChangeFn;
+export function update(resource: SelectorInput, options: UpdateOptions, fn: ChangeFn): ChangeFn;
+export function update(resource: SelectorInput, optionsOrFn: UpdateOptions | ChangeFn, maybeFn?: ChangeFn): ChangeFn {
+  return registerChange("update", resource, optionsOrFn, maybeFn);
+}
+
+/**
+ * Registers a handler for the deletion of objects. Unless `optional`, matching objects get the
+ * operator's finalizer, so they are not deleted before the handler has finished.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "@kopf/kopf";
+ * kopf.on.delete("kopfexamples", function cleanUp({ name, logger }) {
+ *   logger.info(`Cleaning up after ${name}`);
+ * });
+ * ```
+ */
+export function del(resource: SelectorInput, fn: ChangeFn): ChangeFn;
+export function del(resource: SelectorInput, options: DeleteOptions, fn: ChangeFn): ChangeFn;
+export function del(resource: SelectorInput, optionsOrFn: DeleteOptions | ChangeFn, maybeFn?: ChangeFn): ChangeFn {
+  return registerChange("delete", resource, optionsOrFn, maybeFn);
+}
+
+/**
+ * Registers a handler for objects that the operator finds when it starts and that were handled
+ * before: it runs once per object per operator process (mixed into an update if the object
+ * changed meanwhile), not for objects being deleted unless `deleted` is set.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "@kopf/kopf";
+ * kopf.on.resume("kopfexamples", function reconnect({ name, memo }) {
+ *   memo.connected = name;
+ * });
+ * ```
+ */
+export function resume(resource: SelectorInput, fn: ChangeFn): ChangeFn;
+export function resume(resource: SelectorInput, options: ResumeOptions, fn: ChangeFn): ChangeFn;
+export function resume(resource: SelectorInput, optionsOrFn: ResumeOptions | ChangeFn, maybeFn?: ChangeFn): ChangeFn {
+  return registerChange("resume", resource, optionsOrFn, maybeFn);
+}
+
+/**
+ * Registers a handler for changes of one field, whatever the cause (creation, update, deletion,
+ * resuming): it runs when the field's value differs from the last handled one; `old`, `new` and
+ * `diff` are those of the field.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "@kopf/kopf";
+ * kopf.on.field("kopfexamples", { field: "spec.replicas" }, function scale({ old, new: now }) {
+ *   return { from: old, to: now };
+ * });
+ * ```
+ */
+export function field(resource: SelectorInput, options: FieldOptions, fn: ChangeFn): ChangeFn {
+  return registerChange("field", resource, options, fn);
 }
 
 /**
  * Registers a handler for every watch event of matching objects (including the objects found by
- * the initial listing, with `type` null). Its errors are logged and ignored; nothing is stored.
+ * the initial listing, with `type` null). Its errors are logged and ignored; its result is
+ * stored at `status[id]` and its patch applied, except for deletions.
  *
  * @example
  * ```ts
@@ -96,6 +225,14 @@ export function event(resource: SelectorInput, optionsOrFn: EventOptions | Event
   const [options, fn] = forms<EventOptions, EventFn>("event", optionsOrFn, maybeFn);
   const selector = new Selector(resource);
   const { registry = defaultRegistry, ...rest } = options;
-  registry.add({ kind: "event", id: handlerId("event", selector, rest, fn), selector, fn, options: rest });
+  validateFilters("event", rest);
+  registry.add({
+    kind: "event",
+    id: handlerId("event", selector, rest, fn),
+    selector,
+    fn,
+    options: rest,
+    field: rest.field === undefined ? undefined : parseField(rest.field),
+  });
   return fn;
 }

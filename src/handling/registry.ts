@@ -21,14 +21,12 @@ import type { ResourceHandler } from "./handlers.ts";
 export class Registry {
   readonly #handlers: ResourceHandler[] = [];
 
-  /** Adds a handler; a handler with the same id for the same resource replaces the earlier one. */
+  /**
+   * Adds a handler. Registering one function for several causes or selectors is fine: a cycle
+   * runs a handler id only once.
+   */
   add(handler: ResourceHandler): void {
-    const index = this.#handlers.findIndex((existing) =>
-      existing.kind === handler.kind && existing.id === handler.id &&
-      existing.selector.toString() === handler.selector.toString()
-    );
-    if (index >= 0) this.#handlers[index] = handler;
-    else this.#handlers.push(handler);
+    this.#handlers.push(handler);
   }
 
   /** All resource handlers, in registration order. */

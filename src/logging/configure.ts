@@ -5,7 +5,7 @@
  * @module
  */
 
-import { configure, type LogLevel, type LogRecord, reset } from "@logtape/logtape";
+import { configure, type LogLevel, type LogRecord, reset, type Sink } from "@logtape/logtape";
 import type { ObjectRef } from "./object_logger.ts";
 
 /** How log lines look: `full` (time, logger, level, message), `plain` (message only), `json` (one object per line). */
@@ -21,7 +21,14 @@ export interface LoggingOptions {
   prefix?: boolean;
   /** Where lines go; stderr by default. */
   write?: (line: string) => void;
+  /**
+   * A sink that receives every object-related record whatever the console level: the operator's
+   * `postingSink`, which posts them as Kubernetes Events when `settings.posting.loggers` is on.
+   */
+  postingSink?: Sink;
 }
+
+const LEVELS: readonly LogLevel[] = ["trace", "debug", "info", "warning", "error", "fatal"];
 
 const LEVEL_NAMES: Record<LogLevel, string> = {
   trace: "DEBUG",
@@ -47,10 +54,19 @@ export async function configureLogging(options: LoggingOptions = {}): Promise<vo
   const prefix = options.prefix ?? format !== "json";
   const write = options.write ?? ((line: string) => console.error(line));
   await reset();
+  const posting = options.postingSink;
+  const lowest = options.level ?? "info";
   await configure({
-    sinks: { console: (record: LogRecord) => write(formatRecord(record, format, prefix)) },
+    sinks: {
+      // The console checks its own level: records reach it also through the posting logger's lower one.
+      console: (record: LogRecord) => {
+        if (LEVELS.indexOf(record.level) >= LEVELS.indexOf(lowest)) write(formatRecord(record, format, prefix));
+      },
+      ...(posting ? { posting } : {}),
+    },
     loggers: [
-      { category: ["kopf"], lowestLevel: options.level ?? "info", sinks: ["console"] },
+      { category: ["kopf"], lowestLevel: lowest, sinks: ["console"] },
+      ...(posting ? [{ category: ["kopf", "objects"], lowestLevel: "trace" as const, sinks: ["posting"] }] : []),
       { category: ["logtape", "meta"], lowestLevel: "warning", sinks: ["console"] },
     ],
   });

@@ -48,9 +48,13 @@ function literal(message: string): string {
 export class ObjectLogger implements HandlerLogger {
   readonly #logger: Logger;
 
-  /** @param body the object the messages are about. @param category the logger category below `kopf`. */
-  constructor(body: KubernetesObject, category = "objects") {
-    this.#logger = getLogger(["kopf", category]).with({ object: objectRef(body) });
+  /**
+   * @param body the object the messages are about.
+   * @param options `local`: never posted as Kubernetes Events (e.g. `on.event` handlers' lines).
+   */
+  constructor(body: KubernetesObject, options: { local?: boolean } = {}) {
+    const properties = options.local ? { object: objectRef(body), local: true } : { object: objectRef(body) };
+    this.#logger = getLogger(["kopf", "objects"]).with(properties);
   }
 
   /** Logs a debug message. */

@@ -11,13 +11,19 @@ import type { Credentials } from "../api/credentials.ts";
 import { loadDefaultCredentials } from "../api/default_credentials.ts";
 import { Discovery } from "../api/discovery.ts";
 import { Watcher, type WatchHealth } from "../api/watching.ts";
+import { EventPoster } from "../engines/posting.ts";
+import { runWithPoster } from "../engines/posting_context.ts";
 import { ObjectQueues } from "../engines/queueing.ts";
+import type { Memo } from "../handling/context.ts";
 import type { ChangeHandler, EventHandler } from "../handling/handlers.ts";
+import { allAtOnce, type Lifecycle } from "../handling/lifecycles.ts";
 import { defaultRegistry, type Registry } from "../handling/registry.ts";
 import { groupsToScan } from "../model/selector.ts";
+import type { KubernetesObject } from "../model/body.ts";
 import { type Resource, resourceName } from "../model/resource.ts";
+import { ObjectLogger } from "../logging/object_logger.ts";
 import { Settings } from "../settings/settings.ts";
-import { type ObjectMemory, type ObjectWork, processObject } from "./processing.ts";
+import { newMemory, type ObjectMemory, type ObjectWork, processObject } from "./processing.ts";
 
 const logger = getLogger(["kopf", "operator"]);
 
@@ -41,6 +47,10 @@ export interface OperatorOptions {
   context?: string;
   /** Stops the operator when aborted; SIGINT and SIGTERM stop it too. */
   signal?: AbortSignal;
+  /** Which due handlers run per cycle; {@linkcode allAtOnce} (all of them, one patch) by default. */
+  lifecycle?: Lifecycle;
+  /** The operator's memo: each object's memo starts as a shallow copy of it. */
+  memo?: Memo;
   /** Called once every stream has listed its objects. */
   ready?: (operator: RunningOperator) => void;
 }
@@ -84,56 +94,73 @@ export async function operator(options: OperatorOptions = {}): Promise<void> {
   const credentials = options.credentials ??
     await loadDefaultCredentials({ kubeconfig: options.kubeconfig, context: options.context });
   using client = new ApiClient(credentials, { networking: settings.networking });
+  // Explicit events and posted log lines of everything started below find this operator's poster.
+  const poster = new EventPoster(client, settings.posting);
   try {
-    if (!options.standalone) {
-      logger.warn("Peering is not implemented yet; running as if --standalone were given.");
-    }
-    const streams = new Map<string, WatchHealth>();
-    const selectors = registry.selectors;
-    const discovery = new Discovery(client, { groups: groupsToScan(selectors) });
-    const patching = registry.handlers.filter((handler) => handler.kind === "change").map((handler) =>
-      handler.selector
-    );
-    const { served } = await discovery.resolve(selectors, { patching, signal: stop.signal });
-    // Handlers with equal selectors share one resolution; the registry lists each selector once.
-    const resolved = new Map([...served].map(([selector, resources]) => [selector.toString(), resources]));
-
-    const byResource = new Map<string, { resource: Resource; events: EventHandler[]; creates: ChangeHandler[] }>();
-    for (const handler of registry.handlers) {
-      for (const resource of resolved.get(handler.selector.toString()) ?? []) {
-        const key = resourceName(resource);
-        const entry = byResource.get(key) ?? { resource, events: [], creates: [] };
-        if (handler.kind === "event") entry.events.push(handler);
-        else entry.creates.push(handler);
-        byResource.set(key, entry);
+    await runWithPoster(poster, async () => {
+      if (!options.standalone) {
+        logger.warn("Peering is not implemented yet; running as if --standalone were given.");
       }
-    }
+      const streams = new Map<string, WatchHealth>();
+      const selectors = registry.selectors;
+      const discovery = new Discovery(client, { groups: groupsToScan(selectors) });
+      const patching = registry.handlers.filter((handler) => handler.kind === "change").map((handler) =>
+        handler.selector
+      );
+      const { served } = await discovery.resolve(selectors, { patching, signal: stop.signal });
+      // Handlers with equal selectors share one resolution; the registry lists each selector once.
+      const resolved = new Map([...served].map(([selector, resources]) => [selector.toString(), resources]));
 
-    const namespaces = options.clusterwide || !options.namespaces?.length ? [null] : options.namespaces;
-    if (!options.clusterwide && !options.namespaces?.length) {
-      logger.warn("No namespaces are given (-n NS or -A); serving all namespaces.");
-    }
-    const running: Promise<void>[] = [];
-    const listed: Promise<void>[] = [];
-    const queues: ObjectQueues<ObjectWork>[] = [];
-    for (const { resource, events, creates } of byResource.values()) {
-      const scopes = resource.namespaced ? namespaces : [null];
-      for (const namespace of scopes) {
-        const stream = serveResource({ client, resource, namespace, settings, events, creates, signal: stop.signal });
-        streams.set(stream.name, stream.health);
-        running.push(stream.done);
-        listed.push(stream.listed);
-        queues.push(stream.queues);
+      const byResource = new Map<string, { resource: Resource; events: EventHandler[]; changes: ChangeHandler[] }>();
+      for (const handler of registry.handlers) {
+        for (const resource of resolved.get(handler.selector.toString()) ?? []) {
+          const key = resourceName(resource);
+          const entry = byResource.get(key) ?? { resource, events: [], changes: [] };
+          if (handler.kind === "event") entry.events.push(handler);
+          else entry.changes.push(handler);
+          byResource.set(key, entry);
+        }
       }
-    }
-    if (running.length === 0) logger.warn("There is nothing to serve: no handler's resource was found.");
-    Promise.all(listed).then(() => {
-      if (!stop.signal.aborted) options.ready?.({ client, streams });
+
+      const namespaces = options.clusterwide || !options.namespaces?.length ? [null] : options.namespaces;
+      if (!options.clusterwide && !options.namespaces?.length) {
+        logger.warn("No namespaces are given (-n NS or -A); serving all namespaces.");
+      }
+      const running: Promise<void>[] = [];
+      const listed: Promise<void>[] = [];
+      const queues: ObjectQueues<ObjectWork>[] = [];
+      const lifecycle = options.lifecycle ?? allAtOnce;
+      const memo = options.memo ?? {};
+      for (const { resource, events, changes } of byResource.values()) {
+        const scopes = resource.namespaced ? namespaces : [null];
+        for (const namespace of scopes) {
+          const stream = serveResource({
+            client,
+            resource,
+            namespace,
+            settings,
+            lifecycle,
+            memo,
+            events,
+            changes,
+            signal: stop.signal,
+          });
+          streams.set(stream.name, stream.health);
+          running.push(stream.done);
+          listed.push(stream.listed);
+          queues.push(stream.queues);
+        }
+      }
+      if (running.length === 0) logger.warn("There is nothing to serve: no handler's resource was found.");
+      Promise.all(listed).then(() => {
+        if (!stop.signal.aborted) options.ready?.({ client, streams });
+      });
+      await new Promise<void>((resolve) => stop.signal.addEventListener("abort", () => resolve(), { once: true }));
+      await Promise.allSettled(running);
+      await Promise.all(queues.map((queue) => queue.drain(AbortSignal.timeout(5000))));
     });
-    await new Promise<void>((resolve) => stop.signal.addEventListener("abort", () => resolve(), { once: true }));
-    await Promise.allSettled(running);
-    await Promise.all(queues.map((queue) => queue.drain(AbortSignal.timeout(5000))));
   } finally {
+    await poster.close();
     options.signal?.removeEventListener("abort", onAbort);
     for (const [name, listener] of listeners) Deno.removeSignalListener(name, listener);
     logger.info("Operator has stopped.");
@@ -146,8 +173,10 @@ function serveResource(deps: {
   resource: Resource;
   namespace: string | null;
   settings: Settings;
+  lifecycle: Lifecycle;
+  memo: Memo;
   events: EventHandler[];
-  creates: ChangeHandler[];
+  changes: ChangeHandler[];
   signal: AbortSignal;
 }): {
   name: string;
@@ -159,27 +188,55 @@ function serveResource(deps: {
   const { client, resource, namespace, settings, signal } = deps;
   const watcher = new Watcher(client, resource, { namespace, settings: settings.watching, signal });
   const name = resourceName(resource) + (namespace ? ` in ${namespace}` : "");
-  const memories = new Map<string, ObjectMemory>();
+  const memories = new Map<string, ObjectMemory & { throttles?: number; throttledUntil?: number }>();
   const wakeups = new Map<string, ReturnType<typeof setTimeout>>();
-  const cycle = { client, resource, settings, eventHandlers: deps.events, createHandlers: deps.creates, signal };
+  const cycle = {
+    client,
+    resource,
+    settings,
+    lifecycle: deps.lifecycle,
+    eventHandlers: deps.events,
+    changeHandlers: deps.changes,
+    signal,
+  };
+  const wakeLater = (uid: string, object: KubernetesObject, seconds: number) => {
+    clearTimeout(wakeups.get(uid));
+    wakeups.set(uid, setTimeout(() => queues.push(uid, { kind: "wakeup", object }), seconds * 1000));
+  };
 
   const queues: ObjectQueues<ObjectWork> = new ObjectQueues<ObjectWork>(async (uid, work) => {
     let memory = memories.get(uid);
-    if (!memory) memories.set(uid, memory = { memo: {} });
-    const outcome = await processObject(work, memory, cycle);
-    if (work.kind === "event" && work.type === "DELETED") {
-      memories.delete(uid);
-      clearTimeout(wakeups.get(uid));
-      wakeups.delete(uid);
-      return;
-    }
+    if (!memory) memories.set(uid, memory = newMemory(deps.memo, work.kind === "event" && work.type === null));
     clearTimeout(wakeups.get(uid));
     wakeups.delete(uid);
+    if (work.kind === "event" && work.type === "DELETED") {
+      await processObject(work, memory, cycle).catch((error) => reportError(work.object, error));
+      memories.delete(uid);
+      return;
+    }
+    // After an unexpected error, the object rests for a while; newer events wait for the end of it.
+    if (memory.throttledUntil !== undefined && Date.now() < memory.throttledUntil) {
+      wakeLater(uid, work.object, (memory.throttledUntil - Date.now()) / 1000);
+      return;
+    }
+    let outcome;
+    try {
+      outcome = await processObject(work, memory, cycle);
+      memory.throttles = memory.throttledUntil = undefined;
+    } catch (error) {
+      if (signal.aborted) return;
+      const delays = settings.batching.errorDelays;
+      const delay = delays[Math.min(memory.throttles ?? 0, delays.length - 1)] ?? 60;
+      memory.throttles = (memory.throttles ?? 0) + 1;
+      memory.throttledUntil = Date.now() + delay * 1000;
+      reportError(work.object, error, delay);
+      wakeLater(uid, work.object, delay);
+      return;
+    }
     if (outcome.wakeupAfter !== undefined && !signal.aborted) {
       // Re-check the latest state of the object later: retries of delayed handlers, or a
       // consistency wait whose echo never came. No write is needed to wake up.
-      const object = work.object;
-      wakeups.set(uid, setTimeout(() => queues.push(uid, { kind: "wakeup", object }), outcome.wakeupAfter * 1000));
+      wakeLater(uid, work.object, outcome.wakeupAfter);
     }
   }, (uid, error) => logger.error("Processing of {uid} failed: {error}", { uid, error }));
 
@@ -204,4 +261,12 @@ function serveResource(deps: {
     for (const timer of wakeups.values()) clearTimeout(timer);
   })();
   return { name, health: watcher.health, done, listed, queues };
+}
+
+/** Logs an unexpected error of a cycle with the object's reference. */
+function reportError(body: KubernetesObject, error: unknown, delay?: number): void {
+  const message = delay === undefined
+    ? "An unexpected error while processing the object."
+    : `Throttling for ${delay} seconds due to an unexpected error.`;
+  new ObjectLogger(body).exception(message, error);
 }

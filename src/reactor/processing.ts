@@ -1,30 +1,51 @@
 /**
- * One processing cycle of one object: event handlers, then change handlers (once the operator's
- * own last patch has been seen), then one patch for everything the cycle changed.
+ * One processing cycle of one object: event handlers; then the finalizer decision; then, once the
+ * operator's own last patch has been seen, the change handlers of the cause; then one patch for
+ * everything the cycle changed (plus a guarded JSON-patch when the finalizer changes).
  *
  * @module
  */
 
 import type { ApiClient } from "../api/client.ts";
-import { applyPatch } from "../api/patching.ts";
+import { applyPatch, changeFinalizers } from "../api/patching.ts";
 import type { KubernetesObject } from "../model/body.ts";
+import { diff as diffOf } from "../model/diff.ts";
 import { Patch } from "../model/patch.ts";
 import type { Resource } from "../model/resource.ts";
 import { ObjectLogger } from "../logging/object_logger.ts";
-import { handleCreation, readDiffBase } from "../handling/change_handling.ts";
-import type { Memo } from "../handling/context.ts";
+import { detectCause, REASON_TITLES } from "../handling/causes.ts";
+import { type Memo, resourceContext } from "../handling/context.ts";
 import { runEventHandlers } from "../handling/event_handling.ts";
+import { runCause } from "../handling/execution.ts";
+import type { FilterContext } from "../handling/filters.ts";
 import type { ChangeHandler, EventHandler } from "../handling/handlers.ts";
+import type { Lifecycle } from "../handling/lifecycles.ts";
+import {
+  anyPrematches,
+  type ChangeMatch,
+  eventHandlersFor,
+  handlersForCause,
+  needsFinalizer,
+} from "../handling/selection.ts";
 import type { Settings } from "../settings/settings.ts";
 
 /** What the operator remembers about one object between its events. */
 export interface ObjectMemory {
   /** The handlers' per-object memo. */
   memo: Memo;
+  /** The object was first seen by the initial listing (so it may be resumed). */
+  noticedByListing: boolean;
+  /** A cycle has finished all handlers of a cause for it in this process (no resuming after that). */
+  fullyHandledOnce: boolean;
   /** The resourceVersion of the operator's own last patch, until the watch has delivered it. */
   expectedVersion?: string;
   /** Until when (ms since the epoch) to wait for `expectedVersion` before handling anyway. */
   consistencyDeadline?: number;
+}
+
+/** Creates the memory of an object seen for the first time. */
+export function newMemory(memo: Memo, listed: boolean): ObjectMemory {
+  return { memo: { ...memo }, noticedByListing: listed, fullyHandledOnce: false };
 }
 
 /** Something for an object's queue: a watch event, or a wake-up to re-check delayed handlers. */
@@ -37,8 +58,9 @@ export interface CycleDeps {
   client: ApiClient;
   resource: Resource;
   settings: Settings;
+  lifecycle: Lifecycle;
   eventHandlers: readonly EventHandler[];
-  createHandlers: readonly ChangeHandler[];
+  changeHandlers: readonly ChangeHandler[];
   signal: AbortSignal;
 }
 
@@ -48,45 +70,168 @@ export interface CycleOutcome {
   wakeupAfter?: number;
 }
 
+/** A resourceVersion that never arrives: after the last finalizer is gone, only DELETED may follow. */
+const NEVER = "~never~arrives";
+
 /** Processes one piece of work for one object. */
 export async function processObject(work: ObjectWork, memory: ObjectMemory, deps: CycleDeps): Promise<CycleOutcome> {
   const body = work.object;
+  if (memory.expectedVersion !== undefined && body.metadata.resourceVersion === memory.expectedVersion) {
+    memory.expectedVersion = memory.consistencyDeadline = undefined;
+  }
   const logger = new ObjectLogger(body);
   const patch = new Patch();
   const extra = { patch, logger, memo: memory.memo, resource: deps.resource };
+  const { settings } = deps;
 
   if (work.kind === "event") {
-    await runEventHandlers(deps.eventHandlers, { type: work.type, object: body }, extra);
+    const event = { type: work.type, object: body };
+    const context = () => ({ ...resourceContext(body, { ...extra, param: undefined }), event, type: work.type });
+    const handlers = eventHandlersFor(deps.eventHandlers, body, context);
+    // Event handlers' lines are never posted as Kubernetes Events: they run for every event.
+    await runEventHandlers(handlers, event, { ...extra, logger: new ObjectLogger(body, { local: true }) });
     if (work.type === "DELETED") return {};
   }
+  if (deps.changeHandlers.length === 0) {
+    await send(patch, null, body, memory, deps);
+    return {};
+  }
 
-  const outcome: CycleOutcome = {};
-  if (deps.createHandlers.length && !body.metadata.deletionTimestamp && readDiffBase(body, deps.settings) === null) {
-    const version = body.metadata.resourceVersion;
-    if (memory.expectedVersion !== undefined && version === memory.expectedVersion) {
-      memory.expectedVersion = memory.consistencyDeadline = undefined;
-    }
-    const waiting = memory.expectedVersion !== undefined && Date.now() < (memory.consistencyDeadline ?? 0);
-    if (waiting) {
-      // Our own last patch is not seen yet: this body predates it, and handling it would repeat
-      // work already done. Its echo will come; re-check at the deadline in case it never does.
-      logger.debug(`Waiting for resourceVersion ${memory.expectedVersion} before handling.`);
-      outcome.wakeupAfter = ((memory.consistencyDeadline ?? 0) - Date.now()) / 1000;
+  const { progressStorage, diffbaseStorage, finalizer } = settings.persistence;
+  const old = diffbaseStorage.fetch(body);
+  const now = diffbaseStorage.build(body, extraFields(deps.changeHandlers));
+  const diff = diffOf(old, now);
+  const filterContext = (): FilterContext => ({
+    ...resourceContext(body, { ...extra, param: undefined }),
+    old,
+    new: now,
+    diff,
+  });
+  const match: ChangeMatch = { body, old, new: now, context: filterContext };
+  const deleting = Boolean(body.metadata.deletionTimestamp);
+  const finalized = body.metadata.finalizers?.includes(finalizer) ?? false;
+
+  // The finalizer first: it must be in place before handlers do anything that deletion must undo.
+  const blocking = needsFinalizer(deps.changeHandlers, match);
+  if (blocking && !finalized && !deleting) {
+    logger.debug("Adding the finalizer, thus preventing the actual deletion.");
+    await send(patch, "add", body, memory, deps);
+    return {};
+  }
+  if (!blocking && finalized && !deleting) {
+    logger.debug("Removing the finalizer, as there are no handlers requiring it.");
+    await send(patch, "remove", body, memory, deps);
+    return {};
+  }
+
+  const cause = detectCause({
+    type: work.kind === "event" ? work.type : "MODIFIED",
+    deleting,
+    finalized,
+    handledBefore: old !== null,
+    changed: diff.length > 0,
+    initial: memory.noticedByListing && !memory.fullyHandledOnce,
+  });
+  if (cause === "gone" || cause === "free" || cause === "noop") {
+    if (cause === "free") logger.debug("Deletion is not ours to handle: our finalizer is not on the object.");
+    await send(patch, null, body, memory, deps);
+    return {};
+  }
+  // Stealth: objects that no change handler could concern get no state, no finalizer, no logs.
+  if (!finalized && !anyPrematches(deps.changeHandlers, match)) {
+    await send(patch, null, body, memory, deps);
+    return {};
+  }
+
+  // State-dependent handling waits until the watch has delivered our own last patch.
+  if (memory.expectedVersion !== undefined && Date.now() < (memory.consistencyDeadline ?? 0)) {
+    logger.debug(`Waiting for resourceVersion ${memory.expectedVersion} before handling.`);
+    await send(patch, null, body, memory, deps);
+    return { wakeupAfter: ((memory.consistencyDeadline ?? 0) - Date.now()) / 1000 };
+  }
+  memory.expectedVersion = memory.consistencyDeadline = undefined;
+
+  const reason = cause;
+  const handlers = handlersForCause(
+    deps.changeHandlers,
+    reason,
+    memory.noticedByListing && !memory.fullyHandledOnce,
+    match,
+  );
+  const title = REASON_TITLES[reason];
+  let done = true;
+  let wakeupAfter: number | undefined;
+  if (handlers.length) {
+    if (reason === "update") logger.debug(`Updating diff: ${JSON.stringify(diff)}`);
+    const outcome = await runCause(handlers, {
+      reason,
+      body,
+      old,
+      new: now,
+      diff,
+      patch,
+      logger,
+      memo: memory.memo,
+      resource: deps.resource,
+      storage: progressStorage,
+      lifecycle: deps.lifecycle,
+      defaultBackoff: settings.execution.defaultBackoff,
+    });
+    done = outcome.done;
+    if (done) {
+      for (const handler of handlers) progressStorage.purge(handler.id, body, patch);
+      logger.info(`${title.noun} is processed: ${outcome.succeeded} succeeded; ${outcome.failed} failed.`);
     } else {
-      memory.expectedVersion = memory.consistencyDeadline = undefined;
-      const result = await handleCreation(deps.createHandlers, body, { ...extra, settings: deps.settings });
-      outcome.wakeupAfter = result.delay;
+      wakeupAfter = outcome.delay;
     }
   }
+  if (done) {
+    memory.fullyHandledOnce = true;
+    if (reason === "delete") {
+      // The object goes away with our finalizer: its bookkeeping would be written for nobody.
+      await send(new Patch(), "remove", body, memory, deps);
+      return {};
+    }
+    if (diff.length > 0) diffbaseStorage.store(body, patch, now);
+  }
+  await send(patch, null, body, memory, deps);
+  return { wakeupAfter };
+}
 
+/** The fields outside the essence that handlers filter on (e.g. `status.phase`): kept in the diff-base. */
+function extraFields(handlers: readonly ChangeHandler[]): string[][] {
+  return handlers.flatMap((handler) => handler.field && handler.field[0] === "status" ? [[...handler.field]] : []);
+}
+
+/**
+ * Sends the cycle's merge-patch, and the finalizer change as a JSON-patch guarded by the
+ * resourceVersion; remembers the resourceVersion to wait for before the next stateful cycle.
+ */
+async function send(
+  patch: Patch,
+  finalizer: "add" | "remove" | null,
+  body: KubernetesObject,
+  memory: ObjectMemory,
+  deps: CycleDeps,
+): Promise<void> {
+  let result: KubernetesObject | null = null;
   if (!patch.empty) {
-    logger.debug(`Patching with: ${JSON.stringify(patch.toMergePatch())}`);
-    const patched = await applyPatch(deps.client, deps.resource, body, patch, deps.signal);
-    const timeout = deps.settings.persistence.consistencyTimeout;
-    if (patched?.metadata.resourceVersion && timeout > 0) {
-      memory.expectedVersion = patched.metadata.resourceVersion;
-      memory.consistencyDeadline = Date.now() + timeout * 1000;
-    }
+    new ObjectLogger(body, { local: true }).debug(`Patching with: ${JSON.stringify(patch.toMergePatch())}`);
+    result = await applyPatch(deps.client, deps.resource, body, patch, deps.signal);
   }
-  return outcome;
+  if (finalizer) {
+    result = await changeFinalizers(
+      deps.client,
+      deps.resource,
+      result ?? body,
+      deps.settings.persistence.finalizer,
+      finalizer,
+      deps.signal,
+    );
+  }
+  const timeout = deps.settings.persistence.consistencyTimeout;
+  if (!result?.metadata.resourceVersion || timeout <= 0) return;
+  const gone = result.metadata.deletionTimestamp && !result.metadata.finalizers?.length;
+  memory.expectedVersion = gone ? NEVER : result.metadata.resourceVersion;
+  memory.consistencyDeadline = Date.now() + timeout * 1000;
 }

@@ -4,9 +4,11 @@
  * @module
  */
 
+import { BatchingSettings } from "./batching.ts";
 import { ExecutionSettings } from "./execution.ts";
 import { NetworkingSettings } from "./networking.ts";
 import { PersistenceSettings } from "./persistence.ts";
+import { PostingSettings } from "./posting.ts";
 import { WatchingSettings } from "./watching.ts";
 
 /**
@@ -29,4 +31,8 @@ export class Settings {
   readonly persistence: PersistenceSettings = new PersistenceSettings();
   /** Handler execution. */
   readonly execution: ExecutionSettings = new ExecutionSettings();
+  /** Per-object processing. */
+  readonly batching: BatchingSettings = new BatchingSettings();
+  /** Kubernetes Events: explicit ones, and log lines (when `loggers` is on). */
+  readonly posting: PostingSettings = new PostingSettings();
 }

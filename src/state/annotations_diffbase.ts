@@ -1,0 +1,87 @@
+/**
+ * The diff-base in an annotation, Kopf's default: `kopf.zalando.org/last-handled-configuration`
+ * holds the essence as compact JSON plus a newline (V2 and, while `v1` is on, V1 keys).
+ *
+ * @module
+ */
+
+import type { JsonObject, KubernetesObject } from "../model/body.ts";
+import type { Patch } from "../model/patch.ts";
+import { decodeEssence, type DiffBaseStorage } from "./diffbase_storage.ts";
+import { buildEssence, removeAnnotations, removeEmptyStanzas } from "./essence.ts";
+import type { FieldSpec } from "./fields.ts";
+import { checkPrefix, storageKeys, storeMarker } from "./keys.ts";
+import { dumpPythonJson } from "./python_json.ts";
+
+/** Options of {@linkcode AnnotationsDiffBaseStorage}. */
+export interface AnnotationsDiffBaseStorageOptions {
+  /** The annotation prefix; `kopf.zalando.org` by default. Other prefixes also get a `<prefix>/kopf-managed` marker. */
+  prefix?: string;
+  /** The annotation name; `last-handled-configuration` by default. */
+  key?: string;
+  /** Fields left out of the essence, e.g. `spec.replicas` when an autoscaler changes it. */
+  ignoredFields?: Iterable<FieldSpec>;
+  /** Also write (and read) the V1 key of old Kopf versions where it differs; on by default. */
+  v1?: boolean;
+}
+
+/**
+ * Keeps the essence in an annotation, as Kopf does by default.
+ *
+ * @example
+ * ```ts
+ * import { AnnotationsDiffBaseStorage } from "./annotations_diffbase.ts";
+ * const storage = new AnnotationsDiffBaseStorage({ prefix: "my-op.example.com", ignoredFields: ["spec.replicas"] });
+ * ```
+ */
+export class AnnotationsDiffBaseStorage implements DiffBaseStorage {
+  /** The annotation prefix. */
+  readonly prefix: string;
+  /** The annotation name. */
+  readonly key: string;
+  /** Whether the V1 key is written and read. */
+  readonly v1: boolean;
+  /** Fields left out of the essence. */
+  readonly ignoredFields: readonly FieldSpec[];
+
+  /** Creates the storage; throws for an empty prefix, warns for a prefix longer than 189 characters. */
+  constructor(options: AnnotationsDiffBaseStorageOptions = {}) {
+    this.prefix = options.prefix ?? "kopf.zalando.org";
+    this.key = options.key ?? "last-handled-configuration";
+    this.v1 = options.v1 ?? true;
+    this.ignoredFields = [...(options.ignoredFields ?? [])];
+    checkPrefix(this.prefix);
+  }
+
+  /** The annotation keys on this object (V2, then V1 if different). */
+  keys(body?: KubernetesObject): string[] {
+    return storageKeys(this.prefix, this.key, { v1: this.v1, body });
+  }
+
+  /** The essence without this storage's own annotations. */
+  build(body: KubernetesObject, extraFields?: Iterable<FieldSpec>): JsonObject {
+    const essence = buildEssence(body, { extraFields, ignoredFields: this.ignoredFields });
+    removeAnnotations(essence, this.keys(body));
+    removeEmptyStanzas(essence);
+    return essence;
+  }
+
+  /** The essence under the first key that holds one (V2 before V1). */
+  fetch(body: KubernetesObject): JsonObject | null {
+    const annotations = body.metadata?.annotations ?? {};
+    for (const fullKey of this.keys(body)) {
+      const encoded = annotations[fullKey];
+      if (encoded === undefined || encoded === null) continue;
+      const decoded = decodeEssence(encoded, `The annotation ${fullKey}`);
+      if (decoded !== null) return decoded;
+    }
+    return null;
+  }
+
+  /** Writes the essence as compact JSON plus a newline under all keys (plus the prefix marker). */
+  store(body: KubernetesObject, patch: Patch, essence: JsonObject): void {
+    const encoded = `${dumpPythonJson(essence)}\n`;
+    for (const fullKey of this.keys(body)) patch.metadata.annotations[fullKey] = encoded;
+    storeMarker(this.prefix, patch, body);
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * The essence of an object: the part whose changes matter to change handlers and that is stored
+ * as the diff-base (Kopf's "last handled configuration"). It is the body without `apiVersion`,
+ * `kind`, `metadata` and `status`, plus the labels and the annotations that are nobody's
+ * bookkeeping, plus the extra fields that handlers watch (e.g. `status.phase`). The key order of
+ * the result is Kopf's, so that it serialises to the same text.
+ *
+ * @module
+ */
+
+import type { JsonObject, JsonValue, KubernetesObject } from "../model/body.ts";
+import { cherrypick, cloneJson, type FieldSpec, isMapping, parseField, removeField } from "./fields.ts";
+import { detectMarkedPrefixes } from "./keys.ts";
+
+/** kubectl's own bookkeeping annotation, never part of the essence. */
+export const KUBECTL_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
+
+/** Options of {@linkcode buildEssence}. */
+export interface EssenceOptions {
+  /** Fields added back although they are otherwise left out, e.g. `status.phase` that a handler watches. */
+  extraFields?: Iterable<FieldSpec>;
+  /** Fields removed at the end, e.g. `spec.replicas` managed by an autoscaler. */
+  ignoredFields?: Iterable<FieldSpec>;
+}
+
+/**
+ * The essence of an object, with annotations of Kopf-managed prefixes (`kopf.zalando.org/…`,
+ * `*.kopf.zalando.org/…`, and any prefix with a `<prefix>/kopf-managed` key) and kubectl's
+ * last-applied configuration left out, and empty `metadata`, `labels`, `annotations` and `status`
+ * stanzas removed. Other empty objects (e.g. `spec: {}`) are kept, as Kopf keeps them.
+ *
+ * @example
+ * ```ts
+ * buildEssence({ apiVersion: "v1", kind: "X", metadata: { name: "x", labels: { a: "b" } }, spec: { field: "value" } });
+ * // { spec: { field: "value" }, metadata: { labels: { a: "b" } } }
+ * ```
+ */
+export function buildEssence(body: KubernetesObject | JsonObject, options: EssenceOptions = {}): JsonObject {
+  const essence: JsonObject = {};
+  for (const [key, value] of Object.entries(body)) {
+    if (key === "apiVersion" || key === "kind" || key === "metadata" || key === "status") continue;
+    if (value !== undefined) essence[key] = cloneJson(value as JsonValue);
+  }
+  cherrypick(body, essence, ["metadata.labels", "metadata.annotations"]);
+
+  const metadata = essence.metadata;
+  const annotations = isMapping(metadata) ? metadata.annotations : undefined;
+  if (isMapping(annotations)) {
+    const ignored = [...detectMarkedPrefixes(Object.keys(annotations))].map((prefix) => `${prefix}/`);
+    for (const key of Object.keys(annotations)) {
+      if (ignored.some((prefix) => key.startsWith(prefix)) || key === KUBECTL_LAST_APPLIED) delete annotations[key];
+    }
+  }
+
+  cherrypick(body, essence, options.extraFields ?? []);
+  removeEmptyStanzas(essence);
+  for (const field of options.ignoredFields ?? []) removeField(essence, parseField(field));
+  return essence;
+}
+
+/** Removes the given annotations from the essence (in place), keeping the order of the others. */
+export function removeAnnotations(essence: JsonObject, keys: Iterable<string>): void {
+  const metadata = essence.metadata;
+  const annotations = isMapping(metadata) ? metadata.annotations : undefined;
+  if (!isMapping(metadata) || !isMapping(annotations)) return;
+  const removed = new Set(keys);
+  if (!Object.keys(annotations).some((key) => removed.has(key))) return;
+  metadata.annotations = Object.fromEntries(Object.entries(annotations).filter(([key]) => !removed.has(key)));
+}
+
+/**
+ * Removes empty (or `null`, `false`, `0`, `""`, `[]`: Python's falsy) `metadata.annotations`,
+ * `metadata.labels`, `metadata` and `status` from the essence (in place); nothing else.
+ */
+export function removeEmptyStanzas(essence: JsonObject): void {
+  const metadata = essence.metadata;
+  if (isMapping(metadata)) {
+    if (Object.hasOwn(metadata, "annotations") && isFalsy(metadata.annotations)) delete metadata.annotations;
+    if (Object.hasOwn(metadata, "labels") && isFalsy(metadata.labels)) delete metadata.labels;
+  }
+  if (Object.hasOwn(essence, "metadata") && isFalsy(essence.metadata)) delete essence.metadata;
+  if (Object.hasOwn(essence, "status") && isFalsy(essence.status)) delete essence.status;
+}
+
+/** Python's truth test of a JSON value. */
+function isFalsy(value: JsonValue | undefined): boolean {
+  if (value === null || value === undefined || value === false || value === 0 || value === "") return true;
+  if (Array.isArray(value)) return value.length === 0;
+  return typeof value === "object" && Object.keys(value).length === 0;
+}

@@ -1,0 +1,62 @@
+/**
+ * Several diff-base storages used as one: for moving from one storage to another without making
+ * every object look new (write to both for a while, then keep the new one).
+ *
+ * @module
+ */
+
+import type { JsonObject, KubernetesObject } from "../model/body.ts";
+import type { Patch } from "../model/patch.ts";
+import type { DiffBaseStorage } from "./diffbase_storage.ts";
+import { buildEssence } from "./essence.ts";
+import type { FieldSpec } from "./fields.ts";
+
+/**
+ * Reads from the first storage that has an essence and writes into all of them; the essence is
+ * cleared of every storage's own fields.
+ *
+ * @example
+ * ```ts
+ * import { MultiDiffBaseStorage } from "./multi_diffbase.ts";
+ * import { AnnotationsDiffBaseStorage } from "./annotations_diffbase.ts";
+ * import { StatusDiffBaseStorage } from "./status_diffbase.ts";
+ * const storage = new MultiDiffBaseStorage([
+ *   new StatusDiffBaseStorage({ field: "status.diff-base" }), // the new one
+ *   new AnnotationsDiffBaseStorage(), // the old one, still read
+ * ]);
+ * ```
+ */
+export class MultiDiffBaseStorage implements DiffBaseStorage {
+  /** The storages, in the order they are read. */
+  readonly storages: readonly DiffBaseStorage[];
+
+  /** Combines the storages; the first one that has an essence wins when reading. */
+  constructor(storages: Iterable<DiffBaseStorage>) {
+    this.storages = [...storages];
+  }
+
+  /** The essence, passed through every storage's `build()` in turn so that each removes its own fields. */
+  build(body: KubernetesObject, extraFields?: Iterable<FieldSpec>): JsonObject {
+    const fields = extraFields === undefined ? undefined : [...extraFields];
+    let essence = buildEssence(body, { extraFields: fields });
+    for (const storage of this.storages) {
+      // What is left of the body is the body for the next storage (its metadata keeps labels and annotations only).
+      essence = storage.build({ metadata: {}, ...essence } as KubernetesObject, fields);
+    }
+    return essence;
+  }
+
+  /** The essence of the first storage that has one. */
+  fetch(body: KubernetesObject): JsonObject | null {
+    for (const storage of this.storages) {
+      const essence = storage.fetch(body);
+      if (essence !== null) return essence;
+    }
+    return null;
+  }
+
+  /** Writes the essence into every storage. */
+  store(body: KubernetesObject, patch: Patch, essence: JsonObject): void {
+    for (const storage of this.storages) storage.store(body, patch, essence);
+  }
+}

@@ -1,0 +1,143 @@
+/**
+ * The API budget: writes per object lifecycle, counted by verb, against Kopf 1.44.6's measured
+ * figures (shared/reference/kopf-source.md §3.3, a CRD with a status subresource): never more
+ * writes than Kopf, strictly fewer where Kopf runs several handlers or retries, none when idle.
+ */
+
+import assert from "node:assert/strict";
+import * as kopf from "@kopf/kopf";
+import { ApiNotFoundError } from "../src/api/errors.ts";
+import type { RequestCounters } from "../src/api/counters.ts";
+import {
+  createExample,
+  deleteExample,
+  freshNamespace,
+  getExample,
+  patchExample,
+  testCluster,
+  waitFor,
+} from "./support/cluster.ts";
+import { runOperator } from "./support/operator.ts";
+
+/** Writes so far: patches of any kind (merge, status, JSON) and created Events. */
+function writes(counters: RequestCounters): number {
+  return counters.count({ verb: "patch" }) + counters.count({ verb: "create" }) + counters.count({ verb: "update" });
+}
+
+function settle(seconds = 1.5): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+}
+
+/** Runs a create / update / delete lifecycle of one object and returns the writes of each phase. */
+async function lifecycle(
+  registry: kopf.Registry,
+  until: { created: (status: Record<string, unknown>) => boolean },
+): Promise<{ create: number; update: number; delete: number; idle: number }> {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "budget");
+  const operator = await runOperator(registry, namespace);
+  const counters = operator.running.client.counters;
+  try {
+    let before = writes(counters);
+    await createExample(client, namespace, "b", { x: 1 });
+    await waitFor("the creation to be handled", async () => {
+      const body = await getExample(client, namespace, "b");
+      const handled = body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
+      return handled && until.created((body.status ?? {}) as Record<string, unknown>) || undefined;
+    });
+    await settle();
+    const create = writes(counters) - before;
+
+    before = writes(counters);
+    await settle(3);
+    const idle = writes(counters) - before;
+
+    before = writes(counters);
+    await patchExample(client, namespace, "b", { spec: { x: 2 } });
+    await waitFor("the update to be handled", async () => {
+      const body = await getExample(client, namespace, "b");
+      return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"]?.includes('"x":2') || undefined;
+    });
+    await settle();
+    const update = writes(counters) - before;
+
+    before = writes(counters);
+    await deleteExample(client, namespace, "b");
+    await waitFor("the object to be gone", async () => {
+      try {
+        await getExample(client, namespace, "b");
+        return undefined;
+      } catch (error) {
+        if (error instanceof ApiNotFoundError) return true;
+        throw error;
+      }
+    });
+    await settle();
+    return { create, update, delete: writes(counters) - before, idle };
+  } finally {
+    await operator.stop();
+  }
+}
+
+Deno.test("crud, create returns a dict: 3 / 1 / 1 writes, as Kopf 1.44.6 (3P / 1P / 1P)", async () => {
+  const registry = new kopf.Registry();
+  kopf.on.create("kopfexamples", { registry }, function createFn() {
+    return { message: "hello" };
+  });
+  kopf.on.update("kopfexamples", { registry }, function updateFn() {});
+  kopf.on.delete("kopfexamples", { registry }, function deleteFn() {});
+  const figures = await lifecycle(registry, { created: (status) => status.createFn !== undefined });
+  assert.deepEqual(figures, { create: 3, update: 1, delete: 1, idle: 0 });
+});
+
+Deno.test("3 create + 2 update + 2 delete handlers: 2 / 1 / 1 writes, fewer than Kopf 1.44.6 (4P / 2P / 3P)", async () => {
+  const registry = new kopf.Registry();
+  for (const id of ["c1", "c2", "c3"]) kopf.on.create("kopfexamples", { registry, id }, () => {});
+  for (const id of ["u1", "u2"]) kopf.on.update("kopfexamples", { registry, id }, () => {});
+  for (const id of ["d1", "d2"]) kopf.on.delete("kopfexamples", { registry, id }, () => {});
+  const figures = await lifecycle(registry, { created: () => true });
+  assert.deepEqual(figures, { create: 2, update: 1, delete: 1, idle: 0 });
+  assert.ok(figures.create < 4 && figures.update < 2 && figures.delete < 3);
+});
+
+Deno.test("one create handler failing temporarily twice: 3 writes, fewer than Kopf 1.44.6 (5P)", async () => {
+  const registry = new kopf.Registry();
+  kopf.on.create("kopfexamples", { registry }, function flakyFn({ retry }) {
+    if (retry < 2) throw new kopf.TemporaryError("later", { delay: 1 });
+  });
+  const figures = await lifecycle(registry, { created: () => true });
+  assert.equal(figures.create, 3);
+  assert.ok(figures.create < 5);
+  assert.equal(figures.idle, 0);
+});
+
+Deno.test("a create handler logging five lines: 1 write, as Kopf 1.44.6 (1P, no Events)", async () => {
+  const registry = new kopf.Registry();
+  kopf.on.create("kopfexamples", { registry }, function chattyFn({ logger }) {
+    for (let line = 1; line <= 5; line++) logger.info(`line ${line}`);
+  });
+  const figures = await lifecycle(registry, { created: () => true });
+  assert.equal(figures.create, 1);
+  assert.equal(figures.update, 1, "the diff-base of the change");
+});
+
+Deno.test("on.event only: no writes at all, as Kopf 1.44.6", async () => {
+  const registry = new kopf.Registry();
+  let events = 0;
+  kopf.on.event("kopfexamples", { registry }, function countFn() {
+    events++;
+  });
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "budget-events");
+  const operator = await runOperator(registry, namespace);
+  try {
+    await createExample(client, namespace, "e");
+    await patchExample(client, namespace, "e", { spec: { x: 1 } });
+    await deleteExample(client, namespace, "e");
+    await waitFor("three events", () => events >= 3 || undefined);
+    await settle();
+    assert.equal(writes(operator.running.client.counters), 0);
+  } finally {
+    await operator.stop();
+  }
+});

@@ -1,0 +1,259 @@
+/**
+ * Change handlers against a real API server: creation, updates, field handlers, resuming,
+ * results, errors and retries, lifecycles (kopf-features areas 4, 7, 8, 9, 12).
+ */
+
+import assert from "node:assert/strict";
+import * as kopf from "@kopf/kopf";
+import type { KubernetesObject } from "../src/model/body.ts";
+import { createExample, freshNamespace, getExample, patchExample, testCluster, waitFor } from "./support/cluster.ts";
+import { runOperator } from "./support/operator.ts";
+
+type Status = Record<string, unknown>;
+
+/** Waits until `status[key]` of an object is set; returns the object. */
+async function statusSet(namespace: string, name: string, key: string): Promise<KubernetesObject> {
+  const { client } = await testCluster();
+  return await waitFor(`status.${key} of ${name}`, async () => {
+    const body = await getExample(client, namespace, name);
+    return (body.status as Status | undefined)?.[key] !== undefined ? body : undefined;
+  });
+}
+
+function statusOf(body: KubernetesObject): Status {
+  return (body.status ?? {}) as Status;
+}
+
+/** Lets the operator see and handle whatever happened last (no timing is asserted). */
+function settle(seconds = 1): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+}
+
+Deno.test("on.update gets the diff of a spec change; a status-only change runs nothing (4.7, 12.1)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "update");
+  const registry = new kopf.Registry();
+  const calls: unknown[] = [];
+  kopf.on.update("kopfexamples", { registry }, function updateFn({ reason, old, new: now, diff }) {
+    calls.push(diff);
+    return { reason, old: (old as Status).spec, new: (now as Status).spec, hasStatus: "status" in (now as Status) };
+  });
+  await createExample(client, namespace, "u", { x: 1 });
+  const operator = await runOperator(registry, namespace);
+  try {
+    await waitFor("the diff-base", async () => {
+      const body = await getExample(client, namespace, "u");
+      return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
+    });
+    await client.request({
+      method: "PATCH",
+      path: `/apis/kopf.dev/v1/namespaces/${namespace}/kopfexamples/u/status`,
+      body: { status: { unrelated: true } },
+      contentType: "application/merge-patch+json",
+    });
+    await settle();
+    assert.equal(calls.length, 0, "a status change is not an update");
+    await patchExample(client, namespace, "u", { spec: { x: 2 } });
+    const body = await statusSet(namespace, "u", "updateFn");
+    assert.deepEqual(statusOf(body).updateFn, { reason: "update", old: { x: 1 }, new: { x: 2 }, hasStatus: false });
+    assert.deepEqual(calls, [[["change", ["spec", "x"], 1, 2]]]);
+  } finally {
+    await operator.stop();
+  }
+});
+
+Deno.test("a field suffix makes the id; one function on two fields runs twice with its params (4.1, 4.3)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "field-id");
+  const registry = new kopf.Registry();
+  function fn({ param, old, new: now }: kopf.ChangeContext) {
+    return { param, old, new: now };
+  }
+  kopf.on.update("kopfexamples", { registry, field: "spec.a", param: 1 }, fn);
+  kopf.on.update("kopfexamples", { registry, field: "spec", param: 2 }, fn);
+  await createExample(client, namespace, "f", { a: 1 });
+  const operator = await runOperator(registry, namespace);
+  try {
+    await waitFor("the diff-base", async () => {
+      const body = await getExample(client, namespace, "f");
+      return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
+    });
+    await patchExample(client, namespace, "f", { spec: { a: 2 } });
+    const body = await statusSet(namespace, "f", "fn/spec");
+    const status = statusOf(await statusSet(namespace, "f", "fn/spec.a"));
+    assert.deepEqual(status["fn/spec.a"], { param: 1, old: 1, new: 2 });
+    assert.deepEqual(statusOf(body)["fn/spec"], { param: 2, old: { a: 1 }, new: { a: 2 } });
+  } finally {
+    await operator.stop();
+  }
+});
+
+Deno.test("on.field fires on creation when the field is set and on its changes, not on others (4.10)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "on-field");
+  const registry = new kopf.Registry();
+  const seen: string[] = [];
+  kopf.on.field("kopfexamples", { registry, field: "spec.a" }, function fieldFn({ reason, old, new: now }) {
+    seen.push(`${reason} ${old} ${now}`);
+  });
+  const operator = await runOperator(registry, namespace);
+  try {
+    await createExample(client, namespace, "x", { a: 1, b: 1 });
+    await waitFor("the creation", () => seen.length >= 1 || undefined);
+    await patchExample(client, namespace, "x", { spec: { b: 2 } });
+    await settle();
+    await patchExample(client, namespace, "x", { spec: { a: 2 } });
+    await waitFor("the change of spec.a", () => seen.length >= 2 || undefined);
+    await settle();
+    assert.deepEqual(seen, ["create null 1", "update 1 2"]);
+  } finally {
+    await operator.stop();
+  }
+});
+
+Deno.test("on.resume runs once for handled objects after a restart, never for new ones; create is not re-run (4.6, 4.9)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "resume");
+  const registry = new kopf.Registry();
+  const calls: string[] = [];
+  kopf.on.create("kopfexamples", { registry }, function createFn({ name }) {
+    calls.push(`create ${name}`);
+  });
+  kopf.on.resume("kopfexamples", { registry }, function resumeFn({ name, reason }) {
+    calls.push(`${reason} ${name}`);
+  });
+  await createExample(client, namespace, "old");
+  let operator = await runOperator(registry, namespace);
+  await waitFor("the creation", () => calls.includes("create old") || undefined);
+  await settle();
+  await operator.stop();
+  assert.deepEqual(calls, ["create old"]);
+
+  operator = await runOperator(registry, namespace);
+  try {
+    await waitFor("the resuming", () => calls.includes("resume old") || undefined);
+    await createExample(client, namespace, "new");
+    await waitFor("the creation of the new one", () => calls.includes("create new") || undefined);
+    await patchExample(client, namespace, "old", { spec: { touched: 1 } });
+    await settle();
+    assert.deepEqual(calls, ["create old", "resume old", "create new"]);
+  } finally {
+    await operator.stop();
+  }
+});
+
+Deno.test("changes made while the operator was down are handled as one update (12.4)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "catch-up");
+  const registry = new kopf.Registry();
+  const updates: unknown[] = [];
+  kopf.on.update("kopfexamples", { registry, field: "spec.x" }, function updateFn({ old, new: now }) {
+    updates.push([old, now]);
+  });
+  await createExample(client, namespace, "c", { x: 1 });
+  let operator = await runOperator(registry, namespace);
+  await waitFor("the diff-base", async () => {
+    const body = await getExample(client, namespace, "c");
+    return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
+  });
+  await operator.stop();
+  await patchExample(client, namespace, "c", { spec: { x: 2 } });
+  await patchExample(client, namespace, "c", { spec: { x: 3 } });
+  operator = await runOperator(registry, namespace);
+  try {
+    await waitFor("the update", () => updates.length >= 1 || undefined);
+    await settle();
+    assert.deepEqual(updates, [[1, 3]]);
+  } finally {
+    await operator.stop();
+  }
+});
+
+Deno.test("results: mappings merge into status[id], other values replace it (7.1)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "results");
+  const registry = new kopf.Registry();
+  kopf.on.create("kopfexamples", { registry }, function mapFn({ patch }) {
+    patch.status.mapFn = { kept: true };
+    return { a: 1 };
+  });
+  kopf.on.create("kopfexamples", { registry }, function numberFn() {
+    return 100;
+  });
+  const operator = await runOperator(registry, namespace);
+  try {
+    await createExample(client, namespace, "r");
+    const body = await statusSet(namespace, "r", "numberFn");
+    assert.deepEqual(statusOf(body).mapFn, { kept: true, a: 1 });
+    assert.equal(statusOf(body).numberFn, 100);
+  } finally {
+    await operator.stop();
+  }
+});
+
+Deno.test("errors: permanent stops, temporary retries after its delay, retries and timeout give up (8.1–8.6)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "errors");
+  const registry = new kopf.Registry();
+  const calls: Record<string, number[]> = { permanent: [], temporary: [], limited: [], exceptional: [] };
+  kopf.on.create("kopfexamples", { registry }, function permanentFn({ retry }) {
+    calls.permanent.push(retry);
+    throw new kopf.PermanentError("no way");
+  });
+  kopf.on.create("kopfexamples", { registry }, function temporaryFn({ retry }) {
+    calls.temporary.push(retry);
+    if (retry < 2) throw new kopf.TemporaryError("later", { delay: 1 });
+    return { retry };
+  });
+  kopf.on.create("kopfexamples", { registry, retries: 3, backoff: 0.5 }, function limitedFn({ retry }) {
+    calls.limited.push(retry);
+    throw new Error("always");
+  });
+  kopf.on.create("kopfexamples", { registry, errors: "permanent" }, function exceptionalFn({ retry }) {
+    calls.exceptional.push(retry);
+    throw new Error("once");
+  });
+  const operator = await runOperator(registry, namespace);
+  try {
+    await createExample(client, namespace, "e");
+    const body = await waitFor("the cause to finish", async () => {
+      const body = await getExample(client, namespace, "e");
+      const done = body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
+      return done && statusOf(body).temporaryFn ? body : undefined;
+    }, 120);
+    assert.deepEqual(calls, { permanent: [0], temporary: [0, 1, 2], limited: [0, 1, 2], exceptional: [0] });
+    assert.deepEqual(statusOf(body).temporaryFn, { retry: 2 });
+    const progress = Object.keys(body.metadata.annotations ?? {}).filter((key) =>
+      key.startsWith("kopf.zalando.org/") && !key.endsWith("last-handled-configuration")
+    );
+    assert.deepEqual(progress, [], "progress is purged once all handlers are finished (8.7)");
+  } finally {
+    await operator.stop();
+  }
+});
+
+Deno.test("the asap lifecycle runs one handler per cycle; the default runs all in one patch (9.1, 9.2)", async () => {
+  const { client } = await testCluster();
+  for (const [lifecycle, expectedWrites] of [[kopf.lifecycles.allAtOnce, 1], [kopf.lifecycles.asap, 2]] as const) {
+    const namespace = await freshNamespace(client, "lifecycle");
+    const registry = new kopf.Registry();
+    kopf.on.create("kopfexamples", { registry }, function aFn() {
+      return "a";
+    });
+    kopf.on.create("kopfexamples", { registry }, function bFn() {
+      return "b";
+    });
+    const operator = await runOperator(registry, namespace, { lifecycle });
+    try {
+      await createExample(client, namespace, "l");
+      await statusSet(namespace, "l", "bFn");
+      await statusSet(namespace, "l", "aFn");
+      await settle();
+      const counters = operator.running.client.counters;
+      // One merge-patch of the object and one of its status per cycle.
+      assert.equal(counters.count({ verb: "patch", resource: "kopfexamples" }), expectedWrites, lifecycle.name);
+    } finally {
+      await operator.stop();
+    }
+  }
+});
