@@ -10,6 +10,7 @@ import type { ApiClient } from "../api/client.ts";
 import { applyPatch, changeFinalizers } from "../api/patching.ts";
 import type { KubernetesObject } from "../model/body.ts";
 import { diff as diffOf } from "../model/diff.ts";
+import { patchInconsistencies } from "../model/inconsistencies.ts";
 import { Patch } from "../model/patch.ts";
 import type { Resource } from "../model/resource.ts";
 import { ObjectLogger } from "../logging/object_logger.ts";
@@ -216,8 +217,15 @@ async function send(
 ): Promise<void> {
   let result: KubernetesObject | null = null;
   if (!patch.empty) {
-    new ObjectLogger(body, { local: true }).debug(`Patching with: ${JSON.stringify(patch.toMergePatch())}`);
+    const logger = new ObjectLogger(body, { local: true });
+    const wanted = patch.toMergePatch();
+    logger.debug(`Patching with: ${JSON.stringify(wanted)}`);
     result = await applyPatch(deps.client, deps.resource, body, patch, deps.signal);
+    const inconsistencies = result ? patchInconsistencies(wanted, result) : [];
+    if (inconsistencies.length) {
+      // Usually a schema pruning what handlers return: the CRD's status needs x-kubernetes-preserve-unknown-fields.
+      logger.warning(`Patching failed with inconsistencies: ${JSON.stringify(inconsistencies)}`);
+    }
   }
   if (finalizer) {
     result = await changeFinalizers(

@@ -1,0 +1,44 @@
+/**
+ * What a patch asked for but the patched object does not show: the typical sign of a schema that
+ * prunes unknown fields (a CRD's status without `x-kubernetes-preserve-unknown-fields`).
+ *
+ * @module
+ */
+
+import type { JsonObject, JsonValue, KubernetesObject } from "./body.ts";
+import { deepEqual, type Diff, type DiffItem, resolveField } from "./diff.ts";
+
+/** Stanzas that the API server drops when they become empty: not an inconsistency. */
+const DROPPED_WHEN_EMPTY = new Set(["metadata.labels", "metadata.annotations", "metadata.finalizers"]);
+
+/**
+ * The differences between a merge-patch and the object returned for it: `["change", path,
+ * actual, wanted]` for values that differ, `["remove", …]` for keys set to `null` that are still
+ * there, `["add", …]` for keys that are missing.
+ */
+export function patchInconsistencies(patch: JsonObject, body: KubernetesObject): Diff {
+  const found: DiffItem[] = [];
+  const walk = (value: JsonValue, path: string[]) => {
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+      const entries = Object.entries(value);
+      if (entries.length === 0) return;
+      for (const [key, item] of entries) walk(item, [...path, key]);
+      return;
+    }
+    const actual = resolveField(body, path);
+    if (value === null) {
+      if (actual !== undefined && actual !== null) found.push(["remove", path, actual, null]);
+      return;
+    }
+    if (actual === undefined) {
+      const parent = path.slice(0, -1).join(".");
+      if (!(DROPPED_WHEN_EMPTY.has(parent) && Array.isArray(value) && value.length === 0)) {
+        found.push(["add", path, null, value]);
+      }
+      return;
+    }
+    if (!deepEqual(actual, value)) found.push(["change", path, actual, value]);
+  };
+  walk(patch, []);
+  return found;
+}

@@ -1,0 +1,30 @@
+import assert from "node:assert/strict";
+import { patchInconsistencies } from "./inconsistencies.ts";
+
+const body = {
+  metadata: { name: "x", labels: { a: "1" } },
+  spec: { size: 2 },
+  status: { createFn: { message: "hi" } },
+};
+
+Deno.test("a patch that the object shows has no inconsistencies", () => {
+  assert.deepEqual(
+    patchInconsistencies({
+      spec: { size: 2 },
+      status: { createFn: { message: "hi" } },
+      metadata: { labels: { b: null } },
+    }, body),
+    [],
+  );
+});
+
+Deno.test("pruned, changed and surviving fields are reported", () => {
+  assert.deepEqual(
+    patchInconsistencies({ status: { pruned: { x: 1 } }, spec: { size: 3 }, metadata: { labels: { a: null } } }, body),
+    [
+      ["add", ["status", "pruned", "x"], null, 1],
+      ["change", ["spec", "size"], 2, 3],
+      ["remove", ["metadata", "labels", "a"], "1", null],
+    ],
+  );
+});
