@@ -141,3 +141,28 @@ Deno.test("on.event only: no writes at all, as Kopf 1.44.6", async () => {
     await operator.stop();
   }
 });
+
+Deno.test("a patch that changes nothing is never sent", async () => {
+  const registry = new kopf.Registry();
+  let events = 0;
+  kopf.on.event("kopfexamples", { registry }, function readyFn({ patch }) {
+    events++;
+    patch.status.phase = "Ready";
+  });
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "budget-noop");
+  const operator = await runOperator(registry, namespace);
+  try {
+    await createExample(client, namespace, "n");
+    await waitFor("the phase", async () => {
+      const body = await getExample(client, namespace, "n");
+      return (body.status as Record<string, unknown> | undefined)?.phase === "Ready" || undefined;
+    });
+    await patchExample(client, namespace, "n", { spec: { x: 1 } });
+    await waitFor("the events of the echo and the change", () => events >= 3 || undefined);
+    await settle();
+    assert.equal(writes(operator.running.client.counters), 1, "only the first event changed the phase");
+  } finally {
+    await operator.stop();
+  }
+});

@@ -257,3 +257,35 @@ Deno.test("the asap lifecycle runs one handler per cycle; the default runs all i
     }
   }
 });
+
+Deno.test("a burst of changes: on.event sees every one, on.update ends with the last state (1.4)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "burst");
+  const registry = new kopf.Registry();
+  const counters: number[] = [];
+  let lastUpdate: unknown;
+  kopf.on.event("kopfexamples", { registry }, function eventFn({ spec, type }) {
+    if (type === "MODIFIED" && typeof spec.counter === "number" && spec.counter > 0) counters.push(spec.counter);
+  });
+  kopf.on.update("kopfexamples", { registry, field: "spec.counter" }, function updateFn({ new: now }) {
+    lastUpdate = now;
+  });
+  await createExample(client, namespace, "b", { counter: 0 });
+  const operator = await runOperator(registry, namespace);
+  try {
+    await waitFor("the diff-base", async () => {
+      const body = await getExample(client, namespace, "b");
+      return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
+    });
+    await Promise.all(Array.from({ length: 20 }, async (_, index) => {
+      await new Promise((resolve) => setTimeout(resolve, index * 5));
+      await patchExample(client, namespace, "b", { spec: { counter: index + 1 } });
+    }));
+    const final = (await getExample(client, namespace, "b")).spec as { counter: number };
+    await waitFor("the last state to be handled", () => lastUpdate === final.counter || undefined);
+    await waitFor("every change to be seen by on.event", () => new Set(counters).size >= 20 || undefined);
+    assert.deepEqual([...new Set(counters)].sort((a, b) => a - b), Array.from({ length: 20 }, (_, index) => index + 1));
+  } finally {
+    await operator.stop();
+  }
+});

@@ -5,8 +5,11 @@
  * @module
  */
 
-/** Processes the items of one key. */
-export type Processor<T> = (key: string, item: T) => Promise<void>;
+/**
+ * Processes one item of a key; `more` says whether newer items of the same key are already
+ * queued behind it (so that work only the latest state needs can be left to them).
+ */
+export type Processor<T> = (key: string, item: T, more: boolean) => Promise<void>;
 
 /** A set of FIFO queues keyed by object, each drained by its own sequential worker. */
 export class ObjectQueues<T> {
@@ -56,7 +59,7 @@ export class ObjectQueues<T> {
     while (queue.length) {
       const item = queue[0];
       try {
-        await this.#process(key, item);
+        await this.#process(key, item, queue.length > 1);
       } catch (error) {
         this.#onError(key, error);
       }

@@ -204,7 +204,7 @@ function serveResource(deps: {
     wakeups.set(uid, setTimeout(() => queues.push(uid, { kind: "wakeup", object }), seconds * 1000));
   };
 
-  const queues: ObjectQueues<ObjectWork> = new ObjectQueues<ObjectWork>(async (uid, work) => {
+  const queues: ObjectQueues<ObjectWork> = new ObjectQueues<ObjectWork>(async (uid, work, more) => {
     let memory = memories.get(uid);
     if (!memory) memories.set(uid, memory = newMemory(deps.memo, work.kind === "event" && work.type === null));
     clearTimeout(wakeups.get(uid));
@@ -221,7 +221,7 @@ function serveResource(deps: {
     }
     let outcome;
     try {
-      outcome = await processObject(work, memory, cycle);
+      outcome = await processObject(work, memory, cycle, more);
       memory.throttles = memory.throttledUntil = undefined;
     } catch (error) {
       if (signal.aborted) return;

@@ -74,8 +74,17 @@ export interface CycleOutcome {
 /** A resourceVersion that never arrives: after the last finalizer is gone, only DELETED may follow. */
 const NEVER = "~never~arrives";
 
-/** Processes one piece of work for one object. */
-export async function processObject(work: ObjectWork, memory: ObjectMemory, deps: CycleDeps): Promise<CycleOutcome> {
+/**
+ * Processes one piece of work for one object. With `superseded`, newer events of the object are
+ * already queued: event handlers still see this one, but state-dependent handling is left to the
+ * newest, so a burst of events costs one handling cycle.
+ */
+export async function processObject(
+  work: ObjectWork,
+  memory: ObjectMemory,
+  deps: CycleDeps,
+  superseded = false,
+): Promise<CycleOutcome> {
   const body = work.object;
   if (memory.expectedVersion !== undefined && body.metadata.resourceVersion === memory.expectedVersion) {
     memory.expectedVersion = memory.consistencyDeadline = undefined;
@@ -93,7 +102,7 @@ export async function processObject(work: ObjectWork, memory: ObjectMemory, deps
     await runEventHandlers(handlers, event, { ...extra, logger: new ObjectLogger(body, { local: true }) });
     if (work.type === "DELETED") return {};
   }
-  if (deps.changeHandlers.length === 0) {
+  if (deps.changeHandlers.length === 0 || superseded) {
     await send(patch, null, body, memory, deps);
     return {};
   }
@@ -216,7 +225,8 @@ async function send(
   deps: CycleDeps,
 ): Promise<void> {
   let result: KubernetesObject | null = null;
-  if (!patch.empty) {
+  // A patch that would set only what the object already has is not sent.
+  if (!patch.empty && patchInconsistencies(patch.toMergePatch(), body).length > 0) {
     const logger = new ObjectLogger(body, { local: true });
     const wanted = patch.toMergePatch();
     logger.debug(`Patching with: ${JSON.stringify(wanted)}`);
