@@ -166,3 +166,30 @@ Deno.test("a patch that changes nothing is never sent", async () => {
     await operator.stop();
   }
 });
+
+Deno.test("4 explicit events in a create handler: 1 patch + 4 Events, as Kopf 1.44.6 (1P+4E)", async () => {
+  const registry = new kopf.Registry();
+  kopf.on.create("kopfexamples", { registry }, function eventsFn({ body }) {
+    kopf.info(body, { reason: "SomeReason", message: "Some message" });
+    kopf.warn(body, { reason: "SomeReason", message: "Some warning" });
+    kopf.event(body, { type: "Normal", reason: "Custom", message: "A custom event" });
+    kopf.exception(body, { reason: "SomeReason", message: "An exception", error: new Error("boom") });
+  });
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "budget-events");
+  const operator = await runOperator(registry, namespace);
+  try {
+    await createExample(client, namespace, "ev");
+    await waitFor("the creation to be handled", async () => {
+      const body = await getExample(client, namespace, "ev");
+      return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
+    });
+    const counters = operator.running.client.counters;
+    await waitFor("four Events", () => counters.count({ verb: "create", resource: "events" }) >= 4 || undefined);
+    await settle();
+    assert.equal(counters.count({ verb: "patch" }), 1);
+    assert.equal(counters.count({ verb: "create", resource: "events" }), 4);
+  } finally {
+    await operator.stop();
+  }
+});
