@@ -41,6 +41,16 @@ export {
   type ValueFilter,
   type WhenCallback,
 } from "./src/handling/filters.ts";
+export {
+  execute,
+  type ExecuteOptions,
+  type ExecuteSubhandlers,
+  register,
+  type RegisterSubhandler,
+  subhandler,
+  type SubhandlerOptions,
+  type SubhandlerSpec,
+} from "./src/handling/subhandlers.ts";
 export * as lifecycles from "./src/handling/lifecycles.ts";
 export type { Lifecycle } from "./src/handling/lifecycles.ts";
 export type { Reason } from "./src/handling/causes.ts";

@@ -11,6 +11,7 @@ import type { Resource } from "../model/resource.ts";
 import type { HandlerLogger } from "../logging/object_logger.ts";
 import type { DiffItem } from "../model/diff.ts";
 import type { Reason } from "./causes.ts";
+import type { ExecuteSubhandlers, RegisterSubhandler } from "./subhandlers.ts";
 
 export type { DiffItem };
 
@@ -68,6 +69,20 @@ export interface ChangeContext extends ResourceContext {
   readonly new: unknown;
   /** The changes from `old` to `new`: `[op, path, oldValue, newValue]`. */
   readonly diff: readonly DiffItem[];
+  /**
+   * Registers a sub-handler of this handler, with the id `<this id>/<options.id or fn.name>`:
+   * `subhandler(fn)` or `subhandler(options, fn)`; the same as `kopf.subhandler()`. Registered
+   * sub-handlers run when the handler calls `execute()`, or else right after it returns; the
+   * handler is called again on every cycle until all have finished, and must register the same
+   * ones each time.
+   */
+  readonly subhandler: RegisterSubhandler;
+  /**
+   * Runs sub-handlers of this handler (`{ fns }`, `{ handlers }`, or the registered ones) and
+   * returns once all have finished; the same as `kopf.execute()`. While some are unfinished, the
+   * handler's attempt ends here and it is called again on the next cycle.
+   */
+  readonly execute: ExecuteSubhandlers;
 }
 
 /** What event handlers (`on.event`) receive. */

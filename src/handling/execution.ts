@@ -3,6 +3,10 @@
  * giving up those past their timeout or retries, calling them, and recording their outcomes —
  * results in `status[id]`, progress in the storage — all in the cycle's one patch.
  *
+ * Sub-handlers run the same way, one level down, within their parent's attempt: a parent with
+ * unfinished children stays unfinished (retried when the earliest child is due), its `subrefs`
+ * collect the ids of all its descendants, and its result is stored once all of them are done.
+ *
  * @module
  */
 
@@ -17,8 +21,10 @@ import type { Reason } from "./causes.ts";
 import { type ChangeContext, type Memo, resourceContext } from "./context.ts";
 import { HandlerRetriesError, HandlerTimeoutError, PermanentError, TemporaryError } from "./errors.ts";
 import { runWithObject } from "./current_object.ts";
+import { type FilterContext, matchesFilters, matchModeOf } from "./filters.ts";
 import type { ChangeHandler } from "./handlers.ts";
 import type { Lifecycle } from "./lifecycles.ts";
+import { type ChildrenOutcome, HandlerChildrenRetry, runInScope, SubhandlingScope } from "./subhandlers.ts";
 import { formatTimestamp, normalizeTimestamp, parseTimestamp } from "../state/timestamps.ts";
 
 /** What the handlers of a cause see and where their outcomes go. */
@@ -43,8 +49,15 @@ export interface CauseOutcome {
   done: boolean;
   /** Seconds until the next handler is due, when not done (0: at once). */
   delay?: number;
+  /** Top-level handlers that succeeded (sub-handlers are not counted, as in Kopf). */
   succeeded: number;
+  /** Top-level handlers that failed for good. */
   failed: number;
+  /**
+   * The ids of all sub-handlers (any depth) of the cause's handlers, sorted, as their records
+   * list them after this cycle: their progress must be purged with the handlers' own.
+   */
+  subrefs: string[];
 }
 
 interface Tracked {
@@ -54,20 +67,57 @@ interface Tracked {
   retries: number;
 }
 
+/** What a handler sees of the change: the cause's old/new/diff, narrowed to its field (and its parents'). */
+interface View {
+  readonly old: unknown;
+  readonly new: unknown;
+  readonly diff: Diff;
+}
+
+/** One level of handlers: the top-level handlers of a cause, or the children of one parent. */
+interface Level {
+  /** The view that this level's handlers are matched against and narrowed from. */
+  readonly view: View;
+  readonly lifecycle: Lifecycle;
+  /** The kind of the top-level ancestor (`create`, `update`, `field`, …); none at the top. */
+  readonly kind?: string;
+  /** The `subrefs` of every ancestor, each collecting the ids of all its descendants. */
+  readonly ancestors: readonly Set<string>[];
+}
+
 /** Runs the due handlers of a cause and records everything in the patch. */
 export async function runCause(handlers: readonly ChangeHandler[], run: CauseRun): Promise<CauseOutcome> {
+  const view = { old: run.old, new: run.new, diff: run.diff };
+  const { tracked, done, delay } = await runLevel(handlers, run, { view, lifecycle: run.lifecycle, ancestors: [] });
+  const succeeded = tracked.filter((t) => t.record.success).length;
+  const failed = tracked.filter((t) => t.record.failure).length;
+  const subrefs = [...new Set(tracked.flatMap((t) => t.record.subrefs ?? []))].sort();
+  return done ? { done, succeeded, failed, subrefs } : { done, delay, succeeded, failed, subrefs };
+}
+
+/** Runs the due handlers of one level; says whether all are finished, and when the next one is due. */
+async function runLevel(
+  handlers: readonly ChangeHandler[],
+  run: CauseRun,
+  level: Level,
+): Promise<{ tracked: Tracked[]; done: boolean; delay: number }> {
   const now = Date.now();
   const tracked: Tracked[] = handlers.map((handler) => {
     const stored = run.storage.fetch(handler.id, run.body);
-    // A record of another purpose belongs to a superseded cause: start afresh.
-    const record = stored && stored.purpose === run.reason ? stored : {};
+    // A record of another purpose belongs to a superseded cause: start afresh, but keep the ids of
+    // its sub-handlers (as Kopf does), so that their records are purged with this cause's.
+    const record = stored && stored.purpose === run.reason
+      ? stored
+      : stored?.subrefs?.length
+      ? { subrefs: stored.subrefs }
+      : {};
     return { handler, id: handler.id, record, retries: record.retries ?? 0 };
   });
 
   const finished = (t: Tracked) => t.record.success === true || t.record.failure === true;
   const dueAt = (t: Tracked) => (t.record.delayed ? parseTimestamp(t.record.delayed).getTime() : 0);
   const due = tracked.filter((t) => !finished(t) && dueAt(t) <= now);
-  const picked = new Set(run.lifecycle(due));
+  const picked = new Set(level.lifecycle(due));
 
   for (const t of tracked) {
     if (finished(t) || !picked.has(t)) {
@@ -80,23 +130,65 @@ export async function runCause(handlers: readonly ChangeHandler[], run: CauseRun
           retries: 0,
           success: false,
           failure: false,
+          ...(t.record.subrefs?.length ? { subrefs: t.record.subrefs } : {}),
         });
       }
       continue;
     }
-    await attempt(t, run, now);
+    await attempt(t, run, level, now);
   }
 
-  const succeeded = tracked.filter((t) => t.record.success).length;
-  const failed = tracked.filter((t) => t.record.failure).length;
   const pending = tracked.filter((t) => !finished(t));
-  if (pending.length === 0) return { done: true, succeeded, failed };
+  if (pending.length === 0) return { tracked, done: true, delay: 0 };
   const delay = Math.max(0, Math.min(...pending.map((t) => (dueAt(t) - Date.now()) / 1000)));
-  return { done: false, delay, succeeded, failed };
+  return { tracked, done: false, delay };
+}
+
+/**
+ * Runs the children of one parent within its attempt: those whose filters match (in the mode of
+ * the top-level ancestor, against the parent's view), each id once. Their ids go into the
+ * `subrefs` of every ancestor — also those of children filtered out but holding a record.
+ */
+async function runChildren(children: readonly ChangeHandler[], run: CauseRun, level: Level): Promise<ChildrenOutcome> {
+  const mode = matchModeOf(level.kind ?? "create");
+  const { view } = level;
+  const context = (): FilterContext => ({
+    ...resourceContext(run.body, {
+      patch: run.patch,
+      logger: run.logger,
+      memo: run.memo,
+      resource: run.resource,
+      param: undefined,
+    }),
+    reason: run.reason,
+    old: view.old,
+    new: view.new,
+    diff: view.diff,
+  });
+  const input = { body: run.body, old: view.old, new: view.new, context };
+  const selected = new Map<string, ChangeHandler>();
+  for (const child of children) {
+    if (!selected.has(child.id) && matchesFilters(child.options, mode, input)) selected.set(child.id, child);
+  }
+  const ids = new Set(selected.keys());
+  for (const child of children) if (!ids.has(child.id) && run.storage.fetch(child.id, run.body)) ids.add(child.id);
+  for (const ancestor of level.ancestors) for (const id of ids) ancestor.add(id);
+  const { done, delay } = await runLevel([...selected.values()], run, level);
+  return { done, delay };
+}
+
+/** The view narrowed to a handler's field, if it has one. */
+function narrow(view: View, field: readonly string[] | undefined): View {
+  if (!field) return view;
+  return {
+    old: resolveField(view.old, field) ?? null,
+    new: resolveField(view.new, field) ?? null,
+    diff: reduceDiff(view.diff, field),
+  };
 }
 
 /** One attempt of one handler, unless its timeout or retries are used up. */
-async function attempt(t: Tracked, run: CauseRun, now: number): Promise<void> {
+async function attempt(t: Tracked, run: CauseRun, level: Level, now: number): Promise<void> {
   const { handler, id } = t;
   const started = t.record.started ? parseTimestamp(t.record.started) : new Date(now);
   const base: ProgressRecord = {
@@ -113,6 +205,8 @@ async function attempt(t: Tracked, run: CauseRun, now: number): Promise<void> {
 
   const options = handler.options;
   const runtime = now - started.getTime();
+  // The ids of all descendants: those known from earlier cycles and those met in this attempt.
+  const subrefs = new Set<string>(t.record.subrefs ?? []);
   let error: unknown;
   let result: unknown;
   if (options.timeout !== undefined && runtime >= options.timeout * 1000) {
@@ -120,25 +214,63 @@ async function attempt(t: Tracked, run: CauseRun, now: number): Promise<void> {
   } else if (options.retries !== undefined && t.retries >= options.retries) {
     error = new HandlerRetriesError(`Handler '${id}' has exceeded ${options.retries} retries.`);
   } else {
-    const field = handler.field;
+    const view = narrow(level.view, handler.field);
+    // Sub-handlers are checked and matched as handlers of their top-level ancestor's kind.
+    const kind = level.kind ?? handler.reason ?? "field";
+    const children: Level = { view, lifecycle: level.lifecycle, kind, ancestors: [...level.ancestors, subrefs] };
+    const scope = new SubhandlingScope(
+      handler,
+      kind,
+      level.lifecycle,
+      (found, lifecycle) => runChildren(found, run, { ...children, lifecycle }),
+    );
     const context: ChangeContext = {
-      ...resourceContext(run.body, { ...run, param: options.param }),
+      ...resourceContext(run.body, {
+        patch: run.patch,
+        logger: run.logger,
+        memo: run.memo,
+        resource: run.resource,
+        param: options.param,
+      }),
       reason: run.reason,
       retry: t.retries,
       started,
       runtime,
-      old: (field ? resolveField(run.old, field) ?? null : run.old) as ChangeContext["old"],
-      new: (field ? resolveField(run.new, field) ?? null : run.new) as ChangeContext["new"],
-      diff: field ? reduceDiff(run.diff, field) : run.diff,
+      old: view.old,
+      new: view.new,
+      diff: view.diff,
+      subhandler: scope.subhandler,
+      execute: scope.execute,
     };
     try {
-      result = await runWithObject(run.body, () => handler.fn(context));
-      if (result !== undefined && result !== null) storeResult(run.patch, id, result);
+      result = await runWithObject(run.body, () =>
+        runInScope(scope, async () => {
+          const returned = await handler.fn(context);
+          await scope.finish();
+          return returned;
+        }));
     } catch (caught) {
       error = caught;
+    } finally {
+      scope.close();
     }
   }
+  if (subrefs.size) base.subrefs = [...subrefs].sort();
 
+  if (error instanceof HandlerChildrenRetry) {
+    // Not a failure: the parent waits for its children, and is called again when one is due.
+    run.logger.debug(`Handler '${id}' has unfinished sub-handlers. Will retry soon.`);
+    store(run, t, { ...base, delayed: formatTimestamp(new Date(Date.now() + error.delay * 1000)) });
+    return;
+  }
+  if (error === undefined && result !== undefined && result !== null) {
+    // Delivered only now: a parent's result waits until all its children are done.
+    try {
+      storeResult(run.patch, id, result);
+    } catch (caught) {
+      error = caught; // e.g. a result that is not JSON
+    }
+  }
   if (error === undefined) {
     run.logger.info(`Handler '${id}' succeeded.`);
     store(run, t, { ...base, success: true, stopped: formatTimestamp(new Date()) });

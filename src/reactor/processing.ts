@@ -189,7 +189,8 @@ export async function processObject(
     });
     done = outcome.done;
     if (done) {
-      for (const handler of handlers) progressStorage.purge(handler.id, body, patch);
+      // The records of sub-handlers (any depth) go with their parents' (`subrefs`).
+      for (const id of [...handlers.map((h) => h.id), ...outcome.subrefs]) progressStorage.purge(id, body, patch);
       logger.info(`${title.noun} is processed: ${outcome.succeeded} succeeded; ${outcome.failed} failed.`);
     } else {
       wakeupAfter = outcome.delay;
