@@ -14,7 +14,7 @@ import { patchInconsistencies } from "../model/inconsistencies.ts";
 import { Patch } from "../model/patch.ts";
 import type { Resource } from "../model/resource.ts";
 import { ObjectLogger } from "../logging/object_logger.ts";
-import { detectCause, REASON_TITLES } from "../handling/causes.ts";
+import { detectCause, type Reason, REASON_TITLES } from "../handling/causes.ts";
 import { type Memo, resourceContext } from "../handling/context.ts";
 import { runEventHandlers } from "../handling/event_handling.ts";
 import { runCause } from "../handling/execution.ts";
@@ -29,6 +29,8 @@ import {
   needsFinalizer,
 } from "../handling/selection.ts";
 import type { Settings } from "../settings/settings.ts";
+import type { ProgressRecord } from "../state/progress.ts";
+import type { ProgressStorage } from "../state/progress_storage.ts";
 
 /** What the operator remembers about one object between its events. */
 export interface ObjectMemory {
@@ -168,6 +170,7 @@ export async function processObject(
     memory.noticedByListing && !memory.fullyHandledOnce,
     match,
   );
+  supersede(deps.changeHandlers, reason, body, patch, logger, progressStorage);
   const title = REASON_TITLES[reason];
   let done = true;
   let wakeupAfter: number | undefined;
@@ -253,4 +256,38 @@ async function send(
   const gone = result.metadata.deletionTimestamp && !result.metadata.finalizers?.length;
   memory.expectedVersion = gone ? NEVER : result.metadata.resourceVersion;
   memory.consistencyDeadline = Date.now() + timeout * 1000;
+}
+
+/**
+ * Progress left by a cause that a newer one replaced (an update still retrying when the object
+ * is deleted): reported with its counts, and purged, so the new cause starts clean.
+ */
+function supersede(
+  handlers: readonly ChangeHandler[],
+  reason: Reason,
+  body: KubernetesObject,
+  patch: Patch,
+  logger: ObjectLogger,
+  storage: ProgressStorage,
+): void {
+  const stale = new Map<Reason, ProgressRecord[]>();
+  const ids = new Set<string>();
+  for (const id of new Set(handlers.map((handler) => handler.id))) {
+    const record = storage.fetch(id, body);
+    const purpose = record?.purpose as Reason | undefined;
+    if (!record || !purpose || purpose === reason || !(purpose in REASON_TITLES)) continue;
+    stale.set(purpose, [...stale.get(purpose) ?? [], record]);
+    ids.add(id);
+    for (const subref of record.subrefs ?? []) ids.add(subref);
+  }
+  for (const [purpose, records] of stale) {
+    const succeeded = records.filter((record) => record.success).length;
+    const failed = records.filter((record) => record.failure).length;
+    const left = records.length - succeeded - failed;
+    logger.info(
+      `${REASON_TITLES[purpose].noun} is superseded by ${REASON_TITLES[reason].gerund}: ` +
+        `${succeeded} succeeded; ${failed} failed; ${left} left to the moment.`,
+    );
+  }
+  for (const id of ids) storage.purge(id, body, patch);
 }
