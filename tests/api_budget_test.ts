@@ -193,3 +193,15 @@ Deno.test("4 explicit events in a create handler: 1 patch + 4 Events, as Kopf 1.
     await operator.stop();
   }
 });
+
+Deno.test("a create handler with 2 sub-handlers: 1 / 1 writes, fewer than Kopf 1.44.6 (2P / 1P)", async () => {
+  const registry = new kopf.Registry();
+  kopf.on.create("kopfexamples", { registry }, function parentFn({ subhandler }) {
+    subhandler({ id: "item1" }, () => {});
+    subhandler({ id: "item2" }, () => {});
+  });
+  const figures = await lifecycle(registry, { created: () => true });
+  assert.equal(figures.create, 1);
+  assert.equal(figures.update, 1, "the diff-base of the change");
+  assert.equal(figures.idle, 0);
+});
