@@ -14,7 +14,7 @@ import { type EventWriter, eventWriter } from "../api/events.ts";
 import type { ObjectReference } from "../model/references.ts";
 import { PostingSettings } from "../settings/posting.ts";
 import { EventAggregator, eventKey } from "./event_aggregation.ts";
-import { buildEventBody, eventNamespace, formatTime, truncateMessage } from "./event_body.ts";
+import { buildEventBody, type EventFields, eventNamespace, formatTime, truncateMessage } from "./event_body.ts";
 
 // Not an object logger: a failure to post must not produce yet another Event.
 const logger = getLogger(["kopf", "posting"]);
@@ -38,16 +38,8 @@ export interface EventPosterOptions {
 }
 
 /** An Event waiting to be sent, standing for `count` identical occurrences. */
-interface Pending {
+interface Pending extends EventFields {
   key: string;
-  ref: ObjectReference;
-  namespace: string;
-  type: string;
-  reason: string;
-  message: string;
-  count: number;
-  first: number;
-  last: number;
 }
 
 /**
