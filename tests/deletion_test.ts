@@ -4,10 +4,10 @@
 
 import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
-import { ApiNotFoundError } from "../src/api/errors.ts";
 import {
   createExample,
   deleteExample,
+  exampleGone,
   freshNamespace,
   getExample,
   patchExample,
@@ -17,19 +17,6 @@ import {
 import { runOperator } from "./support/operator.ts";
 
 const FINALIZER = "kopf.zalando.org/KopfFinalizerMarker";
-
-async function gone(namespace: string, name: string): Promise<true> {
-  const { client } = await testCluster();
-  return await waitFor(`${name} to be gone`, async () => {
-    try {
-      await getExample(client, namespace, name);
-      return undefined;
-    } catch (error) {
-      if (error instanceof ApiNotFoundError) return true;
-      throw error;
-    }
-  });
-}
 
 Deno.test("a mandatory delete handler puts the finalizer on; deletion waits for the handler (4.8, 11.2, 11.3)", async () => {
   const { client } = await testCluster();
@@ -61,7 +48,7 @@ Deno.test("a mandatory delete handler puts the finalizer on; deletion waits for 
     assert.deepEqual(body.metadata.finalizers, ["example.com/foreign"], "a foreign finalizer is never touched");
     assert.deepEqual(calls, ["create", "delete 0", "delete 1"]);
     await patchExample(client, namespace, "d", { metadata: { finalizers: null } });
-    await gone(namespace, "d");
+    await exampleGone(client, namespace, "d");
   } finally {
     await operator.stop();
   }
@@ -85,7 +72,7 @@ Deno.test("only optional delete handlers: no finalizer, and the handler is never
     const body = await getExample(client, namespace, "o");
     assert.equal(body.metadata.finalizers, undefined);
     await deleteExample(client, namespace, "o");
-    await gone(namespace, "o");
+    await exampleGone(client, namespace, "o");
     await new Promise((resolve) => setTimeout(resolve, 500));
     assert.deepEqual(calls, ["create"]);
   } finally {

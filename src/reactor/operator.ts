@@ -222,11 +222,18 @@ function serveResource(deps: {
     let outcome;
     try {
       outcome = await processObject(work, memory, cycle, more);
+      if (memory.throttles) {
+        new ObjectLogger(work.object).info("Throttling is over. Switching back to normal operations.");
+      }
       memory.throttles = memory.throttledUntil = undefined;
     } catch (error) {
       if (signal.aborted) return;
       const delays = settings.batching.errorDelays;
-      const delay = delays[Math.min(memory.throttles ?? 0, delays.length - 1)] ?? 60;
+      if (delays.length === 0) {
+        reportError(work.object, error);
+        return;
+      }
+      const delay = delays[Math.min(memory.throttles ?? 0, delays.length - 1)];
       memory.throttles = (memory.throttles ?? 0) + 1;
       memory.throttledUntil = Date.now() + delay * 1000;
       reportError(work.object, error, delay);

@@ -113,8 +113,11 @@ export async function processObject(
   const old = diffbaseStorage.fetch(body);
   const now = diffbaseStorage.build(body, extraFields(deps.changeHandlers));
   const diff = diffOf(old, now);
+  // Known once the cause is detected; filters of the cause's handlers see it (Kopf passes it too).
+  let reason: Reason | undefined;
   const filterContext = (): FilterContext => ({
     ...resourceContext(body, { ...extra, param: undefined }),
+    reason,
     old,
     new: now,
     diff,
@@ -163,7 +166,7 @@ export async function processObject(
   }
   memory.expectedVersion = memory.consistencyDeadline = undefined;
 
-  const reason = cause;
+  reason = cause;
   const handlers = handlersForCause(
     deps.changeHandlers,
     reason,

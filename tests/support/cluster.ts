@@ -8,7 +8,7 @@
 import { parseAllDocuments } from "yaml";
 import { ApiClient } from "../../src/api/client.ts";
 import type { Credentials } from "../../src/api/credentials.ts";
-import { ApiConflictError } from "../../src/api/errors.ts";
+import { ApiConflictError, ApiNotFoundError } from "../../src/api/errors.ts";
 import { loadKubeconfig } from "../../src/api/kubeconfig.ts";
 import { resourcePath } from "../../src/api/paths.ts";
 import type { KubernetesObject } from "../../src/model/body.ts";
@@ -145,6 +145,19 @@ export function patchExample(
     path: resourcePath(KOPFEXAMPLES, { namespace, name }),
     body: patch,
     contentType: "application/merge-patch+json",
+  });
+}
+
+/** Waits until a kopfexample no longer exists (its finalizers are gone and it is deleted). */
+export async function exampleGone(client: ApiClient, namespace: string, name: string): Promise<true> {
+  return await waitFor(`${name} to be gone`, async () => {
+    try {
+      await getExample(client, namespace, name);
+      return undefined;
+    } catch (error) {
+      if (error instanceof ApiNotFoundError) return true;
+      throw error;
+    }
   });
 }
 

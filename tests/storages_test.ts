@@ -1,0 +1,297 @@
+/**
+ * Progress and diff-base storages against a real API server: the record format, hashed keys of
+ * long handler ids, a custom prefix, the exact diff-base text, what the essence ignores, and a
+ * storage transition that does not re-run creation (kopf-features area 10).
+ */
+
+import assert from "node:assert/strict";
+import * as kopf from "@kopf/kopf";
+import { resourcePath } from "../src/api/paths.ts";
+import type { KubernetesObject } from "../src/model/body.ts";
+import type { Resource } from "../src/model/resource.ts";
+import {
+  createExample,
+  freshNamespace,
+  getExample,
+  KOPFEXAMPLES,
+  patchExample,
+  testCluster,
+  waitFor,
+} from "./support/cluster.ts";
+import { runOperator } from "./support/operator.ts";
+
+const DIFF_BASE = "kopf.zalando.org/last-handled-configuration";
+
+/** Kopf's timestamps: ISO-8601 UTC with microseconds and an offset. */
+const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$/;
+
+const CONFIGMAPS: Resource = {
+  group: "",
+  version: "v1",
+  plural: "configmaps",
+  kind: "ConfigMap",
+  singular: "configmap",
+  namespaced: true,
+  preferred: true,
+  shortcuts: ["cm"],
+  categories: [],
+  verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
+  subresources: [],
+};
+
+type Status = Record<string, unknown>;
+
+/** Waits until an annotation of an object is set; returns its value. */
+async function annotation(namespace: string, name: string, key: string): Promise<string> {
+  const { client } = await testCluster();
+  return await waitFor(`the annotation ${key} of ${name}`, async () => {
+    const body = await getExample(client, namespace, name);
+    return body.metadata.annotations?.[key];
+  });
+}
+
+/** Waits until `status[key]` of an object is set; returns the object. */
+async function statusSet(namespace: string, name: string, key: string): Promise<KubernetesObject> {
+  const { client } = await testCluster();
+  return await waitFor(`status.${key} of ${name}`, async () => {
+    const body = await getExample(client, namespace, name);
+    return (body.status as Status | undefined)?.[key] !== undefined ? body : undefined;
+  });
+}
+
+/** Lets the operator see and handle whatever happened last (no timing is asserted). */
+function settle(seconds = 1): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+}
+
+Deno.test("the progress record of a delayed handler has Kopf's fields, order and formats (10.1)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "record");
+  const registry = new kopf.Registry();
+  kopf.on.create("kopfexamples", { registry }, function createFn({ retry }) {
+    if (retry === 0) throw new kopf.TemporaryError("later", { delay: 30 });
+  });
+  const operator = await runOperator(registry, namespace);
+  try {
+    await createExample(client, namespace, "r");
+    const text = await annotation(namespace, "r", "kopf.zalando.org/createFn");
+    const record = JSON.parse(text);
+    assert.equal(text, JSON.stringify(record), "compact JSON");
+    assert.deepEqual(
+      Object.keys(record),
+      ["started", "delayed", "purpose", "retries", "success", "failure", "message"],
+      "Kopf's fields in Kopf's order, null ones (stopped, subrefs) omitted",
+    );
+    assert.equal(record.purpose, "create");
+    assert.equal(record.retries, 1);
+    assert.equal(record.success, false);
+    assert.equal(record.failure, false);
+    assert.equal(record.message, "later");
+    assert.match(record.started, TIMESTAMP);
+    assert.match(record.delayed, TIMESTAMP);
+    const delay = (Date.parse(record.delayed.slice(0, 23) + "Z") - Date.parse(record.started.slice(0, 23) + "Z")) /
+      1000;
+    assert.ok(delay >= 30 && delay < 60, `delayed is 30 s after the attempt, not ${delay} s after started`);
+  } finally {
+    await operator.stop();
+  }
+});
+
+Deno.test("a 70-character handler id gets two hashed annotation names, Kopf's, while in progress (10.3)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "long-id");
+  const registry = new kopf.Registry();
+  const id = "handlerWithAnIdentifierOfSeventyCharactersWhichIsLongerThanSixtyThree0";
+  assert.equal(id.length, 70);
+  kopf.on.create("kopfexamples", { registry, id }, () => {
+    throw new kopf.TemporaryError("later", { delay: 30 });
+  });
+  const operator = await runOperator(registry, namespace);
+  try {
+    await createExample(client, namespace, "l");
+    // As Python Kopf 1.44.6 names them (make_v2_key and make_v1_key of AnnotationsProgressStorage).
+    const v2 = "kopf.zalando.org/handlerWithAnIdentifierOfSeventyCharactersWhichIsLongerT-P7Bx7w";
+    const v1 = "kopf.zalando.org/handlerWithAnIdentifierOfSeventyCharact-P7Bx7w";
+    const v2Text = await annotation(namespace, "l", v2);
+    const body = await getExample(client, namespace, "l");
+    const progress = Object.keys(body.metadata.annotations ?? {}).filter((key) =>
+      key.startsWith("kopf.zalando.org/") && key !== DIFF_BASE
+    ).sort();
+    assert.deepEqual(progress, [v1, v2].sort());
+    assert.equal(body.metadata.annotations?.[v1], v2Text, "both keys hold the same record");
+    assert.equal(JSON.parse(v2Text).purpose, "create");
+  } finally {
+    await operator.stop();
+  }
+});
+
+Deno.test("AnnotationsProgressStorage with a custom prefix: its keys and marker, nothing in status.kopf (10.4)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "prefix");
+  const registry = new kopf.Registry();
+  let release = false;
+  kopf.on.create("kopfexamples", { registry }, function createFn() {
+    if (!release) throw new kopf.TemporaryError("held", { delay: 1 });
+    return "done";
+  });
+  const settings = new kopf.Settings();
+  settings.persistence.progressStorage = new kopf.AnnotationsProgressStorage({ prefix: "my-op.example.com" });
+  const operator = await runOperator(registry, namespace, { settings });
+  try {
+    await createExample(client, namespace, "p");
+    const text = await annotation(namespace, "p", "my-op.example.com/createFn");
+    let body = await getExample(client, namespace, "p");
+    const annotations = body.metadata.annotations ?? {};
+    assert.equal(annotations["my-op.example.com/kopf-managed"], "yes");
+    assert.equal(JSON.parse(text).purpose, "create");
+    const progressElsewhere = Object.keys(annotations).filter((key) =>
+      key.startsWith("kopf.zalando.org/") && key !== DIFF_BASE
+    );
+    assert.deepEqual(progressElsewhere, [], "no progress under kopf.zalando.org/");
+    assert.equal((body.status as Status | undefined)?.kopf, undefined, "nothing under status.kopf");
+
+    release = true;
+    body = await statusSet(namespace, "p", "createFn");
+    await settle();
+    body = await getExample(client, namespace, "p");
+    assert.equal((body.status as Status).kopf, undefined, "nothing under status.kopf");
+    assert.equal(body.metadata.annotations?.["my-op.example.com/createFn"], undefined, "purged when done");
+  } finally {
+    await operator.stop();
+  }
+});
+
+Deno.test("the diff-base annotation is Kopf's exact text (10.5)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "diffbase");
+  const registry = new kopf.Registry();
+  kopf.on.create("kopfexamples", { registry }, function createFn() {});
+  const operator = await runOperator(registry, namespace);
+  try {
+    await client.request({
+      method: "POST",
+      path: resourcePath(KOPFEXAMPLES, { namespace }),
+      body: {
+        apiVersion: "kopf.dev/v1",
+        kind: "KopfExample",
+        metadata: { name: "d", labels: { a: "b" } },
+        spec: { field: "value" },
+      },
+    });
+    const text = await annotation(namespace, "d", DIFF_BASE);
+    assert.equal(text, '{"spec":{"field":"value"},"metadata":{"labels":{"a":"b"}}}\n');
+  } finally {
+    await operator.stop();
+  }
+});
+
+Deno.test("status, system metadata and Kopf's own annotations are not changes; a ConfigMap's data is (10.6)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "essence");
+  const registry = new kopf.Registry();
+  const updates: string[] = [];
+  kopf.on.update("kopfexamples", { registry }, function updateFn({ diff }) {
+    updates.push(JSON.stringify(diff));
+  });
+  const configmapUpdates: unknown[] = [];
+  kopf.on.update("configmaps", { registry }, function configmapFn({ diff }) {
+    configmapUpdates.push(diff);
+  });
+  await createExample(client, namespace, "e", { x: 1 });
+  await client.request({
+    method: "POST",
+    path: resourcePath(CONFIGMAPS, { namespace }),
+    body: { metadata: { name: "cm" }, data: { k: "1" } },
+  });
+  const operator = await runOperator(registry, namespace);
+  try {
+    await annotation(namespace, "e", DIFF_BASE);
+    await client.request({
+      method: "PATCH",
+      path: resourcePath(KOPFEXAMPLES, { namespace, name: "e", subresource: "status" }),
+      body: { status: { phase: "Whatever", observedGeneration: 5 } },
+      contentType: "application/merge-patch+json",
+    });
+    const generation = (await getExample(client, namespace, "e")).metadata.generation;
+    await patchExample(client, namespace, "e", {
+      metadata: {
+        generation: 99, // the API server keeps its own
+        annotations: {
+          "kopf.zalando.org/some-note": "of another Kopf operator",
+          "kubectl.kubernetes.io/last-applied-configuration": '{"spec":{"x":1}}',
+        },
+      },
+    });
+    await settle(2);
+    assert.equal((await getExample(client, namespace, "e")).metadata.generation, generation);
+    assert.deepEqual(updates, [], "no update handler for status or non-essential metadata");
+
+    await patchExample(client, namespace, "e", { spec: { x: 2 } });
+    await waitFor("the spec update", () => updates.length >= 1 || undefined);
+    await settle();
+    assert.deepEqual(updates, [JSON.stringify([["change", ["spec", "x"], 1, 2]])]);
+
+    await waitFor("the ConfigMap's diff-base", async () => {
+      const cm = await client.request<KubernetesObject>({ path: resourcePath(CONFIGMAPS, { namespace, name: "cm" }) });
+      return cm.metadata.annotations?.[DIFF_BASE];
+    });
+    await client.request({
+      method: "PATCH",
+      path: resourcePath(CONFIGMAPS, { namespace, name: "cm" }),
+      body: { data: { k: "2" } },
+      contentType: "application/merge-patch+json",
+    });
+    await waitFor("the ConfigMap update", () => configmapUpdates.length >= 1 || undefined);
+    assert.deepEqual(configmapUpdates, [[["change", ["data", "k"], "1", "2"]]]);
+  } finally {
+    await operator.stop();
+  }
+});
+
+Deno.test("switching to MultiDiffBaseStorage([status, annotations]) re-runs no creation; the next change writes status.diff-base (10.8)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "transition");
+  const registry = new kopf.Registry();
+  const calls: string[] = [];
+  const events: string[] = [];
+  kopf.on.create("kopfexamples", { registry }, function createFn({ name }) {
+    calls.push(`create ${name}`);
+  });
+  kopf.on.update("kopfexamples", { registry }, function updateFn({ name, old, new: now }) {
+    calls.push(`update ${name} ${JSON.stringify((old as Status).spec)} ${JSON.stringify((now as Status).spec)}`);
+  });
+  kopf.on.event("kopfexamples", { registry }, function eventFn({ name, type }) {
+    events.push(`${type} ${name}`);
+  });
+  await createExample(client, namespace, "t", { x: 1 });
+  let operator = await runOperator(registry, namespace);
+  try {
+    await annotation(namespace, "t", DIFF_BASE);
+  } finally {
+    await operator.stop();
+  }
+  assert.deepEqual(calls, ["create t"]);
+
+  const settings = new kopf.Settings();
+  settings.persistence.diffbaseStorage = new kopf.MultiDiffBaseStorage([
+    new kopf.StatusDiffBaseStorage({ field: "status.diff-base" }),
+    new kopf.AnnotationsDiffBaseStorage(),
+  ]);
+  events.length = 0;
+  operator = await runOperator(registry, namespace, { settings });
+  try {
+    await waitFor("the listing of the object", () => events.includes("null t") || undefined);
+    await settle(2);
+    assert.deepEqual(calls, ["create t"], "the creation is not re-run");
+
+    await patchExample(client, namespace, "t", { spec: { x: 2 } });
+    const body = await statusSet(namespace, "t", "diff-base");
+    const stored = (body.status as Status)["diff-base"];
+    assert.equal(typeof stored, "string", "StatusDiffBaseStorage keeps the JSON text");
+    assert.deepEqual(JSON.parse(stored as string).spec, { x: 2 });
+    assert.deepEqual(JSON.parse(body.metadata.annotations![DIFF_BASE]).spec, { x: 2 }, "both are written");
+    assert.deepEqual(calls, ["create t", 'update t {"x":1} {"x":2}']);
+  } finally {
+    await operator.stop();
+  }
+});

@@ -1,0 +1,87 @@
+/**
+ * `kopf run` as a subprocess against the shared cluster, as users run it: its output collected
+ * line by line while it runs, waiting for lines, and stopping it politely (SIGTERM) or not (SIGKILL).
+ *
+ * @module
+ */
+
+import { testCluster, waitFor } from "./cluster.ts";
+
+const CLI = new URL("../../cli/main.ts", import.meta.url).pathname;
+const ROOT = new URL("../..", import.meta.url).pathname;
+
+/** A running `kopf run`. */
+export class KopfProcess implements AsyncDisposable {
+  /** Resolves with the exit status once the process has exited and its output is read. */
+  readonly exited: Promise<Deno.CommandStatus>;
+  readonly #child: Deno.ChildProcess;
+  readonly #lines: string[] = [];
+
+  private constructor(child: Deno.ChildProcess) {
+    this.#child = child;
+    const pump = async (stream: ReadableStream<Uint8Array>) => {
+      let pending = "";
+      for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+        const parts = (pending + chunk).split("\n");
+        pending = parts.pop() ?? "";
+        this.#lines.push(...parts);
+      }
+      if (pending) this.#lines.push(pending);
+    };
+    const pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
+    this.exited = child.status.then(async (status) => {
+      await pumps;
+      return status;
+    });
+  }
+
+  /**
+   * Starts `kopf run --standalone -n <namespace> <args…>` from the repository root (so that a
+   * handler file under `tests/fixtures/` imports `@kopf/kopf` from the checkout).
+   */
+  static async start(namespace: string, args: string[], env: Record<string, string> = {}): Promise<KopfProcess> {
+    const { kubeconfig } = await testCluster();
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", CLI, "run", "--standalone", "-n", namespace, ...args],
+      cwd: ROOT,
+      env: { NO_COLOR: "1", KUBECONFIG: kubeconfig, ...env },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    return new KopfProcess(child);
+  }
+
+  /** The output lines so far (stdout and stderr as they came), without Deno's download and warning noise. */
+  get lines(): string[] {
+    return this.#lines.filter((line) => line.trim() && !line.startsWith("Download ") && !line.startsWith("Warning"));
+  }
+
+  /** All output so far, for assertion messages. */
+  get output(): string {
+    return this.lines.join("\n");
+  }
+
+  /** Waits for an output line matching the pattern (a generous bound, not a timing assertion). */
+  waitForLine(pattern: RegExp, seconds = 60): Promise<string> {
+    return waitFor(`a line matching ${pattern} in the output of kopf run`, () => {
+      return this.lines.find((line) => pattern.test(line));
+    }, seconds).catch((error) => {
+      throw new Error(`${error.message}\n--- output ---\n${this.output}`);
+    });
+  }
+
+  /** Sends a signal (SIGTERM by default) and waits for the exit; harmless if it has exited already. */
+  async stop(signal: Deno.Signal = "SIGTERM"): Promise<Deno.CommandStatus> {
+    try {
+      this.#child.kill(signal);
+    } catch {
+      // It has exited already.
+    }
+    return await this.exited;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop("SIGKILL");
+  }
+}
