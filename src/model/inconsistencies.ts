@@ -21,7 +21,12 @@ export function patchInconsistencies(patch: JsonObject, body: KubernetesObject):
   const walk = (value: JsonValue, path: string[]) => {
     if (value !== null && typeof value === "object" && !Array.isArray(value)) {
       const entries = Object.entries(value);
-      if (entries.length === 0) return;
+      if (entries.length === 0) {
+        // `{}` in a merge-patch creates an object where there is none.
+        const actual = resolveField(body, path);
+        if (actual === null || typeof actual !== "object") found.push(["add", path, actual ?? null, {}]);
+        return;
+      }
       for (const [key, item] of entries) walk(item, [...path, key]);
       return;
     }

@@ -28,3 +28,8 @@ Deno.test("pruned, changed and surviving fields are reported", () => {
     ],
   );
 });
+
+Deno.test("an empty object creates an object where there is none", () => {
+  assert.deepEqual(patchInconsistencies({ status: { x: {} } }, body), [["add", ["status", "x"], null, {}]]);
+  assert.deepEqual(patchInconsistencies({ metadata: { labels: {} } }, body), []);
+});

@@ -50,7 +50,9 @@ export class Patch {
 
   /** The whole merge-patch, without empty stanzas. */
   toMergePatch(): JsonObject {
-    return prune({ ...this.other, metadata: this.metadata, spec: this.spec, status: this.status }) ?? {};
+    const { labels, annotations, ...restOfMetadata } = this.metadata;
+    const metadata = stanzas({ ...restOfMetadata, labels, annotations }, ["labels", "annotations"]);
+    return stanzas({ ...this.other, metadata, spec: this.spec, status: this.status }, ["metadata", "spec", "status"]);
   }
 
   /** The merge-patch without `status` (for the main resource when status is a subresource). */
@@ -74,17 +76,29 @@ export class Patch {
   }
 }
 
-/** Drops empty objects and `undefined` values, recursively; returns `undefined` if nothing is left. */
-function prune(value: PatchObject): JsonObject | undefined {
-  const result: JsonObject = {};
-  for (const [key, item] of Object.entries(value)) {
-    if (item === undefined) continue;
-    if (item !== null && typeof item === "object" && !Array.isArray(item)) {
-      const pruned = prune(item);
-      if (pruned !== undefined) result[key] = pruned;
-    } else {
-      result[key] = item as JsonObject[string];
+/**
+ * A copy without `undefined` values, and without the named stanzas when they are empty (the
+ * ones the patch creates up front). Empty objects that handlers put in are kept: in a
+ * merge-patch, `{}` creates an empty object where there was none.
+ */
+function stanzas(value: PatchObject, prunable: readonly string[]): JsonObject {
+  const result = withoutUndefined(value) as JsonObject;
+  for (const key of prunable) {
+    const item = result[key];
+    if (item !== null && typeof item === "object" && !Array.isArray(item) && Object.keys(item).length === 0) {
+      delete result[key];
     }
   }
-  return Object.keys(result).length ? result : undefined;
+  return result;
+}
+
+function withoutUndefined(value: PatchValue | undefined): PatchValue | undefined {
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return value.map((item) => withoutUndefined(item) ?? null);
+  const result: { [key: string]: PatchValue } = {};
+  for (const [key, item] of Object.entries(value)) {
+    const cleaned = withoutUndefined(item);
+    if (cleaned !== undefined) result[key] = cleaned;
+  }
+  return result;
 }
