@@ -289,3 +289,23 @@ Deno.test("a burst of changes: on.event sees every one, on.update ends with the 
     await operator.stop();
   }
 });
+
+Deno.test("with asap, a handler retrying forever does not block the others (9.3)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "independent");
+  const registry = new kopf.Registry();
+  kopf.on.create("kopfexamples", { registry }, function aFn() {
+    throw new kopf.TemporaryError("never", { delay: 1 });
+  });
+  kopf.on.create("kopfexamples", { registry }, function bFn() {
+    return "done";
+  });
+  const operator = await runOperator(registry, namespace, { lifecycle: kopf.lifecycles.asap });
+  try {
+    await createExample(client, namespace, "i");
+    const body = await statusSet(namespace, "i", "bFn");
+    assert.equal(statusOf(body).bFn, "done");
+  } finally {
+    await operator.stop();
+  }
+});

@@ -216,3 +216,57 @@ Deno.test("updates log their diff (debug) and their summary (12.5)", async () =>
     await reset();
   }
 });
+
+Deno.test("a cluster-scoped object has no namespace in the context (6.3)", async () => {
+  const { client } = await testCluster();
+  const crd = {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: "clusterexamples.kopf.dev" },
+    spec: {
+      group: "kopf.dev",
+      scope: "Cluster",
+      names: { kind: "ClusterExample", plural: "clusterexamples", singular: "clusterexample" },
+      versions: [{
+        name: "v1",
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+      }],
+    },
+  };
+  await client.request({ method: "POST", path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", body: crd })
+    .catch((error) => {
+      if (!String(error).includes("409")) throw error;
+    });
+  await waitFor("the CRD to be served", async () => {
+    await client.request({ path: "/apis/kopf.dev/v1/clusterexamples" });
+    return true;
+  });
+  const namespace = await freshNamespace(client, "cluster-scoped");
+  const name = `c-${namespace}`;
+  const registry = new kopf.Registry();
+  kopf.on.create(
+    "clusterexamples.kopf.dev",
+    { registry, labels: { test: namespace } },
+    function fn({ namespace, labels }) {
+      return { ns: String(namespace), labels };
+    },
+  );
+  const operator = await runOperator(registry, namespace);
+  try {
+    await client.request({
+      method: "POST",
+      path: "/apis/kopf.dev/v1/clusterexamples",
+      body: { apiVersion: "kopf.dev/v1", kind: "ClusterExample", metadata: { name, labels: { test: namespace } } },
+    });
+    const status = await waitFor("status.fn", async () => {
+      const body = await client.request<KubernetesObject>({ path: `/apis/kopf.dev/v1/clusterexamples/${name}` });
+      return (body.status as Status | undefined)?.fn;
+    });
+    assert.deepEqual(status, { ns: "undefined", labels: { test: namespace } });
+  } finally {
+    await operator.stop();
+  }
+});

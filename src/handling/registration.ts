@@ -78,7 +78,7 @@ function forms<O extends object, F>(kind: string, optionsOrFn: O | F, maybeFn: F
 
 /** The handler id: the `id` option, else the function's name, plus `/<field>` when a field is given. */
 function handlerId(kind: string, selector: Selector, options: ResourceHandlerOptions, fn: { name: string }): string {
-  const id = options.id ?? fn.name;
+  const id = options.id ?? functionName(fn);
   if (!id) {
     const place = new Error().stack?.split("\n").slice(4, 5).join("").trim() ?? "";
     throw new TypeError(
@@ -235,4 +235,12 @@ export function event(resource: SelectorInput, optionsOrFn: EventOptions | Event
     field: rest.field === undefined ? undefined : parseField(rest.field),
   });
   return fn;
+}
+
+/**
+ * The name a function is known by: bound methods (`obj.method.bind(obj)`) are named after the
+ * method, not `bound method`.
+ */
+export function functionName(fn: { name: string }): string {
+  return fn.name.replace(/^(bound )+/, "");
 }

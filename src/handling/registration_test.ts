@@ -49,3 +49,16 @@ Deno.test("handlers go to the registry given, and only there (4.19)", () => {
   assert.equal(one.handlers.length, 1);
   assert.equal(two.handlers.length, 0);
 });
+
+Deno.test("a bound method is registered under the method's name (4.4)", () => {
+  const registry = new Registry();
+  class Operator {
+    tag = "t";
+    method() {
+      return this.tag;
+    }
+  }
+  const instance = new Operator();
+  create("kopfexamples", { registry }, instance.method.bind(instance));
+  assert.deepEqual(registry.handlers.map((handler) => handler.id), ["method"]);
+});

@@ -11,6 +11,7 @@
  * @module
  */
 
+import { functionName } from "./registration.ts";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { parseField } from "../model/diff.ts";
 import { currentObject } from "./current_object.ts";
@@ -239,7 +240,7 @@ export class SubhandlingScope {
           `the options are: ${OPTION_NAMES.join(", ")}.`,
       );
     }
-    const name = options.id ?? fn.name;
+    const name = options.id ?? functionName(fn);
     if (!name) {
       throw new TypeError(
         `${where}: an anonymous sub-handler of '${this.#parent.id}' needs an id: pass { id: "…" } ` +

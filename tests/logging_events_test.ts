@@ -1,0 +1,121 @@
+/**
+ * Log lines as Kubernetes Events, through a running operator (kopf-features 22.4, 22.5, 8.1):
+ * off by default since Kopf 1.44, on with `settings.posting.loggers`.
+ */
+
+import assert from "node:assert/strict";
+import { reset } from "@logtape/logtape";
+import * as kopf from "@kopf/kopf";
+import type { KubernetesObject } from "../src/model/body.ts";
+import { createExample, freshNamespace, getExample, testCluster, waitFor } from "./support/cluster.ts";
+import { runOperator } from "./support/operator.ts";
+
+interface Event {
+  type: string;
+  reason: string;
+  message: string;
+  involvedObject: { uid?: string };
+}
+
+async function eventsOf(namespace: string, uid: string): Promise<Event[]> {
+  const { client } = await testCluster();
+  const list = await client.request<{ items: Event[] }>({ path: `/api/v1/namespaces/${namespace}/events` });
+  return list.items.filter((event) => event.involvedObject.uid === uid);
+}
+
+/** Runs `body` with the posting sink installed (as the CLI does) and the console silent. */
+async function withPostingSink(body: () => Promise<void>): Promise<void> {
+  await kopf.configureLogging({ write: () => {}, postingSink: kopf.postingSink });
+  try {
+    await body();
+  } finally {
+    await reset();
+  }
+}
+
+Deno.test("with posting.loggers on, a handler's logger.info and the framework's lines become Events (22.4, 22.5)", async () => {
+  await withPostingSink(async () => {
+    const { client } = await testCluster();
+    const namespace = await freshNamespace(client, "log-events");
+    const registry = new kopf.Registry();
+    kopf.on.create("kopfexamples", { registry }, function createFn({ logger }) {
+      logger.info("hello");
+    });
+    kopf.on.event("kopfexamples", { registry }, function eventFn({ logger }) {
+      logger.info("from an event handler");
+    });
+    const settings = new kopf.Settings();
+    settings.posting.loggers = true;
+    const operator = await runOperator(registry, namespace, { settings });
+    try {
+      const created: KubernetesObject = await createExample(client, namespace, "l");
+      const uid = created.metadata.uid!;
+      const events = await waitFor("three Events", async () => {
+        const events = await eventsOf(namespace, uid);
+        return events.length >= 3 ? events : undefined;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const messages = (await eventsOf(namespace, uid)).map((event) =>
+        `${event.type} ${event.reason} ${event.message}`
+      );
+      assert.deepEqual(messages.sort(), [
+        "Normal Logging Creation is processed: 1 succeeded; 0 failed.",
+        "Normal Logging Handler 'createFn' succeeded.",
+        "Normal Logging hello",
+      ]);
+      assert.ok(events.length >= 3);
+    } finally {
+      await operator.stop();
+    }
+  });
+});
+
+Deno.test("a temporary failure is posted as an Error Event when posting.loggers is on (8.1)", async () => {
+  await withPostingSink(async () => {
+    const { client } = await testCluster();
+    const namespace = await freshNamespace(client, "error-events");
+    const registry = new kopf.Registry();
+    kopf.on.create("kopfexamples", { registry }, function createFn({ retry }) {
+      if (retry === 0) throw new kopf.TemporaryError("later", { delay: 1 });
+    });
+    const settings = new kopf.Settings();
+    settings.posting.loggers = true;
+    const operator = await runOperator(registry, namespace, { settings });
+    try {
+      const uid = (await createExample(client, namespace, "t")).metadata.uid!;
+      const events = await waitFor("the Error Event", async () => {
+        const events = await eventsOf(namespace, uid);
+        return events.some((event) => event.type === "Error") ? events : undefined;
+      });
+      const error = events.find((event) => event.type === "Error")!;
+      assert.equal(error.reason, "Logging");
+      assert.equal(error.message, "Handler 'createFn' failed temporarily: later");
+    } finally {
+      await operator.stop();
+    }
+  });
+});
+
+Deno.test("by default no log line is posted as an Event (Kopf 1.44)", async () => {
+  await withPostingSink(async () => {
+    const { client } = await testCluster();
+    const namespace = await freshNamespace(client, "no-log-events");
+    const registry = new kopf.Registry();
+    kopf.on.create("kopfexamples", { registry }, function createFn({ logger }) {
+      logger.info("hello");
+      return "done";
+    });
+    const operator = await runOperator(registry, namespace);
+    try {
+      const uid = (await createExample(client, namespace, "d")).metadata.uid!;
+      await waitFor("the creation", async () => {
+        const body = await getExample(client, namespace, "d");
+        return (body.status as Record<string, unknown> | undefined)?.createFn;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      assert.deepEqual(await eventsOf(namespace, uid), []);
+    } finally {
+      await operator.stop();
+    }
+  });
+});
