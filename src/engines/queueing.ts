@@ -39,11 +39,6 @@ export class ObjectQueues<T> {
     this.#workers.set(key, worker);
   }
 
-  /** How many keys have work queued or running. */
-  get busy(): number {
-    return this.#workers.size;
-  }
-
   /** Waits until every worker is idle, or the signal aborts. */
   async drain(signal?: AbortSignal): Promise<void> {
     while (this.#workers.size && !signal?.aborted) {
