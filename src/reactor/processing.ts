@@ -111,7 +111,8 @@ export async function processObject(
 
   const { progressStorage, diffbaseStorage, finalizer } = settings.persistence;
   const old = diffbaseStorage.fetch(body);
-  const now = diffbaseStorage.build(body, extraFields(deps.changeHandlers));
+  // The progress storage's own fields never count as changes (as in Kopf).
+  const now = progressStorage.clear(diffbaseStorage.build(body, extraFields(deps.changeHandlers)));
   const diff = diffOf(old, now);
   // Known once the cause is detected; filters of the cause's handlers see it (Kopf passes it too).
   let reason: Reason | undefined;
