@@ -1,5 +1,6 @@
 /**
- * The testing toolkit: a real Kubernetes control plane on loopback for tests of operators.
+ * The testing toolkit: a real Kubernetes control plane on loopback, and a runner of the `kopf`
+ * command for tests of operators.
  *
  * @example
  * ```ts ignore
@@ -12,3 +13,4 @@
  */
 
 export { LocalCluster, type LocalClusterOptions } from "./src/kits/local_cluster/local_cluster.ts";
+export { KopfRunner, KopfRunnerError, type KopfRunnerOptions, type KopfRunnerStopOptions } from "./src/kits/runner.ts";
