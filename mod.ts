@@ -20,6 +20,13 @@ export * as on from "./on.ts";
 export { operator, type OperatorOptions, type RunningOperator } from "./src/reactor/operator.ts";
 export { Registry } from "./src/handling/registry.ts";
 export {
+  type Activity,
+  type ActivityContext,
+  ActivityError,
+  type ActivityFn,
+  type ActivityHandlerOptions,
+} from "./src/handling/activities.ts";
+export {
   HandlerRetriesError,
   HandlerTimeoutError,
   PermanentError,
@@ -80,6 +87,7 @@ export { WatchingSettings } from "./src/settings/watching.ts";
 export { BatchingSettings } from "./src/settings/batching.ts";
 export { sleep } from "./src/utils/sleep.ts";
 export { PostingSettings } from "./src/settings/posting.ts";
+export { ProcessSettings } from "./src/settings/process.ts";
 export {
   adjustNamespace,
   adopt,

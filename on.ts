@@ -1,6 +1,7 @@
 /**
  * The registration functions: `on.create`, `on.event`, … Each takes a resource selector,
- * optional options, and the handler function.
+ * optional options, and the handler function. The activity handlers — `on.startup`,
+ * `on.cleanup`, `on.probe` — take no resource: `(fn)` or `(options, fn)`.
  *
  * @example
  * ```ts
@@ -14,6 +15,8 @@
  */
 
 export {
+  type ActivityOptions,
+  cleanup,
   create,
   type CreateOptions,
   del as delete,
@@ -22,8 +25,10 @@ export {
   type EventOptions,
   field,
   type FieldOptions,
+  probe,
   resume,
   type ResumeOptions,
+  startup,
   update,
   type UpdateOptions,
 } from "./src/handling/registration.ts";

@@ -15,7 +15,11 @@ import { parseRunOptions } from "./run_options.ts";
 import { MAIN_HELP, MAIN_USAGE, RUN_HELP, UsageError } from "./usage.ts";
 import denoJson from "./deno.json" with { type: "json" };
 
-/** Exit codes: 0 success, 1 a failure while running, 2 a usage error (as Click, which Kopf uses, does). */
+/**
+ * Exit codes: 0 success (also after a graceful stop by SIGINT/SIGTERM), 1 a failure while running
+ * (e.g. a startup handler failed for good), 2 a usage error (as Click, which Kopf uses, does). A
+ * second SIGINT/SIGTERM while stopping exits at once with 130/143, from within the operator.
+ */
 export type ExitCode = 0 | 1 | 2;
 
 /**
@@ -52,6 +56,7 @@ export async function main(args: string[]): Promise<ExitCode> {
       clusterwide: options.clusterwide,
       standalone: options.standalone,
       context: options.context,
+      liveness: options.liveness,
     });
     return 0;
   } catch (error) {

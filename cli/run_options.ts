@@ -16,6 +16,8 @@ export interface RunOptions {
   clusterwide: boolean;
   standalone: boolean;
   context?: string;
+  /** The liveness endpoint URL (`-L/--liveness`), e.g. `http://0.0.0.0:8080/healthz`. */
+  liveness?: string;
   level: "debug" | "info" | "warning";
   format: LogFormat;
   prefix?: boolean;
@@ -38,6 +40,7 @@ export function parseRunOptions(args: string[]): RunOptions {
         "all-namespaces": { type: "boolean", short: "A" },
         standalone: { type: "boolean" },
         context: { type: "string" },
+        liveness: { type: "string", short: "L" },
         verbose: { type: "boolean", short: "v" },
         debug: { type: "boolean", short: "d" },
         quiet: { type: "boolean", short: "q" },
@@ -65,6 +68,7 @@ export function parseRunOptions(args: string[]): RunOptions {
   if (values["log-prefix"] && values["no-log-prefix"]) {
     throw new UsageError("Either --log-prefix or --no-log-prefix can be used, not both.", RUN_USAGE);
   }
+  if (values.liveness !== undefined) checkLiveness(values.liveness);
   const options: RunOptions = {
     files: parsed.positionals,
     modules: values.module ?? [],
@@ -72,6 +76,7 @@ export function parseRunOptions(args: string[]): RunOptions {
     clusterwide: values["all-namespaces"] ?? false,
     standalone: values.standalone ?? false,
     context: values.context,
+    liveness: values.liveness,
     level: values.verbose || values.debug ? "debug" : values.quiet ? "warning" : "info",
     format,
     prefix: values["log-prefix"] ? true : values["no-log-prefix"] ? false : undefined,
@@ -81,6 +86,22 @@ export function parseRunOptions(args: string[]): RunOptions {
     throw new UsageError("Nothing to run: give handler files or -m modules.", RUN_USAGE);
   }
   return options;
+}
+
+/** The liveness endpoint must be an `http://` URL with a host (as in Kopf), e.g. `http://0.0.0.0:8080/healthz`. */
+function checkLiveness(value: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`--liveness must be a URL like http://0.0.0.0:8080/healthz, not "${value}".`, RUN_USAGE);
+  }
+  if (url.protocol !== "http:") {
+    throw new UsageError(`--liveness supports only http:// URLs, not "${value}".`, RUN_USAGE);
+  }
+  if (url.search || url.hash || url.username || url.password) {
+    throw new UsageError(`--liveness takes a host, a port and a path only, not "${value}".`, RUN_USAGE);
+  }
 }
 
 /** node's parseArgs messages carry a hint about `--` that does not apply here; keep the first sentence. */

@@ -36,6 +36,8 @@ export const RUN_USAGE = "Usage: kopf run [OPTIONS] [FILES]...";
 export const RUN_HELP = `${RUN_USAGE}
 
 Import the handler files (and -m modules), then run the operator until SIGINT or SIGTERM.
+The first signal stops it gracefully (cleanup handlers included; exit code 0); a second one
+while stopping exits at once (code 130 or 143).
 
 Options:
   -m, --module SPECIFIER   Import a module by specifier (repeatable), e.g. a jsr: or npm: module.
@@ -43,6 +45,9 @@ Options:
   -A, --all-namespaces     Serve all namespaces (cluster-wide).
       --standalone         Run without peering.
       --context NAME       Use this kubeconfig context instead of the current one.
+  -L, --liveness URL       Serve the liveness endpoint at this http:// URL, e.g.
+                           http://0.0.0.0:8080/healthz: the probe handlers' results as JSON;
+                           HTTP 500 when a probe fails or a watch stream keeps failing.
   -v, --verbose            Log debug messages.
   -d, --debug              Log debug messages (the same as --verbose).
   -q, --quiet              Log only warnings and errors.

@@ -7,6 +7,7 @@
 
 import { parseField } from "../model/diff.ts";
 import { Selector, type SelectorInput } from "../model/selector.ts";
+import type { Activity, ActivityFn, ActivityHandlerOptions } from "./activities.ts";
 import type { Reason } from "./causes.ts";
 import { fieldSuffix, validateFilters } from "./filters.ts";
 import type {
@@ -39,6 +40,8 @@ export type ResumeOptions = ResumeHandlerOptions & RegistryOption;
 export type FieldOptions = ChangeHandlerOptions & RegistryOption & { field: string | string[] };
 /** Options of `on.event`. */
 export type EventOptions = ResourceHandlerOptions & RegistryOption;
+/** Options of `on.startup`, `on.cleanup` and `on.probe`. */
+export type ActivityOptions = ActivityHandlerOptions & RegistryOption;
 
 const COMMON = ["id", "param", "labels", "annotations", "when", "field", "value", "registry"];
 const RETRYING = ["errors", "timeout", "retries", "backoff"];
@@ -49,15 +52,24 @@ const ALLOWED: Record<string, readonly string[]> = {
   field: [...COMMON, ...RETRYING, "old", "new"],
   delete: [...COMMON, ...RETRYING, "optional"],
   resume: [...COMMON, ...RETRYING, "deleted"],
+  startup: ["id", "param", "registry", ...RETRYING],
+  cleanup: ["id", "param", "registry", ...RETRYING],
+  probe: ["id", "param", "registry", ...RETRYING],
 };
 
-/** Splits the two call forms `(resource, fn)` and `(resource, options, fn)` and checks the option names. */
+const ACTIVITIES: Record<Activity, true> = { startup: true, cleanup: true, probe: true };
+
+/**
+ * Splits the two call forms `(resource, fn)` and `(resource, options, fn)` — `(fn)` and
+ * `(options, fn)` for activities — and checks the option names.
+ */
 function forms<O extends object, F>(kind: string, optionsOrFn: O | F, maybeFn: F | undefined): [O, F] {
   let options: O;
   let fn: F;
   if (typeof optionsOrFn === "function") {
     if (maybeFn !== undefined) {
-      throw new TypeError(`on.${kind}(): give either (resource, fn) or (resource, options, fn).`);
+      const resource = kind in ACTIVITIES ? "" : "resource, ";
+      throw new TypeError(`on.${kind}(): give either (${resource}fn) or (${resource}options, fn).`);
     }
     [options, fn] = [{} as O, optionsOrFn as F];
   } else {
@@ -77,12 +89,17 @@ function forms<O extends object, F>(kind: string, optionsOrFn: O | F, maybeFn: F
 }
 
 /** The handler id: the `id` option, else the function's name, plus `/<field>` when a field is given. */
-function handlerId(kind: string, selector: Selector, options: ResourceHandlerOptions, fn: { name: string }): string {
+function handlerId(
+  kind: string,
+  selector: Selector | null,
+  options: ResourceHandlerOptions,
+  fn: { name: string },
+): string {
   const id = options.id ?? functionName(fn);
   if (!id) {
     const place = new Error().stack?.split("\n").slice(4, 5).join("").trim() ?? "";
     throw new TypeError(
-      `on.${kind}(${selector}): an anonymous handler needs an id: pass { id: "…" } or use a named function` +
+      `on.${kind}(${selector ?? ""}): an anonymous handler needs an id: pass { id: "…" } or use a named function` +
         (place ? ` (${place}).` : "."),
     );
   }
@@ -235,6 +252,95 @@ export function event(resource: SelectorInput, optionsOrFn: EventOptions | Event
     field: rest.field === undefined ? undefined : parseField(rest.field),
   });
   return fn;
+}
+
+function registerActivity(
+  activity: Activity,
+  optionsOrFn: ActivityOptions | ActivityFn,
+  maybeFn: ActivityFn | undefined,
+): ActivityFn {
+  const [options, fn] = forms<ActivityOptions, ActivityFn>(activity, optionsOrFn, maybeFn);
+  const { registry = defaultRegistry, ...rest } = options;
+  for (const name of ["timeout", "retries", "backoff"] as const) {
+    const value = rest[name];
+    if (value !== undefined && !(typeof value === "number" && value >= 0)) {
+      throw new TypeError(
+        `on.${activity}(): ${name} must be a non-negative number of ${
+          name === "retries" ? "attempts" : "seconds"
+        }, got ${value}.`,
+      );
+    }
+  }
+  if (rest.errors !== undefined && !["temporary", "permanent", "ignored"].includes(rest.errors)) {
+    throw new TypeError(`on.${activity}(): errors must be "temporary", "permanent" or "ignored", got ${rest.errors}.`);
+  }
+  registry.add({ kind: "activity", activity, id: handlerId(activity, null, rest, fn), fn, options: rest });
+  return fn;
+}
+
+/**
+ * Registers a startup handler: it runs when the operator starts, before anything touches the
+ * Kubernetes API, and may change the `settings` for everything started afterwards or fill the
+ * operator's `memo`. All startup handlers run, retried until each succeeds (arbitrary errors
+ * after `backoff` seconds, a `TemporaryError` after its delay); if one fails for good
+ * (`PermanentError`, `errors: "permanent"`, its `timeout` or `retries` used up), the operator
+ * stops with an error (`kopf run` exits with code 1).
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "@kopf/kopf";
+ * kopf.on.startup(function configure({ settings, memo, logger }) {
+ *   settings.persistence.finalizer = "example.com/finalizer";
+ *   memo.startedAt = new Date().toISOString();
+ *   logger.info("Configured.");
+ * });
+ * ```
+ */
+export function startup(fn: ActivityFn): ActivityFn;
+/** Registers a startup handler with options: `id`, `param`, `errors`, `timeout`, `retries`, `backoff`, `registry`. */
+export function startup(options: ActivityOptions, fn: ActivityFn): ActivityFn;
+export function startup(optionsOrFn: ActivityOptions | ActivityFn, maybeFn?: ActivityFn): ActivityFn {
+  return registerActivity("startup", optionsOrFn, maybeFn);
+}
+
+/**
+ * Registers a cleanup handler: it runs when the operator stops (SIGINT, SIGTERM, its `signal`,
+ * or a fatal error, provided the startup handlers have succeeded), after the watch streams have
+ * stopped and the objects' queues are drained. Each cleanup handler is retried by the same rules
+ * as startup handlers, within `settings.process.cleanupTimeout` for all of them; failures are
+ * logged, and the operator stops anyway.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "@kopf/kopf";
+ * kopf.on.cleanup(function disconnect({ memo, logger }) {
+ *   logger.info("Bye.");
+ * });
+ * ```
+ */
+export function cleanup(fn: ActivityFn): ActivityFn;
+/** Registers a cleanup handler with options: `id`, `param`, `errors`, `timeout`, `retries`, `backoff`, `registry`. */
+export function cleanup(options: ActivityOptions, fn: ActivityFn): ActivityFn;
+export function cleanup(optionsOrFn: ActivityOptions | ActivityFn, maybeFn?: ActivityFn): ActivityFn {
+  return registerActivity("cleanup", optionsOrFn, maybeFn);
+}
+
+/**
+ * Registers a probe handler: with a liveness endpoint (`kopf run --liveness URL`), each request
+ * answers with the JSON object of all probe handlers' results by id, recomputed at most once per
+ * `settings.process.probingMaxAge` seconds. A probe failing for good makes the answer HTTP 500.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "@kopf/kopf";
+ * kopf.on.probe({ id: "now" }, () => new Date().toISOString());
+ * ```
+ */
+export function probe(fn: ActivityFn): ActivityFn;
+/** Registers a probe handler with options: `id`, `param`, `errors`, `timeout`, `retries`, `backoff`, `registry`. */
+export function probe(options: ActivityOptions, fn: ActivityFn): ActivityFn;
+export function probe(optionsOrFn: ActivityOptions | ActivityFn, maybeFn?: ActivityFn): ActivityFn {
+  return registerActivity("probe", optionsOrFn, maybeFn);
 }
 
 /**

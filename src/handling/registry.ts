@@ -6,6 +6,7 @@
  */
 
 import type { Selector } from "../model/selector.ts";
+import type { Activity, ActivityHandler } from "./activities.ts";
 import type { ResourceHandler } from "./handlers.ts";
 
 /**
@@ -20,13 +21,29 @@ import type { ResourceHandler } from "./handlers.ts";
  */
 export class Registry {
   readonly #handlers: ResourceHandler[] = [];
+  readonly #activities: ActivityHandler[] = [];
 
   /**
    * Adds a handler. Registering one function for several causes or selectors is fine: a cycle
-   * runs a handler id only once.
+   * runs a handler id only once. Activity handlers (startup, cleanup, probes) are kept apart
+   * from resource handlers.
    */
-  add(handler: ResourceHandler): void {
-    this.#handlers.push(handler);
+  add(handler: ResourceHandler | ActivityHandler): void {
+    if (handler.kind === "activity") this.#activities.push(handler);
+    else this.#handlers.push(handler);
+  }
+
+  /**
+   * The handlers of an activity, in registration order; of handlers with the same id, only the
+   * first (one function registered twice runs once).
+   */
+  activities(activity: Activity): ActivityHandler[] {
+    const seen = new Set<string>();
+    return this.#activities.filter((handler) => {
+      if (handler.activity !== activity || seen.has(handler.id)) return false;
+      seen.add(handler.id);
+      return true;
+    });
   }
 
   /** All resource handlers, in registration order. */

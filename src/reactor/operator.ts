@@ -1,6 +1,7 @@
 /**
- * `operator()`: connects, discovers the resources the handlers select, runs one watch stream per
- * resource and namespace, feeds the events into per-object queues, and stops cleanly.
+ * `operator()`: runs the startup handlers, connects, serves the liveness endpoint, discovers the
+ * resources the handlers select, runs one watch stream per resource and namespace, feeds the
+ * events into per-object queues, and stops cleanly: streams, queues, cleanup handlers, Events.
  *
  * @module
  */
@@ -12,8 +13,10 @@ import { loadDefaultCredentials } from "../api/default_credentials.ts";
 import { Discovery } from "../api/discovery.ts";
 import { Watcher, type WatchHealth } from "../api/watching.ts";
 import { EventPoster } from "../engines/posting.ts";
+import { type LivenessEndpoint, LivenessServer, parseLivenessEndpoint } from "../engines/probing.ts";
 import { runWithPoster } from "../engines/posting_context.ts";
 import { ObjectQueues } from "../engines/queueing.ts";
+import { runActivity } from "../handling/activities.ts";
 import type { Memo } from "../handling/context.ts";
 import type { ChangeHandler, EventHandler } from "../handling/handlers.ts";
 import { allAtOnce, type Lifecycle } from "../handling/lifecycles.ts";
@@ -37,7 +40,7 @@ export interface OperatorOptions {
   standalone?: boolean;
   /** The handlers to run; the default registry otherwise. */
   registry?: Registry;
-  /** Settings; Kopf's defaults otherwise. */
+  /** Settings; Kopf's defaults otherwise. Startup handlers may change them. */
   settings?: Settings;
   /** The credentials; otherwise the kubeconfig (`kubeconfig`, `context`) or the in-cluster service account. */
   credentials?: Credentials;
@@ -49,9 +52,17 @@ export interface OperatorOptions {
   signal?: AbortSignal;
   /** Which due handlers run per cycle; {@linkcode allAtOnce} (all of them, one patch) by default. */
   lifecycle?: Lifecycle;
-  /** The operator's memo: each object's memo starts as a shallow copy of it. */
+  /**
+   * The operator's memo: activity handlers get it as `memo`, and each object's memo starts as a
+   * shallow copy of it (taken when the operator first sees the object, so after startup).
+   */
   memo?: Memo;
-  /** Called once every stream has listed its objects. */
+  /**
+   * A liveness endpoint to serve once the startup handlers have succeeded, e.g.
+   * `http://0.0.0.0:8080/healthz` (only `http`; port 0 picks a free one): see `on.probe`.
+   */
+  liveness?: string;
+  /** Called once the startup handlers have succeeded and every stream has listed its objects. */
   ready?: (operator: RunningOperator) => void;
 }
 
@@ -61,10 +72,29 @@ export interface RunningOperator {
   readonly client: ApiClient;
   /** The health of each watch stream, by a name like `kopfexamples.v1.kopf.dev in ns`. */
   readonly streams: ReadonlyMap<string, WatchHealth>;
+  /** The URL of the liveness endpoint (with the actual port), if one is served. */
+  readonly liveness?: string;
 }
+
+/** Exit codes a shell reports for a process killed by these signals (128 + the signal number). */
+const KILLED_BY: Partial<Record<Deno.Signal, number>> = { SIGINT: 130, SIGTERM: 143 };
 
 /**
  * Runs an operator until the signal aborts or SIGINT/SIGTERM arrives.
+ *
+ * Starting: the startup handlers run first (before anything touches the API), then the
+ * credentials are loaded, the liveness endpoint is served (if asked), the resources are
+ * discovered and the watch streams start; `ready` is called once all of them have listed.
+ *
+ * Stopping (the first SIGINT/SIGTERM, or `signal`): the watch streams stop, the objects' queues
+ * get up to 5 s to drain, the liveness endpoint closes, the cleanup handlers run (within
+ * `settings.process.cleanupTimeout`), queued Events are posted, and the promise resolves. A
+ * second SIGINT/SIGTERM while stopping — or `settings.process.ultimateExitingTimeout` passing
+ * after the first — exits the process at once with code 130 (SIGINT) or 143 (SIGTERM), as a
+ * shell reports a process killed by that signal.
+ *
+ * Rejects if the startup handlers fail for good (an {@linkcode ActivityError}), or on a fatal
+ * error (credentials, discovery); the cleanup handlers still run in the latter case.
  *
  * @example
  * ```ts ignore
@@ -76,94 +106,194 @@ export interface RunningOperator {
 export async function operator(options: OperatorOptions = {}): Promise<void> {
   const registry = options.registry ?? defaultRegistry;
   const settings = options.settings ?? new Settings();
+  const memo = options.memo ?? {};
+  const endpoint = options.liveness === undefined ? undefined : parseLivenessEndpoint(options.liveness);
+  if (options.signal?.aborted) return;
+
   const stop = new AbortController();
-  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
+  let ultimate: ReturnType<typeof setTimeout> | undefined;
   const onSignal = (name: Deno.Signal) => () => {
+    const code = KILLED_BY[name] ?? 1;
+    if (stop.signal.aborted) {
+      logger.warn("Signal {name} is received again while stopping. Operator is exiting at once (code {code}).", {
+        name,
+        code,
+      });
+      Deno.exit(code);
+    }
     logger.info("Signal {name} is received. Operator is stopping.", { name });
+    const timeout = settings.process.ultimateExitingTimeout;
+    if (timeout !== null) {
+      ultimate = setTimeout(() => {
+        logger.error(
+          "The operator has not stopped within {timeout} s (settings.process.ultimateExitingTimeout); " +
+            "exiting at once (code {code}).",
+          { timeout, code },
+        );
+        Deno.exit(code);
+      }, timeout * 1000);
+      Deno.unrefTimer(ultimate);
+    }
     stop.abort(new Error(`${name} received`));
   };
-  const listeners = signals.map((name) => [name, onSignal(name)] as const);
+  const listeners = (["SIGINT", "SIGTERM"] as const).map((name) => [name, onSignal(name)] as const);
   for (const [name, listener] of listeners) Deno.addSignalListener(name, listener);
   const onAbort = () => {
+    if (stop.signal.aborted) return;
     logger.info("Stop-flag is raised. Operator is stopping.");
     stop.abort(options.signal?.reason);
   };
-  if (options.signal?.aborted) return;
   options.signal?.addEventListener("abort", onAbort, { once: true });
 
-  const credentials = options.credentials ??
-    await loadDefaultCredentials({ kubeconfig: options.kubeconfig, context: options.context });
-  using client = new ApiClient(credentials, { networking: settings.networking });
-  // Explicit events and posted log lines of everything started below find this operator's poster.
-  const poster = new EventPoster(client, settings.posting);
   try {
-    await runWithPoster(poster, async () => {
-      if (!options.standalone) {
-        logger.warn("Peering is not implemented yet; running as if --standalone were given.");
-      }
-      const streams = new Map<string, WatchHealth>();
-      const selectors = registry.selectors;
-      const discovery = new Discovery(client, { groups: groupsToScan(selectors) });
-      const patching = registry.handlers.filter((handler) => handler.kind === "change").map((handler) =>
-        handler.selector
-      );
-      const { served } = await discovery.resolve(selectors, { patching, signal: stop.signal });
-      // Handlers with equal selectors share one resolution; the registry lists each selector once.
-      const resolved = new Map([...served].map(([selector, resources]) => [selector.toString(), resources]));
-
-      const byResource = new Map<string, { resource: Resource; events: EventHandler[]; changes: ChangeHandler[] }>();
-      for (const handler of registry.handlers) {
-        for (const resource of resolved.get(handler.selector.toString()) ?? []) {
-          const key = resourceName(resource);
-          const entry = byResource.get(key) ?? { resource, events: [], changes: [] };
-          if (handler.kind === "event") entry.events.push(handler);
-          else entry.changes.push(handler);
-          byResource.set(key, entry);
-        }
-      }
-
-      const namespaces = options.clusterwide || !options.namespaces?.length ? [null] : options.namespaces;
-      if (!options.clusterwide && !options.namespaces?.length) {
-        logger.warn("No namespaces are given (-n NS or -A); serving all namespaces.");
-      }
-      const running: Promise<void>[] = [];
-      const listed: Promise<void>[] = [];
-      const queues: ObjectQueues<ObjectWork>[] = [];
-      const lifecycle = options.lifecycle ?? allAtOnce;
-      const memo = options.memo ?? {};
-      for (const { resource, events, changes } of byResource.values()) {
-        const scopes = resource.namespaced ? namespaces : [null];
-        for (const namespace of scopes) {
-          const stream = serveResource({
-            client,
-            resource,
-            namespace,
-            settings,
-            lifecycle,
-            memo,
-            events,
-            changes,
-            signal: stop.signal,
-          });
-          streams.set(stream.name, stream.health);
-          running.push(stream.done);
-          listed.push(stream.listed);
-          queues.push(stream.queues);
-        }
-      }
-      if (running.length === 0) logger.warn("There is nothing to serve: no handler's resource was found.");
-      Promise.all(listed).then(() => {
-        if (!stop.signal.aborted) options.ready?.({ client, streams });
+    // Startup handlers first: nothing has touched the API yet, and they may change the settings.
+    try {
+      await runActivity(registry.activities("startup"), {
+        activity: "startup",
+        settings,
+        memo,
+        signal: stop.signal,
       });
-      await new Promise<void>((resolve) => stop.signal.addEventListener("abort", () => resolve(), { once: true }));
-      await Promise.allSettled(running);
-      await Promise.all(queues.map((queue) => queue.drain(AbortSignal.timeout(5000))));
-    });
+    } catch (error) {
+      if (!stop.signal.aborted) throw error;
+      logger.warn(
+        "The startup activity is only partially executed: the operator is stopping. " +
+          "Cleanup handlers are not run.",
+      );
+      logger.info("Operator has stopped.");
+      return;
+    }
+    await serve({ ...options, registry, settings, memo, endpoint }, stop);
   } finally {
-    await poster.close();
+    clearTimeout(ultimate);
     options.signal?.removeEventListener("abort", onAbort);
     for (const [name, listener] of listeners) Deno.removeSignalListener(name, listener);
-    logger.info("Operator has stopped.");
+  }
+}
+
+/** What `serve` needs: the options, with the defaults resolved. */
+type Resolved = OperatorOptions & { registry: Registry; settings: Settings; memo: Memo; endpoint?: LivenessEndpoint };
+
+/**
+ * Everything after the startup handlers: connecting, serving until the stop, stopping, and the
+ * cleanup handlers — also after a fatal error, with the poster and client still open for them.
+ */
+async function serve(options: Resolved, stop: AbortController): Promise<void> {
+  const { registry, settings, memo } = options;
+  let client: ApiClient | undefined;
+  let poster: EventPoster | undefined;
+  try {
+    const credentials = options.credentials ??
+      await loadDefaultCredentials({ kubeconfig: options.kubeconfig, context: options.context });
+    client = new ApiClient(credentials, { networking: settings.networking });
+    // Explicit events and posted log lines of everything started below find this operator's poster.
+    poster = new EventPoster(client, settings.posting);
+    await runWithPoster(poster, () => watch(options, client!, stop));
+  } finally {
+    try {
+      const clean = () => cleanup(registry, settings, memo);
+      await (poster ? runWithPoster(poster, clean) : clean());
+    } finally {
+      await poster?.close();
+      client?.[Symbol.dispose]();
+      // Failures before connecting (e.g. credentials) are reported by the caller alone.
+      if (client) logger.info("Operator has stopped.");
+    }
+  }
+}
+
+/**
+ * Serves the liveness endpoint, discovers the resources, runs the streams until the stop, and
+ * stops them: streams first, then the objects' queues (up to 5 s), then the endpoint.
+ */
+async function watch(options: Resolved, client: ApiClient, stop: AbortController): Promise<void> {
+  const { registry, settings, memo } = options;
+  const streams = new Map<string, WatchHealth>();
+  const running: Promise<void>[] = [];
+  const queues: ObjectQueues<ObjectWork>[] = [];
+  let probing: LivenessServer | undefined;
+  try {
+    if (options.endpoint) probing = LivenessServer.start(options.endpoint, { registry, settings, memo, streams });
+    if (!options.standalone) {
+      logger.warn("Peering is not implemented yet; running as if --standalone were given.");
+    }
+    const selectors = registry.selectors;
+    const discovery = new Discovery(client, { groups: groupsToScan(selectors) });
+    const patching = registry.handlers.filter((handler) => handler.kind === "change").map((handler) =>
+      handler.selector
+    );
+    const { served } = await discovery.resolve(selectors, { patching, signal: stop.signal });
+    // Handlers with equal selectors share one resolution; the registry lists each selector once.
+    const resolved = new Map([...served].map(([selector, resources]) => [selector.toString(), resources]));
+
+    const byResource = new Map<string, { resource: Resource; events: EventHandler[]; changes: ChangeHandler[] }>();
+    for (const handler of registry.handlers) {
+      for (const resource of resolved.get(handler.selector.toString()) ?? []) {
+        const key = resourceName(resource);
+        const entry = byResource.get(key) ?? { resource, events: [], changes: [] };
+        if (handler.kind === "event") entry.events.push(handler);
+        else entry.changes.push(handler);
+        byResource.set(key, entry);
+      }
+    }
+
+    const namespaces = options.clusterwide || !options.namespaces?.length ? [null] : options.namespaces;
+    if (!options.clusterwide && !options.namespaces?.length) {
+      logger.warn("No namespaces are given (-n NS or -A); serving all namespaces.");
+    }
+    const listed: Promise<void>[] = [];
+    const lifecycle = options.lifecycle ?? allAtOnce;
+    for (const { resource, events, changes } of byResource.values()) {
+      const scopes = resource.namespaced ? namespaces : [null];
+      for (const namespace of scopes) {
+        if (stop.signal.aborted) break;
+        const stream = serveResource({
+          client,
+          resource,
+          namespace,
+          settings,
+          lifecycle,
+          memo,
+          events,
+          changes,
+          signal: stop.signal,
+        });
+        streams.set(stream.name, stream.health);
+        running.push(stream.done);
+        listed.push(stream.listed);
+        queues.push(stream.queues);
+      }
+    }
+    if (running.length === 0 && !stop.signal.aborted) {
+      logger.warn("There is nothing to serve: no handler's resource was found.");
+    }
+    Promise.all(listed).then(() => {
+      if (!stop.signal.aborted) options.ready?.({ client, streams, liveness: probing?.url });
+    });
+    await new Promise<void>((resolve) => {
+      if (stop.signal.aborted) resolve();
+      stop.signal.addEventListener("abort", () => resolve(), { once: true });
+    });
+  } catch (error) {
+    // A stop during discovery interrupts its requests: that is no failure.
+    if (!stop.signal.aborted) throw error;
+    logger.debug("Stopped while starting: {error}", { error });
+  } finally {
+    if (!stop.signal.aborted) stop.abort(new Error("the operator has failed"));
+    await Promise.allSettled(running);
+    await Promise.all(queues.map((queue) => queue.drain(AbortSignal.timeout(5000))));
+    await probing?.close();
+  }
+}
+
+/** Runs the cleanup handlers; their failures are logged, never raised. */
+async function cleanup(registry: Registry, settings: Settings, memo: Memo): Promise<void> {
+  const handlers = registry.activities("cleanup");
+  if (handlers.length === 0) return;
+  try {
+    await runActivity(handlers, { activity: "cleanup", settings, memo, timeout: settings.process.cleanupTimeout });
+  } catch (error) {
+    logger.error("The cleanup activity has failed; the operator stops anyway: {error}", { error });
   }
 }
 

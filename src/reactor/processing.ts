@@ -115,10 +115,10 @@ export async function processObject(
   const now = progressStorage.clear(diffbaseStorage.build(body, extraFields(deps.changeHandlers)));
   const diff = diffOf(old, now);
   // Known once the cause is detected; filters of the cause's handlers see it (Kopf passes it too).
-  let reason: Reason | undefined;
+  const known: { reason?: Reason } = {};
   const filterContext = (): FilterContext => ({
     ...resourceContext(body, { ...extra, param: undefined }),
-    reason,
+    reason: known.reason,
     old,
     new: now,
     diff,
@@ -167,7 +167,7 @@ export async function processObject(
   }
   memory.expectedVersion = memory.consistencyDeadline = undefined;
 
-  reason = cause;
+  const reason = known.reason = cause;
   const handlers = handlersForCause(
     deps.changeHandlers,
     reason,

@@ -9,6 +9,7 @@ import { ExecutionSettings } from "./execution.ts";
 import { NetworkingSettings } from "./networking.ts";
 import { PersistenceSettings } from "./persistence.ts";
 import { PostingSettings } from "./posting.ts";
+import { ProcessSettings } from "./process.ts";
 import { WatchingSettings } from "./watching.ts";
 
 /**
@@ -35,4 +36,6 @@ export class Settings {
   readonly batching: BatchingSettings = new BatchingSettings();
   /** Kubernetes Events: explicit ones, and log lines (when `loggers` is on). */
   readonly posting: PostingSettings = new PostingSettings();
+  /** Stopping and the liveness endpoint. */
+  readonly process: ProcessSettings = new ProcessSettings();
 }

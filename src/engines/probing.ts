@@ -1,0 +1,183 @@
+/**
+ * The liveness endpoint (`kopf run --liveness http://0.0.0.0:8080/healthz`): an HTTP server whose
+ * answer tells Kubernetes whether to restart the operator.
+ *
+ * A GET of the endpoint's path answers 200 with the JSON object of the probe handlers' results
+ * by id (`{}` without probe handlers), recomputed at most once per
+ * `settings.process.probingMaxAge` seconds (concurrent requests share one run). It answers 500
+ * when a probe handler fails for good, and — unlike Kopf, whose endpoint stays green while its
+ * watches are dead — when a watch stream has been failing for longer than
+ * `settings.watching.unhealthyAfter`, with a JSON body naming the streams and since when.
+ *
+ * @module
+ */
+
+import { getLogger } from "@logtape/logtape";
+import type { WatchHealth } from "../api/watching.ts";
+import type { Memo } from "../handling/context.ts";
+import { runActivity } from "../handling/activities.ts";
+import type { Registry } from "../handling/registry.ts";
+import type { Settings } from "../settings/settings.ts";
+
+const logger = getLogger(["kopf", "probing"]);
+
+/** Where the liveness endpoint listens. */
+export interface LivenessEndpoint {
+  /** The address to listen on: `localhost` when the URL has none. */
+  hostname: string;
+  /** The port: 80 when the URL has none; 0 picks a free one. */
+  port: number;
+  /** The path answered; other paths get 404. */
+  path: string;
+}
+
+/**
+ * Reads a liveness URL such as `http://0.0.0.0:8080/healthz`; only `http` is supported (as in
+ * Kopf). Throws a `TypeError` saying what is wrong.
+ */
+export function parseLivenessEndpoint(url: string): LivenessEndpoint {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new TypeError(`The liveness endpoint must be a URL like http://0.0.0.0:8080/healthz, not "${url}".`);
+  }
+  if (parsed.protocol !== "http:") {
+    throw new TypeError(`The liveness endpoint supports only http:// URLs, not "${url}".`);
+  }
+  if (parsed.search || parsed.hash || parsed.username || parsed.password) {
+    throw new TypeError(`The liveness endpoint takes a host, a port and a path only, not "${url}".`);
+  }
+  return {
+    hostname: parsed.hostname.replace(/^\[(.*)\]$/, "$1") || "localhost",
+    port: parsed.port ? Number(parsed.port) : 80,
+    path: parsed.pathname || "/",
+  };
+}
+
+/** What the liveness endpoint reports on. */
+export interface LivenessSources {
+  /** The probe handlers come from here. */
+  registry: Registry;
+  /** The live settings (`process.probingMaxAge` is read at every request). */
+  settings: Settings;
+  /** The operator's memo, given to probe handlers. */
+  memo: Memo;
+  /** The watch streams by name; read at every request, so streams added later count too. */
+  streams: ReadonlyMap<string, WatchHealth>;
+}
+
+/**
+ * A running liveness endpoint.
+ *
+ * @example
+ * ```ts ignore
+ * await using server = LivenessServer.start(parseLivenessEndpoint("http://127.0.0.1:0/healthz"), sources);
+ * console.log(server.url); // http://127.0.0.1:<port>/healthz
+ * ```
+ */
+export class LivenessServer implements AsyncDisposable {
+  /** The URL it answers at, with the actual port. */
+  readonly url: string;
+  readonly #server: Deno.HttpServer<Deno.NetAddr>;
+  readonly #sources: LivenessSources;
+  readonly #path: string;
+  readonly #stop = new AbortController();
+  #cache: { at: number; results: Record<string, unknown> } | undefined;
+  #running: Promise<Record<string, unknown>> | undefined;
+
+  private constructor(endpoint: LivenessEndpoint, sources: LivenessSources) {
+    this.#sources = sources;
+    this.#path = endpoint.path;
+    try {
+      this.#server = Deno.serve({
+        hostname: endpoint.hostname,
+        port: endpoint.port,
+        onListen: () => {},
+        handler: (request) => this.#answer(request),
+      });
+    } catch (error) {
+      const where = `${endpoint.hostname}:${endpoint.port}`;
+      throw new Error(`The liveness endpoint cannot listen at ${where}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    const { hostname, port } = this.#server.addr;
+    const host = hostname.includes(":") ? `[${hostname}]` : hostname;
+    this.url = `http://${host}:${port}${endpoint.path}`;
+  }
+
+  /** Starts listening; throws if the address cannot be used (e.g. the port is taken). */
+  static start(endpoint: LivenessEndpoint, sources: LivenessSources): LivenessServer {
+    const server = new LivenessServer(endpoint, sources);
+    logger.info("Serving health status at {url}", { url: server.url });
+    return server;
+  }
+
+  /** Stops answering: a probe run in progress is abandoned, open requests get their answer. */
+  async close(): Promise<void> {
+    this.#stop.abort();
+    await this.#server.shutdown();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  async #answer(request: Request): Promise<Response> {
+    if (new URL(request.url).pathname !== this.#path) return json(404, { error: "Not found." });
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      return json(405, { error: "Only GET is supported." }, { allow: "GET, HEAD" });
+    }
+    const unhealthy = [...this.#sources.streams].filter(([, health]) => !health.healthy);
+    if (unhealthy.length) {
+      const streams = Object.fromEntries(unhealthy.map(([name, health]) => [name, {
+        failingSince: health.failingSince === null ? null : new Date(health.failingSince).toISOString(),
+        failures: health.failures,
+        lastError: health.lastError,
+      }]));
+      const bound = this.#sources.settings.watching.unhealthyAfter;
+      const error = `Watch streams have been failing for longer than ${bound} s: ${Object.keys(streams).join(", ")}.`;
+      logger.warn("Liveness probe: {error}", { error });
+      return json(500, { error, streams });
+    }
+    let results: Record<string, unknown>;
+    try {
+      results = await this.#probe();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      return json(500, { error: message });
+    }
+    try {
+      return json(200, results);
+    } catch (error) {
+      return json(500, { error: `The probe results are not JSON: ${(error as Error).message}` });
+    }
+  }
+
+  /** The probe results: cached, or from one run shared by concurrent requests. */
+  #probe(): Promise<Record<string, unknown>> {
+    const { registry, settings, memo } = this.#sources;
+    const cache = this.#cache;
+    if (cache && Date.now() - cache.at < settings.process.probingMaxAge * 1000) return Promise.resolve(cache.results);
+    this.#running ??= runActivity(registry.activities("probe"), {
+      activity: "probe",
+      settings,
+      memo,
+      signal: this.#stop.signal,
+    }).then((results) => {
+      this.#cache = { at: Date.now(), results };
+      return results;
+    }).finally(() => {
+      this.#running = undefined;
+    });
+    return this.#running;
+  }
+}
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json", ...headers },
+  });
+}

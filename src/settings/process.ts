@@ -1,0 +1,37 @@
+/**
+ * Settings of the operator as a process: how long stopping may take, and the liveness endpoint.
+ *
+ * @module
+ */
+
+/**
+ * How the operator stops and reports its health.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "@kopf/kopf";
+ * kopf.on.startup(function configure({ settings }) {
+ *   settings.process.ultimateExitingTimeout = 25; // below the pod's terminationGracePeriodSeconds
+ *   settings.process.probingMaxAge = 5;
+ * });
+ * ```
+ */
+export class ProcessSettings {
+  /**
+   * Seconds after the first SIGINT/SIGTERM after which the process exits even if stopping has not
+   * finished (with the code a shell reports for that signal: 130 or 143); `null`: never. Not
+   * applied when the operator is stopped by its `signal` option. Kopf's default: 600.
+   */
+  ultimateExitingTimeout: number | null = 600;
+  /**
+   * Seconds all cleanup handlers may take together, retries included: a handler whose next retry
+   * would start later gives up at once, and one still running then is no longer waited for;
+   * `null`: only the handlers' own `timeout` and `retries` bound them (Kopf's behaviour).
+   */
+  cleanupTimeout: number | null = 30;
+  /**
+   * Seconds for which the results of the probe handlers are reused by the liveness endpoint:
+   * they run at most once per this period, concurrent requests sharing one run. Kopf's fixed 10.
+   */
+  probingMaxAge = 10;
+}
