@@ -14,6 +14,7 @@ import {
   freshNamespace,
   getExample,
   patchExample,
+  settle,
   testCluster,
   waitFor,
 } from "./support/cluster.ts";
@@ -22,10 +23,6 @@ import { runOperator } from "./support/operator.ts";
 /** Writes so far: patches of any kind (merge, status, JSON) and created Events. */
 function writes(counters: RequestCounters): number {
   return counters.count({ verb: "patch" }) + counters.count({ verb: "create" }) + counters.count({ verb: "update" });
-}
-
-function settle(seconds = 1.5): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 }
 
 /** Runs a create / update / delete lifecycle of one object and returns the writes of each phase. */
@@ -45,7 +42,7 @@ async function lifecycle(
       const handled = body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
       return handled && until.created((body.status ?? {}) as Record<string, unknown>) || undefined;
     });
-    await settle();
+    await settle(1.5);
     const create = writes(counters) - before;
 
     before = writes(counters);
@@ -58,7 +55,7 @@ async function lifecycle(
       const body = await getExample(client, namespace, "b");
       return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"]?.includes('"x":2') || undefined;
     });
-    await settle();
+    await settle(1.5);
     const update = writes(counters) - before;
 
     before = writes(counters);
@@ -72,7 +69,7 @@ async function lifecycle(
         throw error;
       }
     });
-    await settle();
+    await settle(1.5);
     return { create, update, delete: writes(counters) - before, idle };
   } finally {
     await operator.stop();
@@ -135,7 +132,7 @@ Deno.test("on.event only: no writes at all, as Kopf 1.44.6", async () => {
     await patchExample(client, namespace, "e", { spec: { x: 1 } });
     await deleteExample(client, namespace, "e");
     await waitFor("three events", () => events >= 3 || undefined);
-    await settle();
+    await settle(1.5);
     assert.equal(writes(operator.running.client.counters), 0);
   } finally {
     await operator.stop();
@@ -160,7 +157,7 @@ Deno.test("a patch that changes nothing is never sent", async () => {
     });
     await patchExample(client, namespace, "n", { spec: { x: 1 } });
     await waitFor("the events of the echo and the change", () => events >= 3 || undefined);
-    await settle();
+    await settle(1.5);
     assert.equal(writes(operator.running.client.counters), 1, "only the first event changed the phase");
   } finally {
     await operator.stop();
@@ -186,7 +183,7 @@ Deno.test("4 explicit events in a create handler: 1 patch + 4 Events, as Kopf 1.
     });
     const counters = operator.running.client.counters;
     await waitFor("four Events", () => counters.count({ verb: "create", resource: "events" }) >= 4 || undefined);
-    await settle();
+    await settle(1.5);
     assert.equal(counters.count({ verb: "patch" }), 1);
     assert.equal(counters.count({ verb: "create", resource: "events" }), 4);
   } finally {

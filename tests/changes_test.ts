@@ -6,7 +6,15 @@
 import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
 import type { KubernetesObject } from "../src/model/body.ts";
-import { createExample, freshNamespace, getExample, patchExample, testCluster, waitFor } from "./support/cluster.ts";
+import {
+  createExample,
+  freshNamespace,
+  getExample,
+  patchExample,
+  settle,
+  testCluster,
+  waitFor,
+} from "./support/cluster.ts";
 import { runOperator } from "./support/operator.ts";
 
 type Status = Record<string, unknown>;
@@ -22,11 +30,6 @@ async function statusSet(namespace: string, name: string, key: string): Promise<
 
 function statusOf(body: KubernetesObject): Status {
   return (body.status ?? {}) as Status;
-}
-
-/** Lets the operator see and handle whatever happened last (no timing is asserted). */
-function settle(seconds = 1): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 }
 
 Deno.test("on.update gets the diff of a spec change; a status-only change runs nothing (4.7, 12.1)", async () => {

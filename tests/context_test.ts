@@ -6,7 +6,15 @@ import assert from "node:assert/strict";
 import { reset } from "@logtape/logtape";
 import * as kopf from "@kopf/kopf";
 import type { KubernetesObject } from "../src/model/body.ts";
-import { createExample, freshNamespace, getExample, patchExample, testCluster, waitFor } from "./support/cluster.ts";
+import {
+  createExample,
+  freshNamespace,
+  getExample,
+  patchExample,
+  settle,
+  testCluster,
+  waitFor,
+} from "./support/cluster.ts";
 import { runOperator } from "./support/operator.ts";
 
 type Status = Record<string, unknown>;
@@ -17,10 +25,6 @@ async function statusKey(namespace: string, name: string, key: string): Promise<
     const body = await getExample(client, namespace, name);
     return (body.status as Status | undefined)?.[key];
   }, 90);
-}
-
-function settle(seconds = 1): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 }
 
 Deno.test("a change handler gets exactly the documented context, and no settings (6.3, 6.5, 6.10)", async () => {

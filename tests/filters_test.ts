@@ -8,7 +8,15 @@ import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
 import { resourcePath } from "../src/api/paths.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
-import { freshNamespace, getExample, KOPFEXAMPLES, patchExample, testCluster, waitFor } from "./support/cluster.ts";
+import {
+  freshNamespace,
+  getExample,
+  KOPFEXAMPLES,
+  patchExample,
+  settle,
+  testCluster,
+  waitFor,
+} from "./support/cluster.ts";
 import { runOperator } from "./support/operator.ts";
 
 const DIFF_BASE = "kopf.zalando.org/last-handled-configuration";
@@ -41,11 +49,6 @@ async function handled(namespace: string, name: string): Promise<KubernetesObjec
     const body = await getExample(client, namespace, name);
     return body.metadata.annotations?.[DIFF_BASE] !== undefined ? body : undefined;
   });
-}
-
-/** Lets the operator see and handle whatever happened last (no timing is asserted). */
-function settle(seconds = 1): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 }
 
 /** Registers an unfiltered creation handler that tells when an object's creation was handled. */

@@ -9,22 +9,15 @@ import { resourcePath } from "../src/api/paths.ts";
 import { adopt, type ChildObject, removeOwnerReference } from "../src/kits/hierarchies.ts";
 import { LocalCluster } from "../src/kits/local_cluster/local_cluster.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
-import type { Resource } from "../src/model/resource.ts";
-import { connect, createExample, deleteExample, freshNamespace, patchExample, waitFor } from "./support/cluster.ts";
-
-const CONFIGMAPS: Resource = {
-  group: "",
-  version: "v1",
-  plural: "configmaps",
-  kind: "ConfigMap",
-  singular: "configmap",
-  namespaced: true,
-  preferred: true,
-  shortcuts: ["cm"],
-  categories: [],
-  verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
-  subresources: [],
-};
+import {
+  CONFIGMAPS,
+  connect,
+  createExample,
+  deleteExample,
+  freshNamespace,
+  patchExample,
+  waitFor,
+} from "./support/cluster.ts";
 
 Deno.test("an adopted ConfigMap is garbage-collected with its owner; a released one survives (24.1, 24.2, 24.6)", async () => {
   await using cluster = await LocalCluster.start({ controllers: ["garbagecollector"] });

@@ -8,13 +8,14 @@ import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
 import { resourcePath } from "../src/api/paths.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
-import type { Resource } from "../src/model/resource.ts";
 import {
+  CONFIGMAPS,
   createExample,
   freshNamespace,
   getExample,
   KOPFEXAMPLES,
   patchExample,
+  settle,
   testCluster,
   waitFor,
 } from "./support/cluster.ts";
@@ -24,20 +25,6 @@ const DIFF_BASE = "kopf.zalando.org/last-handled-configuration";
 
 /** Kopf's timestamps: ISO-8601 UTC with microseconds and an offset. */
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$/;
-
-const CONFIGMAPS: Resource = {
-  group: "",
-  version: "v1",
-  plural: "configmaps",
-  kind: "ConfigMap",
-  singular: "configmap",
-  namespaced: true,
-  preferred: true,
-  shortcuts: ["cm"],
-  categories: [],
-  verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
-  subresources: [],
-};
 
 type Status = Record<string, unknown>;
 
@@ -57,11 +44,6 @@ async function statusSet(namespace: string, name: string, key: string): Promise<
     const body = await getExample(client, namespace, name);
     return (body.status as Status | undefined)?.[key] !== undefined ? body : undefined;
   });
-}
-
-/** Lets the operator see and handle whatever happened last (no timing is asserted). */
-function settle(seconds = 1): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 }
 
 Deno.test("the progress record of a delayed handler has Kopf's fields, order and formats (10.1)", async () => {

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
 import type { KubernetesObject } from "../src/model/body.ts";
-import { createExample, freshNamespace, getExample, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, getExample, settle, testCluster, waitFor } from "./support/cluster.ts";
 import { runOperator } from "./support/operator.ts";
 
 type Status = Record<string, unknown>;
@@ -36,11 +36,6 @@ function progressOf(body: KubernetesObject): { annotations: string[]; status: st
     .filter((key) => key.startsWith("kopf.zalando.org/") && key !== DIFFBASE);
   const kopfStatus = statusOf(body).kopf as { progress?: Record<string, unknown> } | undefined;
   return { annotations, status: Object.keys(kopfStatus?.progress ?? {}) };
-}
-
-/** Lets the operator see and handle whatever happened last (no timing is asserted). */
-function settle(seconds = 1): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 }
 
 Deno.test("declared sub-handlers run after the parent; results at status['createFn/item1'] (13.1)", async () => {

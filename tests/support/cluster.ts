@@ -29,6 +29,21 @@ export const KOPFEXAMPLES: Resource = {
   subresources: ["status"],
 };
 
+/** ConfigMaps, as far as tests create them. */
+export const CONFIGMAPS: Resource = {
+  group: "",
+  version: "v1",
+  plural: "configmaps",
+  kind: "ConfigMap",
+  singular: "configmap",
+  namespaced: true,
+  preferred: true,
+  shortcuts: ["cm"],
+  categories: [],
+  verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
+  subresources: [],
+};
+
 /** Namespaces, as far as tests create them. */
 export const NAMESPACES: Resource = {
   group: "",
@@ -189,4 +204,12 @@ export async function waitFor<T>(
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/**
+ * Gives the operator time to react to the last change, before asserting that something did NOT
+ * happen (a handler not called, no request sent). It bounds nothing and asserts no timing.
+ */
+export function settle(seconds = 1): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 }
