@@ -93,6 +93,30 @@ export interface EventContext extends ResourceContext {
   readonly type: string | null;
 }
 
+/** What daemons and timers receive. */
+export interface BackgroundContext extends ResourceContext {
+  /**
+   * Aborted when the daemon or timer must stop (the object is deleted or stops matching, the
+   * operator stops); `stopped.reason` is a {@linkcode StopReason}. Pass it to `kopf.sleep()`.
+   */
+  readonly stopped: AbortSignal;
+  /** How many attempts failed before this one (0 after a success). */
+  readonly retry: number;
+  /** When the first of these attempts started. */
+  readonly started: Date;
+  /** Milliseconds since `started`. */
+  readonly runtime: number;
+}
+
+/** What daemons (`kopf.daemon`) receive. */
+export type DaemonContext = BackgroundContext;
+
+/** What timers (`kopf.timer`) receive. */
+export type TimerContext = BackgroundContext;
+
+/** What index handlers (`kopf.index`) receive. */
+export type IndexContext = ResourceContext;
+
 /** Builds the part of the context that every resource handler gets. */
 export function resourceContext(
   body: KubernetesObject,

@@ -6,7 +6,7 @@
 
 import type { Selector } from "../model/selector.ts";
 import type { Reason } from "./causes.ts";
-import type { ChangeContext, EventContext } from "./context.ts";
+import type { ChangeContext, DaemonContext, EventContext, IndexContext, TimerContext } from "./context.ts";
 import type { FilterOptions } from "./filters.ts";
 
 /** What an arbitrary error (not a TemporaryError or PermanentError) means for a handler. */
@@ -86,5 +86,80 @@ export interface EventHandler {
   readonly field: readonly string[] | undefined;
 }
 
+/** Options of daemons (`kopf.daemon`). */
+export interface DaemonHandlerOptions extends ResourceHandlerOptions, RetryOptions {
+  /** Seconds to wait before the first call (interrupted by the stop). */
+  initialDelay?: number;
+  /** Seconds a stopped daemon gets to exit on its own before it is cancelled. */
+  cancellationBackoff?: number;
+  /** Seconds a cancelled daemon gets to exit before it is left orphaned; forever by default. */
+  cancellationTimeout?: number;
+  /** Seconds between re-checks of a daemon that is still exiting; `settings.background.cancellationPolling` by default. */
+  cancellationPolling?: number;
+}
+
+/** Options of timers (`kopf.timer`). */
+export interface TimerHandlerOptions extends ResourceHandlerOptions, RetryOptions {
+  /** Seconds between calls (from the end of one call to the start of the next, unless `sharp`). */
+  interval?: number;
+  /** Call only after the object has not changed for so many seconds. */
+  idle?: number;
+  /** Seconds to wait before the first call. */
+  initialDelay?: number;
+  /** Align the calls to a grid of `interval` seconds, whatever each call takes. */
+  sharp?: boolean;
+}
+
+/** Options of indexes (`kopf.index`). */
+export interface IndexHandlerOptions extends ResourceHandlerOptions, RetryOptions {}
+
+/** A function run for each object as long as it exists: it returns (or throws) when done. */
+export type DaemonFn = (context: DaemonContext) => HandlerResult | Promise<HandlerResult>;
+
+/** A function called for each object every so often. */
+export type TimerFn = (context: TimerContext) => HandlerResult | Promise<HandlerResult>;
+
+/**
+ * A function called for every event of an object; what it returns goes into the index: a plain
+ * object's entries under their keys, any other value (but `null`/`undefined`) under the key `null`.
+ */
+export type IndexFn = (context: IndexContext) => unknown;
+
+/** A registered daemon. */
+export interface DaemonHandler {
+  readonly kind: "daemon";
+  readonly id: string;
+  readonly selector: Selector;
+  readonly fn: DaemonFn;
+  readonly options: DaemonHandlerOptions;
+  /** The `field` option as a path, if any. */
+  readonly field: readonly string[] | undefined;
+}
+
+/** A registered timer. */
+export interface TimerHandler {
+  readonly kind: "timer";
+  readonly id: string;
+  readonly selector: Selector;
+  readonly fn: TimerFn;
+  readonly options: TimerHandlerOptions;
+  /** The `field` option as a path, if any. */
+  readonly field: readonly string[] | undefined;
+}
+
+/** A registered index handler. */
+export interface IndexHandler {
+  readonly kind: "index";
+  readonly id: string;
+  readonly selector: Selector;
+  readonly fn: IndexFn;
+  readonly options: IndexHandlerOptions;
+  /** The `field` option as a path, if any. */
+  readonly field: readonly string[] | undefined;
+}
+
+/** A daemon or a timer: what runs in the background of an object. */
+export type BackgroundHandler = DaemonHandler | TimerHandler;
+
 /** Any resource handler. */
-export type ResourceHandler = ChangeHandler | EventHandler;
+export type ResourceHandler = ChangeHandler | EventHandler | DaemonHandler | TimerHandler | IndexHandler;

@@ -55,6 +55,17 @@ const ALLOWED: Record<string, readonly string[]> = {
   startup: ["id", "param", "registry", ...RETRYING],
   cleanup: ["id", "param", "registry", ...RETRYING],
   probe: ["id", "param", "registry", ...RETRYING],
+  login: ["id", "param", "registry", ...RETRYING],
+  index: [...COMMON, ...RETRYING],
+  timer: [...COMMON, ...RETRYING, "interval", "idle", "initialDelay", "sharp"],
+  daemon: [
+    ...COMMON,
+    ...RETRYING,
+    "initialDelay",
+    "cancellationBackoff",
+    "cancellationTimeout",
+    "cancellationPolling",
+  ],
 };
 
 const ACTIVITIES: Record<Activity, true> = { startup: true, cleanup: true, probe: true };
@@ -63,7 +74,7 @@ const ACTIVITIES: Record<Activity, true> = { startup: true, cleanup: true, probe
  * Splits the two call forms `(resource, fn)` and `(resource, options, fn)` — `(fn)` and
  * `(options, fn)` for activities — and checks the option names.
  */
-function forms<O extends object, F>(kind: string, optionsOrFn: O | F, maybeFn: F | undefined): [O, F] {
+export function forms<O extends object, F>(kind: string, optionsOrFn: O | F, maybeFn: F | undefined): [O, F] {
   let options: O;
   let fn: F;
   if (typeof optionsOrFn === "function") {
@@ -89,7 +100,7 @@ function forms<O extends object, F>(kind: string, optionsOrFn: O | F, maybeFn: F
 }
 
 /** The handler id: the `id` option, else the function's name, plus `/<field>` when a field is given. */
-function handlerId(
+export function handlerId(
   kind: string,
   selector: Selector | null,
   options: ResourceHandlerOptions,

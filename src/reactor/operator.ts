@@ -232,7 +232,7 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
         const key = resourceName(resource);
         const entry = byResource.get(key) ?? { resource, events: [], changes: [] };
         if (handler.kind === "event") entry.events.push(handler);
-        else entry.changes.push(handler);
+        else if (handler.kind === "change") entry.changes.push(handler);
         byResource.set(key, entry);
       }
     }
