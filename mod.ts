@@ -85,6 +85,7 @@ export { NetworkingSettings } from "./src/settings/networking.ts";
 export { PersistenceSettings } from "./src/settings/persistence.ts";
 export { WatchingSettings } from "./src/settings/watching.ts";
 export { BatchingSettings } from "./src/settings/batching.ts";
+export { BackgroundSettings } from "./src/settings/background.ts";
 export { sleep } from "./src/utils/sleep.ts";
 export { PostingSettings } from "./src/settings/posting.ts";
 export { ProcessSettings } from "./src/settings/process.ts";

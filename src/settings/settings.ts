@@ -4,6 +4,7 @@
  * @module
  */
 
+import { BackgroundSettings } from "./background.ts";
 import { BatchingSettings } from "./batching.ts";
 import { ExecutionSettings } from "./execution.ts";
 import { NetworkingSettings } from "./networking.ts";
@@ -36,6 +37,8 @@ export class Settings {
   readonly batching: BatchingSettings = new BatchingSettings();
   /** Kubernetes Events: explicit ones, and log lines (when `loggers` is on). */
   readonly posting: PostingSettings = new PostingSettings();
+  /** Daemons and timers when they stop. */
+  readonly background: BackgroundSettings = new BackgroundSettings();
   /** Stopping and the liveness endpoint. */
   readonly process: ProcessSettings = new ProcessSettings();
 }
