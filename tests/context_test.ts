@@ -274,3 +274,179 @@ Deno.test("a cluster-scoped object has no namespace in the context (6.3)", async
     await operator.stop();
   }
 });
+
+Deno.test("retry counts the earlier attempts; started is the first attempt's, as its progress record says (6.1)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "retry-started");
+  const registry = new kopf.Registry();
+  const seen: { retry: number; started: string; runtime: number }[] = [];
+  kopf.on.create("kopfexamples", { registry }, function createFn({ retry, started, runtime, annotations }) {
+    seen.push({ retry, started: started.toISOString(), runtime });
+    if (retry < 2) throw new kopf.TemporaryError("again", { delay: 1 });
+    const record = JSON.parse(annotations["kopf.zalando.org/createFn"]);
+    return { retry, started: started.toISOString(), recorded: record.started };
+  });
+  const operator = await runOperator(registry, namespace);
+  try {
+    await createExample(client, namespace, "r");
+    const result = await statusKey(namespace, "r", "createFn") as { retry: number; started: string; recorded: string };
+    assert.equal(result.retry, 2);
+    // The record keeps Kopf's microseconds; a Date has milliseconds.
+    assert.equal(result.started.slice(0, 23), result.recorded.slice(0, 23), JSON.stringify(result));
+    assert.deepEqual(seen.map((attempt) => attempt.retry), [0, 1, 2]);
+    assert.deepEqual(new Set(seen.map((attempt) => attempt.started)).size, 1, "the same start in every attempt");
+    assert.ok(seen.every((attempt) => attempt.runtime >= 0), JSON.stringify(seen));
+    assert.ok(seen[2].runtime > seen[0].runtime, "runtime is counted from the first attempt");
+  } finally {
+    await operator.stop();
+  }
+});
+
+Deno.test("how each kind of failure is logged and counted: permanently, Will stop, Will ignore, Will retry (8.2, 8.3)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "failures");
+  const lines: string[] = [];
+  await kopf.configureLogging({ format: "plain", write: (line) => lines.push(line) });
+  const registry = new kopf.Registry();
+  const calls: Record<string, number[]> = { permanent: [], stop: [], ignore: [], retry: [] };
+  kopf.on.create("kopfexamples", { registry }, function permanentFn({ retry }) {
+    calls.permanent.push(retry);
+    throw new kopf.PermanentError("no way");
+  });
+  kopf.on.create("kopfexamples", { registry, errors: "permanent" }, function stopFn({ retry }) {
+    calls.stop.push(retry);
+    throw new Error("stop here");
+  });
+  kopf.on.create("kopfexamples", { registry, errors: "ignored" }, function ignoreFn({ retry }) {
+    calls.ignore.push(retry);
+    throw new Error("never mind");
+  });
+  kopf.on.create("kopfexamples", { registry, backoff: 1 }, function retryFn({ retry }) {
+    calls.retry.push(retry);
+    if (retry === 0) throw new Error("once");
+    return "retried";
+  });
+  const operator = await runOperator(registry, namespace);
+  try {
+    await createExample(client, namespace, "f");
+    const body = await waitFor("the cause to finish", async () => {
+      const body = await getExample(client, namespace, "f");
+      return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"] ? body : undefined;
+    });
+    await settle();
+    const text = lines.join("\n");
+    assert.deepEqual(calls, { permanent: [0], stop: [0], ignore: [0], retry: [0, 1] });
+    assert.ok(lines.some((line) => line.includes("Handler 'permanentFn' failed permanently: no way")), text);
+    assert.ok(lines.some((line) => line.includes("Handler 'stopFn' failed with an exception. Will stop.")), text);
+    assert.ok(lines.some((line) => line.includes("Handler 'ignoreFn' failed with an exception. Will ignore.")), text);
+    assert.ok(lines.some((line) => line.includes("Handler 'retryFn' failed with an exception. Will retry.")), text);
+    assert.ok(lines.some((line) => line.includes("Creation is processed: 2 succeeded; 2 failed.")), text);
+    // Kopf's own errors are logged by their message alone; other exceptions with their stack.
+    const permanent = lines.find((line) => line.includes("failed permanently"))!;
+    assert.doesNotMatch(permanent, /\n\s+at /, "no stack for a PermanentError");
+    const stopped = lines.find((line) => line.includes("Will stop."))!;
+    assert.match(stopped, /Error: stop here\n\s+at /, "a stack for other exceptions");
+    const status = (body.status ?? {}) as Status;
+    assert.equal(status.ignoreFn, undefined, "an ignored failure has no result");
+    assert.equal(status.retryFn, "retried");
+  } finally {
+    await operator.stop();
+    await reset();
+  }
+});
+
+Deno.test("backoff is the delay after an arbitrary exception; 60 s by default (8.4)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "backoff");
+  const registry = new kopf.Registry();
+  kopf.on.create("kopfexamples", { registry, backoff: 30 }, function backoffFn() {
+    throw new Error("always");
+  });
+  kopf.on.create("kopfexamples", { registry }, function defaultFn() {
+    throw new Error("always");
+  });
+  const operator = await runOperator(registry, namespace);
+  try {
+    await createExample(client, namespace, "b");
+    const records = await waitFor("both records", async () => {
+      const annotations = (await getExample(client, namespace, "b")).metadata.annotations ?? {};
+      const texts = [annotations["kopf.zalando.org/backoffFn"], annotations["kopf.zalando.org/defaultFn"]];
+      return texts.every(Boolean) ? texts.map((text) => JSON.parse(text!)) : undefined;
+    });
+    // The stored delay, relative to the first (and only) attempt: what the record says, not a timing.
+    const delays = records.map((record) =>
+      (Date.parse(record.delayed.slice(0, 23) + "Z") - Date.parse(record.started.slice(0, 23) + "Z")) / 1000
+    );
+    assert.ok(delays[0] >= 30 && delays[0] < 60, `backoff: 30 → delayed by ${delays[0]} s`);
+    assert.ok(delays[1] >= 60 && delays[1] < 90, `the default → delayed by ${delays[1]} s`);
+    assert.deepEqual(records.map((record) => [record.retries, record.message]), [[1, "always"], [1, "always"]]);
+  } finally {
+    await operator.stop();
+  }
+});
+
+/**
+ * Kopf 1.40+ (which we follow) gives up right after the attempt whose next retry the limit would
+ * forbid; 1.37 gave up before that next attempt. Either way N attempts are made, then the log line.
+ */
+Deno.test("retries=N: N attempts, then 'has exceeded N retries.' (8.5, 8.9)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "retries");
+  const lines: string[] = [];
+  await kopf.configureLogging({ format: "plain", write: (line) => lines.push(line) });
+  const registry = new kopf.Registry();
+  const calls: Record<string, number[]> = { three: [], once: [] };
+  kopf.on.create("kopfexamples", { registry, retries: 3, backoff: 0.5 }, function threeFn({ retry }) {
+    calls.three.push(retry);
+    throw new Error("always");
+  });
+  kopf.on.create("kopfexamples", { registry, retries: 1 }, function createFn({ retry }) {
+    calls.once.push(retry);
+    throw new Error("always");
+  });
+  const operator = await runOperator(registry, namespace);
+  try {
+    await createExample(client, namespace, "n");
+    await waitFor("the cause to finish", async () => {
+      const body = await getExample(client, namespace, "n");
+      return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
+    });
+    await settle();
+    const text = lines.join("\n");
+    assert.deepEqual(calls, { three: [0, 1, 2], once: [0] });
+    assert.ok(lines.some((line) => line.includes("Handler 'threeFn' has exceeded 3 retries.")), text);
+    assert.ok(lines.some((line) => line.includes("Handler 'createFn' has exceeded 1 retries.")), text);
+    assert.ok(lines.some((line) => line.includes("Creation is processed: 0 succeeded; 2 failed.")), text);
+  } finally {
+    await operator.stop();
+    await reset();
+  }
+});
+
+Deno.test("a permanent failure leaves no progress behind, only the diff-base (8.7)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "failure-trace");
+  const registry = new kopf.Registry();
+  let calls = 0;
+  kopf.on.create("kopfexamples", { registry }, function createFn() {
+    calls++;
+    throw new kopf.PermanentError("no way");
+  });
+  const operator = await runOperator(registry, namespace);
+  try {
+    await createExample(client, namespace, "p");
+    const body = await waitFor("the cause to finish", async () => {
+      const body = await getExample(client, namespace, "p");
+      return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"] ? body : undefined;
+    });
+    await settle();
+    const after = await getExample(client, namespace, "p");
+    assert.equal(after.metadata.annotations?.["kopf.zalando.org/createFn"], undefined);
+    assert.equal(((after.status ?? {}) as Status).kopf, undefined, "nothing in status.kopf.progress");
+    assert.equal(((after.status ?? {}) as Status).createFn, undefined, "no result");
+    assert.ok(body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"]);
+    assert.equal(calls, 1, "not re-run until the next change");
+  } finally {
+    await operator.stop();
+  }
+});
