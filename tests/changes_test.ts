@@ -4,6 +4,7 @@
  */
 
 import assert from "node:assert/strict";
+import { reset } from "@logtape/logtape";
 import * as kopf from "@kopf/kopf";
 import type { KubernetesObject } from "../src/model/body.ts";
 import {
@@ -308,6 +309,157 @@ Deno.test("with asap, a handler retrying forever does not block the others (9.3)
     await createExample(client, namespace, "i");
     const body = await statusSet(namespace, "i", "bFn");
     assert.equal(statusOf(body).bFn, "done");
+  } finally {
+    await operator.stop();
+  }
+});
+
+Deno.test("with asap, the first cycle stores a's success and b's pending record; b runs in the next (9.1)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "asap");
+  const lines: string[] = [];
+  await kopf.configureLogging({ format: "plain", level: "debug", write: (line) => lines.push(line) });
+  const registry = new kopf.Registry();
+  let release: () => void = () => {};
+  const gate = new Promise<void>((resolve) => release = resolve);
+  let bStarted = false;
+  kopf.on.create("kopfexamples", { registry }, function aFn() {
+    return "a";
+  });
+  kopf.on.create("kopfexamples", { registry }, async function bFn() {
+    bStarted = true;
+    await gate;
+    return "b";
+  });
+  const operator = await runOperator(registry, namespace, { lifecycle: kopf.lifecycles.asap });
+  try {
+    await createExample(client, namespace, "s");
+    await waitFor("bFn to be running", () => bStarted || undefined);
+    const middle = await getExample(client, namespace, "s");
+    const annotations = middle.metadata.annotations ?? {};
+    const a = JSON.parse(annotations["kopf.zalando.org/aFn"]);
+    const b = JSON.parse(annotations["kopf.zalando.org/bFn"]);
+    assert.equal(a.success, true);
+    assert.deepEqual(
+      { ...b, started: typeof b.started },
+      { started: "string", purpose: "create", retries: 0, success: false, failure: false },
+    );
+    assert.equal(statusOf(middle).aFn, "a");
+    assert.equal(statusOf(middle).bFn, undefined);
+    release();
+    await statusSet(namespace, "s", "bFn");
+    const succeededA = lines.findIndex((line) => line.includes("Handler 'aFn' succeeded."));
+    const patching = lines.findIndex((line, index) => index > succeededA && line.includes("Patching with:"));
+    const succeededB = lines.findIndex((line) => line.includes("Handler 'bFn' succeeded."));
+    assert.ok(succeededA >= 0 && patching > succeededA && succeededB > patching, lines.join("\n"));
+    assert.match(lines[patching], /kopf\.zalando\.org\/bFn/);
+  } finally {
+    release();
+    await operator.stop();
+    await reset();
+  }
+});
+
+Deno.test("each cause reaches its handlers with its reason; a status-only change is no cause (12.1)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "causes");
+  const registry = new kopf.Registry();
+  const reasons: string[] = [];
+  const events: string[] = [];
+  const record = ({ reason }: kopf.ChangeContext) => {
+    reasons.push(reason);
+  };
+  kopf.on.create("kopfexamples", { registry, id: "createFn" }, record);
+  kopf.on.update("kopfexamples", { registry, id: "updateFn" }, record);
+  kopf.on.delete("kopfexamples", { registry, id: "deleteFn" }, record);
+  kopf.on.event("kopfexamples", { registry }, function eventFn({ type, status }) {
+    events.push(`${type} ${JSON.stringify(status.phase ?? null)}`);
+  });
+  const operator = await runOperator(registry, namespace);
+  try {
+    await createExample(client, namespace, "c", { x: 1 });
+    await waitFor("the creation", () => reasons.length >= 1 || undefined);
+    await waitFor("the diff-base", async () => {
+      const body = await getExample(client, namespace, "c");
+      return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
+    });
+    await patchExample(client, namespace, "c", { spec: { x: 2 } });
+    await waitFor("the update", () => reasons.length >= 2 || undefined);
+    await client.request({
+      method: "PATCH",
+      path: `/apis/kopf.dev/v1/namespaces/${namespace}/kopfexamples/c/status`,
+      body: { status: { phase: "only-status" } },
+      contentType: "application/merge-patch+json",
+    });
+    await waitFor("the status change to be seen", () => events.some((e) => e.includes("only-status")) || undefined);
+    await settle();
+    assert.deepEqual(reasons, ["create", "update"], "a status-only change is a no-op");
+    await client.request({
+      method: "DELETE",
+      path: `/apis/kopf.dev/v1/namespaces/${namespace}/kopfexamples/c`,
+    });
+    await waitFor("the deletion to be gone", () => events.some((e) => e.startsWith("DELETED")) || undefined);
+    await settle();
+    assert.deepEqual(reasons, ["create", "update", "delete"], "nothing for the final DELETED event (gone)");
+  } finally {
+    await operator.stop();
+  }
+});
+
+Deno.test("diffs: a whole-object diff has full paths, a field handler's diff is re-rooted at its field (12.2, 12.3)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "diffs");
+  const registry = new kopf.Registry();
+  const whole: string[] = [];
+  const scoped: string[] = [];
+  kopf.on.create("kopfexamples", { registry }, function createFn({ diff }) {
+    whole.push(JSON.stringify(diff));
+  });
+  kopf.on.update("kopfexamples", { registry }, function updateFn({ diff }) {
+    whole.push(JSON.stringify(diff));
+  });
+  kopf.on.field("kopfexamples", { registry, field: "metadata.labels" }, function labelsFn({ diff }) {
+    scoped.push(JSON.stringify(diff));
+  });
+  const operator = await runOperator(registry, namespace);
+  try {
+    await client.request({
+      method: "POST",
+      path: `/apis/kopf.dev/v1/namespaces/${namespace}/kopfexamples`,
+      body: {
+        apiVersion: "kopf.dev/v1",
+        kind: "KopfExample",
+        metadata: { name: "d", labels: { l1: "same", l2: "old", l3: "x" } },
+        spec: { s: 1 },
+      },
+    });
+    await waitFor("the creation", () => whole.length >= 1 && scoped.length >= 1 || undefined);
+    await waitFor("the diff-base", async () => {
+      const body = await getExample(client, namespace, "d");
+      return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
+    });
+    await patchExample(client, namespace, "d", { metadata: { labels: { l2: "new", l3: null, l4: "added" } } });
+    await waitFor("the update", () => whole.length >= 2 && scoped.length >= 2 || undefined);
+    await settle();
+    // Kopf lists additions, then removals, then changes; the check is about the items, not their order.
+    const items = (text: string) => (JSON.parse(text) as unknown[]).map((item) => JSON.stringify(item)).sort();
+    const labels = { l1: "same", l2: "old", l3: "x" };
+    assert.deepEqual(whole.map(items), [
+      [JSON.stringify(["add", [], null, { spec: { s: 1 }, metadata: { labels } }])],
+      [
+        JSON.stringify(["add", ["metadata", "labels", "l4"], null, "added"]),
+        JSON.stringify(["change", ["metadata", "labels", "l2"], "old", "new"]),
+        JSON.stringify(["remove", ["metadata", "labels", "l3"], "x", null]),
+      ],
+    ]);
+    assert.deepEqual(scoped.map(items), [
+      [JSON.stringify(["add", [], null, labels])],
+      [
+        JSON.stringify(["add", ["l4"], null, "added"]),
+        JSON.stringify(["change", ["l2"], "old", "new"]),
+        JSON.stringify(["remove", ["l3"], "x", null]),
+      ],
+    ]);
   } finally {
     await operator.stop();
   }
