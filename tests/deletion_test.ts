@@ -130,3 +130,85 @@ Deno.test("an object being deleted without our finalizer is not ours: no delete 
     await operator.stop();
   }
 });
+
+Deno.test("the finalizer comes first: the create handler already sees it on the object (11.2)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "finalizer-first");
+  const registry = new kopf.Registry();
+  kopf.on.create("kopfexamples", { registry }, function createFn({ meta }) {
+    return { finalized: (meta.finalizers as string[] | undefined)?.includes(FINALIZER) ?? false };
+  });
+  kopf.on.delete("kopfexamples", { registry }, function deleteFn() {});
+  const operator = await runOperator(registry, namespace);
+  try {
+    await createExample(client, namespace, "f");
+    const result = await waitFor("status.createFn", async () => {
+      const body = await getExample(client, namespace, "f");
+      return (body.status as Record<string, unknown> | undefined)?.createFn;
+    });
+    assert.deepEqual(result, { finalized: true });
+  } finally {
+    await operator.stop();
+  }
+});
+
+Deno.test("a delete handler failing for good still lets the object go (11.3)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "delete-fails");
+  const registry = new kopf.Registry();
+  const calls: number[] = [];
+  kopf.on.delete("kopfexamples", { registry }, function deleteFn({ retry }) {
+    calls.push(retry);
+    throw new kopf.PermanentError("cannot clean up");
+  });
+  const operator = await runOperator(registry, namespace);
+  try {
+    await createExample(client, namespace, "p");
+    await waitFor("our finalizer", async () => {
+      const body = await getExample(client, namespace, "p");
+      return body.metadata.finalizers?.includes(FINALIZER) || undefined;
+    });
+    await deleteExample(client, namespace, "p");
+    await exampleGone(client, namespace, "p");
+    assert.deepEqual(calls, [0]);
+  } finally {
+    await operator.stop();
+  }
+});
+
+Deno.test("restarted without delete handlers, the operator takes its finalizer off existing objects (11.3)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "no-more-delete");
+  const before = new kopf.Registry();
+  kopf.on.create("kopfexamples", { registry: before }, function createFn() {});
+  kopf.on.delete("kopfexamples", { registry: before }, function deleteFn() {});
+  let operator = await runOperator(before, namespace);
+  try {
+    await createExample(client, namespace, "r");
+    await waitFor("our finalizer and the creation", async () => {
+      const body = await getExample(client, namespace, "r");
+      const done = body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
+      return done && body.metadata.finalizers?.includes(FINALIZER) || undefined;
+    });
+  } finally {
+    await operator.stop();
+  }
+
+  const after = new kopf.Registry();
+  const calls: string[] = [];
+  kopf.on.create("kopfexamples", { registry: after }, function createFn({ name }) {
+    calls.push(`create ${name}`);
+  });
+  operator = await runOperator(after, namespace);
+  try {
+    await waitFor("the finalizer to be removed", async () => {
+      const body = await getExample(client, namespace, "r");
+      return body.metadata.finalizers?.includes(FINALIZER) ? undefined : true;
+    });
+    await deleteExample(client, namespace, "r");
+    await exampleGone(client, namespace, "r");
+    assert.deepEqual(calls, [], "nothing is re-run");
+  } finally {
+    await operator.stop();
+  }
+});
