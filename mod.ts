@@ -131,3 +131,7 @@ export {
   StatusDiffBaseStorage,
   StatusProgressStorage,
 } from "./src/state/mod.ts";
+export { index, type IndexOptions } from "./src/handling/index_registration.ts";
+export type { Index, IndexKey, Indices, Store } from "./src/engines/index_store.ts";
+export type { IndexContext } from "./src/handling/context.ts";
+export type { IndexFn, IndexHandlerOptions } from "./src/handling/handlers.ts";

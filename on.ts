@@ -32,3 +32,4 @@ export {
   update,
   type UpdateOptions,
 } from "./src/handling/registration.ts";
+export { index, type IndexOptions } from "./src/handling/index_registration.ts";

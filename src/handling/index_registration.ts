@@ -1,0 +1,91 @@
+/**
+ * The registration of index handlers: `kopf.index()`, the same function as `kopf.on.index()`.
+ *
+ * @module
+ */
+
+import { Selector, type SelectorInput } from "../model/selector.ts";
+import { validateFilters } from "./filters.ts";
+import type { IndexFn, IndexHandlerOptions } from "./handlers.ts";
+import { forms, handlerId } from "./registration.ts";
+import { defaultRegistry, type Registry } from "./registry.ts";
+import { parseField } from "../model/diff.ts";
+
+/** Options of `kopf.index()`: the filters, `id`, `param`, the retry options, and `registry`. */
+export interface IndexOptions extends IndexHandlerOptions {
+  /** The registry to add the handler to; the default registry otherwise. */
+  registry?: Registry;
+}
+
+const ERRORS_MODES = ["temporary", "permanent", "ignored"];
+
+function validateRetrying(options: IndexHandlerOptions): void {
+  for (const name of ["timeout", "retries", "backoff"] as const) {
+    const value = options[name];
+    if (value !== undefined && !(typeof value === "number" && value >= 0 && !Number.isNaN(value))) {
+      throw new TypeError(
+        `on.index(): ${name} must be a non-negative number of ${name === "retries" ? "attempts" : "seconds"}, got ${
+          String(value)
+        }.`,
+      );
+    }
+  }
+  if (options.errors !== undefined && !ERRORS_MODES.includes(options.errors)) {
+    throw new TypeError(
+      `on.index(): errors must be "temporary", "permanent" or "ignored", got ${String(options.errors)}.`,
+    );
+  }
+}
+
+/**
+ * Registers an indexer: it is called for every event of every matching object, and what it
+ * returns goes into the in-memory index named after its id (the function's name or `id`; a
+ * `field` does not change it), which every handler sees as `indices[id]`:
+ * - a plain object: each entry under its key (one object may contribute to many keys);
+ * - a `Map`: each entry under its key, which may be a tuple (an array) or a plain object, compared
+ *   by value;
+ * - `null` or `undefined`: no change (the object keeps the values it had);
+ * - anything else (an array, a string, a number…): that value under the key `null`.
+ *
+ * The object's values are re-computed on every event, and removed when it is deleted or stops
+ * matching the filters. Errors are logged and the old values kept (`errors: "ignored"`, the
+ * default); a `PermanentError` (or `errors: "permanent"`) removes the object's values and
+ * excludes it from the index until the operator restarts; a `TemporaryError` (or
+ * `errors: "temporary"`) does so for its `delay` (or `backoff`, 60 s by default) — the object's
+ * first event after that indexes it again — and `retries`/`timeout` make that final. Other
+ * handlers do not run until every indexed resource has been listed and indexed once.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "@kopf/kopf";
+ * kopf.index("pods", function byNamespace({ namespace, name }) {
+ *   return { [namespace!]: name };
+ * });
+ * kopf.index("pods", { labels: { app: kopf.PRESENT } }, function byApp({ labels, namespace, name }) {
+ *   return new Map([[[namespace, labels.app], name]]); // tuple keys
+ * });
+ * kopf.timer("kopfexamples", { interval: 10 }, ({ indices, namespace }) => {
+ *   return { pods: [...indices.byNamespace.get(namespace, [])] };
+ * });
+ * ```
+ */
+export function index(resource: SelectorInput, fn: IndexFn): IndexFn;
+/** Registers an indexer with options: filters, `id`, `param`, `errors`, `timeout`, `retries`, `backoff`, `registry`. */
+export function index(resource: SelectorInput, options: IndexOptions, fn: IndexFn): IndexFn;
+export function index(resource: SelectorInput, optionsOrFn: IndexOptions | IndexFn, maybeFn?: IndexFn): IndexFn {
+  const [options, fn] = forms<IndexOptions, IndexFn>("index", optionsOrFn, maybeFn);
+  const selector = new Selector(resource);
+  const { registry = defaultRegistry, ...rest } = options;
+  validateFilters("index", rest);
+  validateRetrying(rest);
+  registry.add({
+    kind: "index",
+    // The id is the index's name in `indices`: a field must not rename it.
+    id: handlerId("index", selector, { id: rest.id }, fn),
+    selector,
+    fn,
+    options: rest,
+    field: rest.field === undefined ? undefined : parseField(rest.field),
+  });
+  return fn;
+}
