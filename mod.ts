@@ -135,3 +135,7 @@ export { index, type IndexOptions } from "./src/handling/index_registration.ts";
 export type { Index, IndexKey, Indices, Store } from "./src/engines/index_store.ts";
 export type { IndexContext } from "./src/handling/context.ts";
 export type { IndexFn, IndexHandlerOptions } from "./src/handling/handlers.ts";
+export { daemon, type DaemonOptions, timer, type TimerOptions } from "./src/handling/background_registration.ts";
+export { type StopCause, StopReason } from "./src/handling/stopping.ts";
+export type { BackgroundContext, DaemonContext, TimerContext } from "./src/handling/context.ts";
+export type { DaemonFn, TimerFn } from "./src/handling/handlers.ts";

@@ -33,3 +33,4 @@ export {
   type UpdateOptions,
 } from "./src/handling/registration.ts";
 export { index, type IndexOptions } from "./src/handling/index_registration.ts";
+export { daemon, type DaemonOptions, timer, type TimerOptions } from "./src/handling/background_registration.ts";

@@ -8,7 +8,7 @@
 import type { JsonObject, KubernetesObject } from "../model/body.ts";
 import type { Reason } from "./causes.ts";
 import { type FilterContext, matchesFilters, type MatchInput, matchModeOf, prematchesFilters } from "./filters.ts";
-import type { ChangeHandler, EventHandler } from "./handlers.ts";
+import type { BackgroundHandler, ChangeHandler, EventHandler } from "./handlers.ts";
 
 /** What the filters of change handlers look at. */
 export interface ChangeMatch {
@@ -73,4 +73,18 @@ export function eventHandlersFor(
   context: () => FilterContext,
 ): EventHandler[] {
   return handlers.filter((handler) => matchesFilters(handler.options, "current", { body, context }));
+}
+
+/** The daemons and timers whose filters match the object as it is now, each id once. */
+export function backgroundHandlersFor(
+  handlers: readonly BackgroundHandler[],
+  body: KubernetesObject,
+  context: () => FilterContext,
+): BackgroundHandler[] {
+  const selected = new Map<string, BackgroundHandler>();
+  for (const handler of handlers) {
+    if (selected.has(handler.id)) continue;
+    if (matchesFilters(handler.options, "current", { body, context })) selected.set(handler.id, handler);
+  }
+  return [...selected.values()];
 }

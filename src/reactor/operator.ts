@@ -18,7 +18,8 @@ import { runWithPoster } from "../engines/posting_context.ts";
 import { ObjectQueues } from "../engines/queueing.ts";
 import { runActivity } from "../handling/activities.ts";
 import type { Memo } from "../handling/context.ts";
-import type { ChangeHandler, EventHandler } from "../handling/handlers.ts";
+import type { BackgroundHandler, ChangeHandler, EventHandler } from "../handling/handlers.ts";
+import { ObjectBackground } from "../engines/background.ts";
 import { allAtOnce, type Lifecycle } from "../handling/lifecycles.ts";
 import { defaultRegistry, type Registry } from "../handling/registry.ts";
 import { groupsToScan } from "../model/selector.ts";
@@ -75,6 +76,9 @@ export interface RunningOperator {
   /** The URL of the liveness endpoint (with the actual port), if one is served. */
   readonly liveness?: string;
 }
+
+/** Seconds that objects' queues, and daemons without a `cancellationTimeout`, get to finish when the operator stops. */
+const EXIT_GRACE = 5;
 
 /** Exit codes a shell reports for a process killed by these signals (128 + the signal number). */
 const KILLED_BY: Partial<Record<Deno.Signal, number>> = { SIGINT: 130, SIGTERM: 143 };
@@ -211,6 +215,7 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
   const streams = new Map<string, WatchHealth>();
   const running: Promise<void>[] = [];
   const queues: ObjectQueues<ObjectWork>[] = [];
+  const shutdowns: ((grace: number) => Promise<void>)[] = [];
   let probing: LivenessServer | undefined;
   try {
     if (options.endpoint) probing = LivenessServer.start(options.endpoint, { registry, settings, memo, streams });
@@ -226,13 +231,17 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
     // Handlers with equal selectors share one resolution; the registry lists each selector once.
     const resolved = new Map([...served].map(([selector, resources]) => [selector.toString(), resources]));
 
-    const byResource = new Map<string, { resource: Resource; events: EventHandler[]; changes: ChangeHandler[] }>();
+    const byResource = new Map<
+      string,
+      { resource: Resource; events: EventHandler[]; changes: ChangeHandler[]; background: BackgroundHandler[] }
+    >();
     for (const handler of registry.handlers) {
       for (const resource of resolved.get(handler.selector.toString()) ?? []) {
         const key = resourceName(resource);
-        const entry = byResource.get(key) ?? { resource, events: [], changes: [] };
+        const entry = byResource.get(key) ?? { resource, events: [], changes: [], background: [] };
         if (handler.kind === "event") entry.events.push(handler);
         else if (handler.kind === "change") entry.changes.push(handler);
+        else if (handler.kind === "daemon" || handler.kind === "timer") entry.background.push(handler);
         byResource.set(key, entry);
       }
     }
@@ -243,7 +252,7 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
     }
     const listed: Promise<void>[] = [];
     const lifecycle = options.lifecycle ?? allAtOnce;
-    for (const { resource, events, changes } of byResource.values()) {
+    for (const { resource, events, changes, background } of byResource.values()) {
       const scopes = resource.namespaced ? namespaces : [null];
       for (const namespace of scopes) {
         if (stop.signal.aborted) break;
@@ -256,12 +265,14 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
           memo,
           events,
           changes,
+          background,
           signal: stop.signal,
         });
         streams.set(stream.name, stream.health);
         running.push(stream.done);
         listed.push(stream.listed);
         queues.push(stream.queues);
+        shutdowns.push(stream.shutdown);
       }
     }
     if (running.length === 0 && !stop.signal.aborted) {
@@ -280,8 +291,11 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
     logger.debug("Stopped while starting: {error}", { error });
   } finally {
     if (!stop.signal.aborted) stop.abort(new Error("the operator has failed"));
+    // Daemons and timers learn of the stop at once; the queues drain meanwhile.
+    const stopping = Promise.all(shutdowns.map((shutdown) => shutdown(EXIT_GRACE)));
     await Promise.allSettled(running);
-    await Promise.all(queues.map((queue) => queue.drain(AbortSignal.timeout(5000))));
+    await Promise.all(queues.map((queue) => queue.drain(AbortSignal.timeout(EXIT_GRACE * 1000))));
+    await stopping;
     await probing?.close();
   }
 }
@@ -307,6 +321,7 @@ function serveResource(deps: {
   memo: Memo;
   events: EventHandler[];
   changes: ChangeHandler[];
+  background: BackgroundHandler[];
   signal: AbortSignal;
 }): {
   name: string;
@@ -314,6 +329,8 @@ function serveResource(deps: {
   done: Promise<void>;
   listed: Promise<void>;
   queues: ObjectQueues<ObjectWork>;
+  /** Stops the daemons and timers of all objects (for the operator's exit) and waits for them. */
+  shutdown: (grace: number) => Promise<void>;
 } {
   const { client, resource, namespace, settings, signal } = deps;
   const watcher = new Watcher(client, resource, { namespace, settings: settings.watching, signal });
@@ -327,8 +344,22 @@ function serveResource(deps: {
     lifecycle: deps.lifecycle,
     eventHandlers: deps.events,
     changeHandlers: deps.changes,
+    backgroundHandlers: deps.background,
     signal,
   };
+  const backgroundFor = (uid: string, memory: ObjectMemory, object: KubernetesObject) =>
+    new ObjectBackground(object, {
+      client,
+      resource,
+      memo: memory.memo,
+      defaultBackoff: settings.execution.defaultBackoff,
+      settings: settings.background,
+      // Another look at the object, e.g. to release the finalizer once its daemons have exited.
+      wake: () => {
+        if (signal.aborted || memories.get(uid) !== memory) return;
+        queues.push(uid, { kind: "wakeup", object: memory.background?.live.current ?? object });
+      },
+    });
   const wakeLater = (uid: string, object: KubernetesObject, seconds: number) => {
     clearTimeout(wakeups.get(uid));
     wakeups.set(uid, setTimeout(() => queues.push(uid, { kind: "wakeup", object }), seconds * 1000));
@@ -336,12 +367,16 @@ function serveResource(deps: {
 
   const queues: ObjectQueues<ObjectWork> = new ObjectQueues<ObjectWork>(async (uid, work, more) => {
     let memory = memories.get(uid);
-    if (!memory) memories.set(uid, memory = newMemory(deps.memo, work.kind === "event" && work.type === null));
+    if (!memory) {
+      memories.set(uid, memory = newMemory(deps.memo, work.kind === "event" && work.type === null));
+      if (deps.background.length) memory.background = backgroundFor(uid, memory, work.object);
+    }
     clearTimeout(wakeups.get(uid));
     wakeups.delete(uid);
     if (work.kind === "event" && work.type === "DELETED") {
-      await processObject(work, memory, cycle).catch((error) => reportError(work.object, error));
       memories.delete(uid);
+      void memory.background?.stop("resourceDeleted");
+      await processObject(work, memory, cycle).catch((error) => reportError(work.object, error));
       return;
     }
     // After an unexpected error, the object rests for a while; newer events wait for the end of it.
@@ -397,7 +432,10 @@ function serveResource(deps: {
     }
     for (const timer of wakeups.values()) clearTimeout(timer);
   })();
-  return { name, health: watcher.health, done, listed, queues };
+  const shutdown = async (grace: number) => {
+    await Promise.all([...memories.values()].map((memory) => memory.background?.shutdown("operatorExiting", grace)));
+  };
+  return { name, health: watcher.health, done, listed, queues, shutdown };
 }
 
 /** Logs an unexpected error of a cycle with the object's reference. */

@@ -19,15 +19,18 @@ import { type Memo, resourceContext } from "../handling/context.ts";
 import { runEventHandlers } from "../handling/event_handling.ts";
 import { runCause } from "../handling/execution.ts";
 import type { FilterContext } from "../handling/filters.ts";
-import type { ChangeHandler, EventHandler } from "../handling/handlers.ts";
+import type { BackgroundHandler, ChangeHandler, EventHandler } from "../handling/handlers.ts";
 import type { Lifecycle } from "../handling/lifecycles.ts";
 import {
   anyPrematches,
+  backgroundHandlersFor,
   type ChangeMatch,
   eventHandlersFor,
   handlersForCause,
   needsFinalizer,
 } from "../handling/selection.ts";
+import type { ObjectBackground } from "../engines/background.ts";
+import { title } from "../engines/background_attempt.ts";
 import type { Settings } from "../settings/settings.ts";
 import type { ProgressRecord } from "../state/progress.ts";
 import type { ProgressStorage } from "../state/progress_storage.ts";
@@ -44,6 +47,8 @@ export interface ObjectMemory {
   expectedVersion?: string;
   /** Until when (ms since the epoch) to wait for `expectedVersion` before handling anyway. */
   consistencyDeadline?: number;
+  /** The object's daemons and timers, if its resource has any. */
+  background?: ObjectBackground;
 }
 
 /** Creates the memory of an object seen for the first time. */
@@ -64,6 +69,8 @@ export interface CycleDeps {
   lifecycle: Lifecycle;
   eventHandlers: readonly EventHandler[];
   changeHandlers: readonly ChangeHandler[];
+  /** The daemons and timers of the resource; an object's `memory.background` runs them. */
+  backgroundHandlers: readonly BackgroundHandler[];
   signal: AbortSignal;
 }
 
@@ -95,6 +102,8 @@ export async function processObject(
   const patch = new Patch();
   const extra = { patch, logger, memo: memory.memo, resource: deps.resource };
   const { settings } = deps;
+  const { progressStorage, diffbaseStorage, finalizer } = settings.persistence;
+  memory.background?.update(body, idleTimers(deps) ? essenceOf(body, deps) : undefined);
 
   if (work.kind === "event") {
     const event = { type: work.type, object: body };
@@ -104,12 +113,12 @@ export async function processObject(
     await runEventHandlers(handlers, event, { ...extra, logger: new ObjectLogger(body, { local: true }) });
     if (work.type === "DELETED") return {};
   }
-  if (deps.changeHandlers.length === 0 || superseded) {
+  const changing = deps.changeHandlers.length > 0;
+  if ((!changing && !memory.background) || superseded) {
     await send(patch, null, body, memory, deps);
     return {};
   }
 
-  const { progressStorage, diffbaseStorage, finalizer } = settings.persistence;
   const old = diffbaseStorage.fetch(body);
   // The progress storage's own fields never count as changes (as in Kopf).
   const now = progressStorage.clear(diffbaseStorage.build(body, extraFields(deps.changeHandlers)));
@@ -127,16 +136,38 @@ export async function processObject(
   const deleting = Boolean(body.metadata.deletionTimestamp);
   const finalized = body.metadata.finalizers?.includes(finalizer) ?? false;
 
+  const { background } = memory;
+  // Daemons and timers that ended on their own for this object neither restart nor hold it.
+  const spawning = background
+    ? backgroundHandlersFor(deps.backgroundHandlers, body, filterContext).filter((h) => !background.finished(h.id))
+    : [];
+
   // The finalizer first: it must be in place before handlers do anything that deletion must undo.
-  const blocking = needsFinalizer(deps.changeHandlers, match);
+  const blocking = spawning.length > 0 || needsFinalizer(deps.changeHandlers, match);
   if (blocking && !finalized && !deleting) {
     logger.debug("Adding the finalizer, thus preventing the actual deletion.");
     await send(patch, "add", body, memory, deps);
     return {};
   }
   if (!blocking && finalized && !deleting) {
+    background?.adjust([]);
     logger.debug("Removing the finalizer, as there are no handlers requiring it.");
     await send(patch, "remove", body, memory, deps);
+    return {};
+  }
+
+  if (background && deleting) {
+    // Deletion handling starts once the daemons and timers have exited (or been left orphaned).
+    if (!await background.stop("resourceDeleted")) {
+      const polling = stillExiting(background, deps, logger);
+      await send(patch, null, body, memory, deps);
+      return { wakeupAfter: polling };
+    }
+  } else {
+    background?.adjust(spawning);
+  }
+  if (!changing) {
+    await send(patch, deleting && finalized ? "remove" : null, body, memory, deps);
     return {};
   }
 
@@ -214,6 +245,36 @@ export async function processObject(
   }
   await send(patch, null, body, memory, deps);
   return { wakeupAfter };
+}
+
+/** Whether any timer waits for its object to be idle (only then are changes tracked). */
+function idleTimers(deps: CycleDeps): boolean {
+  return deps.backgroundHandlers.some((handler) => handler.kind === "timer" && handler.options.idle !== undefined);
+}
+
+/** What counts as a change of the object for idle timers: its essence, as the diff-base has it. */
+function essenceOf(body: KubernetesObject, deps: CycleDeps): string {
+  const { progressStorage, diffbaseStorage } = deps.settings.persistence;
+  return JSON.stringify(progressStorage.clear(diffbaseStorage.build(body, extraFields(deps.changeHandlers))));
+}
+
+/**
+ * Logs the daemons and timers that a deletion still waits for; returns the seconds until the
+ * next look (sooner if they exit: their exit wakes the object).
+ */
+function stillExiting(background: ObjectBackground, deps: CycleDeps, logger: ObjectLogger): number {
+  const byId = new Map(deps.backgroundHandlers.map((handler) => [handler.id, handler]));
+  const fallback = deps.settings.background.cancellationPolling;
+  let next = fallback;
+  for (const id of background.stopping) {
+    const handler = byId.get(id);
+    const polling = handler?.kind === "daemon" ? handler.options.cancellationPolling ?? fallback : fallback;
+    next = Math.min(next, polling);
+    logger.info(
+      `${handler ? title(handler) : "Daemon"} '${id}' is still exiting. The next check is in ${polling} seconds.`,
+    );
+  }
+  return next;
 }
 
 /** The fields outside the essence that handlers filter on (e.g. `status.phase`): kept in the diff-base. */

@@ -1,0 +1,154 @@
+/**
+ * One call of a daemon or timer: its context with live views of the object, the retry rules of
+ * handlers (timeout, retries, errors modes, backoff), and the delivery of its result and `patch`
+ * right after the call — unless they would change nothing, in which case nothing is sent.
+ *
+ * @module
+ */
+
+import type { ApiClient } from "../api/client.ts";
+import { applyPatch } from "../api/patching.ts";
+import type { KubernetesObject } from "../model/body.ts";
+import { patchInconsistencies } from "../model/inconsistencies.ts";
+import { Patch } from "../model/patch.ts";
+import type { Resource } from "../model/resource.ts";
+import { ObjectLogger } from "../logging/object_logger.ts";
+import type { BackgroundContext, Memo } from "../handling/context.ts";
+import { runWithObject } from "../handling/current_object.ts";
+import { HandlerRetriesError, HandlerTimeoutError, PermanentError, TemporaryError } from "../handling/errors.ts";
+import { storeResult } from "../handling/execution.ts";
+import type { BackgroundHandler } from "../handling/handlers.ts";
+import type { LiveBody } from "../handling/live_body.ts";
+
+/** What a call needs besides the handler. */
+export interface AttemptDeps {
+  client: ApiClient;
+  resource: Resource;
+  live: LiveBody;
+  memo: Memo;
+  defaultBackoff: number;
+}
+
+/** How a call ended: done (success or ignored error), to be retried after `delay` seconds, or failed for good. */
+export type AttemptOutcome =
+  | { kind: "success" }
+  | { kind: "retry"; delay: number }
+  | { kind: "failed" };
+
+/** The word that names a handler of this kind in log lines. */
+export function title(handler: BackgroundHandler): string {
+  return handler.kind === "daemon" ? "Daemon" : "Timer";
+}
+
+/**
+ * Calls the handler once (or gives it up first if its timeout or retries are used up), delivers
+ * its result and patch, and says what comes next.
+ *
+ * @param retry failed calls since the last success.
+ * @param started when the first of those calls started.
+ */
+export async function attemptBackground(
+  handler: BackgroundHandler,
+  stopped: AbortSignal,
+  retry: number,
+  started: Date,
+  deps: AttemptDeps,
+): Promise<AttemptOutcome> {
+  const { id, options } = handler;
+  const label = `${title(handler)} '${id}'`;
+  const body = deps.live.current;
+  const logger = new ObjectLogger(body);
+  const patch = new Patch();
+  const runtime = Date.now() - started.getTime();
+  let error: unknown;
+  let result: unknown;
+  if (options.timeout !== undefined && runtime >= options.timeout * 1000) {
+    error = new HandlerTimeoutError(`${label} has timed out after ${(runtime / 1000).toFixed(1)} s.`);
+  } else if (options.retries !== undefined && retry >= options.retries) {
+    error = new HandlerRetriesError(`${label} has exceeded ${options.retries} retries.`);
+  } else {
+    const context = backgroundContext(deps, { patch, logger, param: options.param, stopped, retry, started, runtime });
+    try {
+      result = await runWithObject(body, () => handler.fn(context));
+      if (result !== undefined && result !== null) storeResult(patch, id, result);
+    } catch (caught) {
+      error = caught;
+    }
+  }
+  await deliver(patch, logger, deps);
+
+  if (error === undefined) {
+    logger.info(`${label} succeeded.`);
+    return { kind: "success" };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  const mode = error instanceof TemporaryError
+    ? "temporary"
+    : error instanceof PermanentError
+    ? "permanent"
+    : options.errors ?? "temporary";
+  if (mode === "ignored") {
+    logger.exception(`${label} failed with an exception. Will ignore.`, error);
+    return { kind: "success" };
+  }
+  if (mode === "permanent") {
+    if (error instanceof PermanentError) logger.error(`${label} failed permanently: ${message}`);
+    else logger.exception(`${label} failed with an exception. Will stop.`, error);
+    return { kind: "failed" };
+  }
+  const delay = error instanceof TemporaryError ? error.delay : options.backoff ?? deps.defaultBackoff;
+  if (error instanceof TemporaryError) logger.error(`${label} failed temporarily: ${message}`);
+  else logger.exception(`${label} failed with an exception. Will retry.`, error);
+  // Give up now rather than sleep until a call that the timeout or retries would forbid.
+  const outOfTime = options.timeout !== undefined && runtime + delay * 1000 >= options.timeout * 1000;
+  const outOfRetries = options.retries !== undefined && retry + 1 >= options.retries;
+  if (outOfTime || outOfRetries) {
+    logger.error(
+      outOfTime
+        ? `${label} has timed out after ${options.timeout} s.`
+        : `${label} has exceeded ${options.retries} retries.`,
+    );
+    return { kind: "failed" };
+  }
+  return { kind: "retry", delay };
+}
+
+/** The context of a call: the object's fields are live views, so long-running code sees fresh values. */
+function backgroundContext(
+  deps: AttemptDeps,
+  extra: Pick<BackgroundContext, "patch" | "logger" | "param" | "stopped" | "retry" | "started" | "runtime">,
+): BackgroundContext {
+  const { live } = deps;
+  const meta = live.current.metadata;
+  return {
+    body: live.view(),
+    spec: live.view((body) => body.spec as Record<string, unknown> | undefined),
+    meta: live.view((body) => body.metadata),
+    status: live.view((body) => body.status as Record<string, unknown> | undefined),
+    labels: live.view((body) => body.metadata.labels),
+    annotations: live.view((body) => body.metadata.annotations),
+    uid: meta.uid,
+    name: meta.name,
+    namespace: meta.namespace,
+    memo: deps.memo,
+    resource: deps.resource,
+    ...extra,
+  };
+}
+
+/** Sends the call's patch, unless the object already has everything in it. */
+async function deliver(patch: Patch, logger: ObjectLogger, deps: AttemptDeps): Promise<void> {
+  if (patch.empty) return;
+  const body: KubernetesObject = deps.live.current;
+  const wanted = patch.toMergePatch();
+  if (patchInconsistencies(wanted, body).length === 0) return;
+  try {
+    const result = await applyPatch(deps.client, deps.resource, body, patch);
+    const inconsistencies = result ? patchInconsistencies(wanted, result) : [];
+    if (inconsistencies.length) {
+      logger.warning(`Patching failed with inconsistencies: ${JSON.stringify(inconsistencies)}`);
+    }
+  } catch (error) {
+    logger.exception("Failed to patch the object with the results of a daemon or timer.", error);
+  }
+}

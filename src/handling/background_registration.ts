@@ -1,0 +1,125 @@
+/**
+ * The registration of daemons (`kopf.daemon`) and timers (`kopf.timer`): the handlers that run
+ * in the background of each matching object rather than for its changes.
+ *
+ * @module
+ */
+
+import { parseField } from "../model/diff.ts";
+import { Selector, type SelectorInput } from "../model/selector.ts";
+import { validateFilters } from "./filters.ts";
+import type { DaemonFn, DaemonHandlerOptions, TimerFn, TimerHandlerOptions } from "./handlers.ts";
+import { forms, handlerId, type RegistryOption } from "./registration.ts";
+import { defaultRegistry } from "./registry.ts";
+
+/** Options of `kopf.daemon`. */
+export type DaemonOptions = DaemonHandlerOptions & RegistryOption;
+/** Options of `kopf.timer`. */
+export type TimerOptions = TimerHandlerOptions & RegistryOption;
+
+const SECONDS = [
+  "interval",
+  "idle",
+  "initialDelay",
+  "cancellationBackoff",
+  "cancellationTimeout",
+  "cancellationPolling",
+  "timeout",
+  "backoff",
+] as const;
+
+/** Refuses durations and counts that are not non-negative numbers, and unknown errors modes. */
+function validateNumbers(kind: string, options: DaemonOptions & TimerOptions): void {
+  for (const name of [...SECONDS, "retries"] as const) {
+    const value = options[name];
+    if (value !== undefined && !(typeof value === "number" && value >= 0)) {
+      const unit = name === "retries" ? "attempts" : "seconds";
+      throw new TypeError(`${kind}(): ${name} must be a non-negative number of ${unit}, got ${String(value)}.`);
+    }
+  }
+  if (options.sharp !== undefined && typeof options.sharp !== "boolean") {
+    throw new TypeError(`${kind}(): sharp must be true or false, got ${String(options.sharp)}.`);
+  }
+  if (options.errors !== undefined && !["temporary", "permanent", "ignored"].includes(options.errors)) {
+    throw new TypeError(`${kind}(): errors must be "temporary", "permanent" or "ignored", got ${options.errors}.`);
+  }
+}
+
+/**
+ * Registers a daemon: a function run for each matching object from when the operator sees it
+ * until it is deleted, stops matching, or the operator stops — then `stopped` aborts, and the
+ * daemon should return. A daemon that returns on its own is not started again for that object
+ * until the operator restarts; its result goes to `status[id]`. Objects keep the finalizer while
+ * a daemon matches them, so that a deletion waits for the daemon to exit.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "@kopf/kopf";
+ * kopf.daemon("kopfexamples", { initialDelay: 1 }, async function monitor({ stopped, spec, logger }) {
+ *   while (!stopped.aborted) {
+ *     logger.info(`Watching ${JSON.stringify(spec)}`); // `spec` always shows the latest state
+ *     await kopf.sleep(10, stopped);
+ *   }
+ * });
+ * ```
+ */
+export function daemon(resource: SelectorInput, fn: DaemonFn): DaemonFn;
+/**
+ * Registers a daemon with options: filters, `id`, `param`, retrying (`errors`, `timeout`,
+ * `retries`, `backoff`), `initialDelay`, and how a stop waits for it (`cancellationBackoff`,
+ * `cancellationTimeout`, `cancellationPolling`).
+ */
+export function daemon(resource: SelectorInput, options: DaemonOptions, fn: DaemonFn): DaemonFn;
+export function daemon(resource: SelectorInput, optionsOrFn: DaemonOptions | DaemonFn, maybeFn?: DaemonFn): DaemonFn {
+  const [options, fn] = forms<DaemonOptions, DaemonFn>("daemon", optionsOrFn, maybeFn);
+  const selector = new Selector(resource);
+  const { registry = defaultRegistry, ...rest } = options;
+  validateFilters("daemon", rest);
+  validateNumbers("daemon", rest);
+  registry.add({
+    kind: "daemon",
+    id: handlerId("daemon", selector, rest, fn),
+    selector,
+    fn,
+    options: rest,
+    field: rest.field === undefined ? undefined : parseField(rest.field),
+  });
+  return fn;
+}
+
+/**
+ * Registers a timer: a function called for each matching object every `interval` seconds (never
+ * two calls at once for one object), optionally only once the object has not changed for `idle`
+ * seconds. Its result goes to `status[id]`; a result and patch that the object already has are
+ * not sent again. Objects keep the finalizer while a timer matches them.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "@kopf/kopf";
+ * kopf.timer("kopfexamples", { interval: 60, idle: 10 }, function check({ spec }) {
+ *   return { size: spec.size ?? 0 };
+ * });
+ * ```
+ */
+export function timer(resource: SelectorInput, fn: TimerFn): TimerFn;
+/**
+ * Registers a timer with options: filters, `id`, `param`, retrying (`errors`, `timeout`,
+ * `retries`, `backoff`), and the schedule (`interval`, `idle`, `initialDelay`, `sharp`).
+ */
+export function timer(resource: SelectorInput, options: TimerOptions, fn: TimerFn): TimerFn;
+export function timer(resource: SelectorInput, optionsOrFn: TimerOptions | TimerFn, maybeFn?: TimerFn): TimerFn {
+  const [options, fn] = forms<TimerOptions, TimerFn>("timer", optionsOrFn, maybeFn);
+  const selector = new Selector(resource);
+  const { registry = defaultRegistry, ...rest } = options;
+  validateFilters("timer", rest);
+  validateNumbers("timer", rest);
+  registry.add({
+    kind: "timer",
+    id: handlerId("timer", selector, rest, fn),
+    selector,
+    fn,
+    options: rest,
+    field: rest.field === undefined ? undefined : parseField(rest.field),
+  });
+  return fn;
+}

@@ -1,0 +1,52 @@
+/**
+ * The live body of an object for daemons and timers: they run for a long time, so what they see
+ * of the object must follow its latest state rather than the state they were started with.
+ *
+ * @module
+ */
+
+import type { KubernetesObject } from "../model/body.ts";
+
+/** Holds the latest state of one object and gives read-only views that always show it. */
+export class LiveBody {
+  #current: KubernetesObject;
+
+  /** Starts with the object as first seen. */
+  constructor(body: KubernetesObject) {
+    this.#current = body;
+  }
+
+  /** The latest state. */
+  get current(): KubernetesObject {
+    return this.#current;
+  }
+
+  /** Takes a newer state of the object; every view shows it from now on. */
+  replace(body: KubernetesObject): void {
+    this.#current = body;
+  }
+
+  /**
+   * A read-only view of a part of the latest state (the whole body by default): reading a key
+   * of the view reads it from the newest state, so a view kept (or destructured from a context)
+   * since long ago still shows fresh values; writing to it throws.
+   */
+  view<T extends object>(
+    part: (body: KubernetesObject) => T | undefined = (body) => body as unknown as T,
+  ): Readonly<T> {
+    const source = (): object => part(this.#current) ?? {};
+    return new Proxy({} as T, {
+      get: (_, key) => Reflect.get(source(), key),
+      has: (_, key) => Reflect.has(source(), key),
+      ownKeys: () => Reflect.ownKeys(source()),
+      getOwnPropertyDescriptor: (_, key) => {
+        const descriptor = Reflect.getOwnPropertyDescriptor(source(), key);
+        // A proxy may only report configurable properties that its empty target lacks.
+        return descriptor ? { ...descriptor, configurable: true, writable: false } : undefined;
+      },
+      set: () => false,
+      deleteProperty: () => false,
+      defineProperty: () => false,
+    });
+  }
+}
