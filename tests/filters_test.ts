@@ -395,3 +395,55 @@ Deno.test("stealth objects: no state for objects no handler matches; matching la
     await operator.stop();
   }
 });
+
+Deno.test("filter callbacks get the context without param/retry/started/runtime, and whole-object old/new (6.9)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "filter-context");
+  const registry = new kopf.Registry();
+  const seen: string[] = [];
+  const fired: string[] = [];
+  const contexts: Record<string, unknown>[] = [];
+  controlHandler(registry, seen);
+  kopf.on.update("kopfexamples", { registry }, function anyUpdateFn({ name }) {
+    seen.push(`update ${name}`);
+  });
+  kopf.on.field(
+    "kopfexamples",
+    {
+      registry,
+      field: "spec.a",
+      param: "p",
+      when: (context) => {
+        contexts.push({ ...context });
+        return context.reason === "update";
+      },
+    },
+    function fieldFn({ reason, old, new: now }) {
+      fired.push(`${reason} ${old} ${now}`);
+    },
+  );
+  const operator = await runOperator(registry, namespace);
+  try {
+    await createKex(namespace, "w", { spec: { a: 1 } });
+    await handled(namespace, "w");
+    await settle();
+    assert.deepEqual(fired, [], "not on creation");
+    await patchExample(client, namespace, "w", { spec: { a: 2 } });
+    await waitFor("the update", () => seen.includes("update w") || undefined);
+    await waitFor("the field handler", () => fired.length >= 1 || undefined);
+    await settle();
+    assert.deepEqual(fired, ["update 1 2"]);
+
+    const last = contexts.at(-1)!;
+    for (const key of ["param", "retry", "started", "runtime"]) {
+      assert.equal(last[key], undefined, `${key} is not given to filters`);
+    }
+    for (const key of ["body", "spec", "meta", "name", "namespace", "labels", "annotations", "reason", "diff"]) {
+      assert.equal(key in last, true, `${key} is given to filters`);
+    }
+    assert.deepEqual((last.old as Record<string, unknown>).spec, { a: 1 }, "old is the whole essence, not the field");
+    assert.deepEqual((last.new as Record<string, unknown>).spec, { a: 2 }, "new is the whole essence, not the field");
+  } finally {
+    await operator.stop();
+  }
+});
