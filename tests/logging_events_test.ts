@@ -119,3 +119,66 @@ Deno.test("by default no log line is posted as an Event (Kopf 1.44)", async () =
     }
   });
 });
+
+Deno.test("with posting.loggers on, an arbitrary exception is posted as an Error Event with its stack (8.8)", async () => {
+  await withPostingSink(async () => {
+    const { client } = await testCluster();
+    const namespace = await freshNamespace(client, "exception-events");
+    const registry = new kopf.Registry();
+    kopf.on.create("kopfexamples", { registry, backoff: 1 }, function createFn({ retry }) {
+      if (retry === 0) throw new RangeError("boom");
+    });
+    const settings = new kopf.Settings();
+    settings.posting.loggers = true;
+    const operator = await runOperator(registry, namespace, { settings });
+    try {
+      const uid = (await createExample(client, namespace, "x")).metadata.uid!;
+      const events = await waitFor("the Error Event", async () => {
+        const events = await eventsOf(namespace, uid);
+        return events.some((event) => event.type === "Error") ? events : undefined;
+      });
+      const error = events.find((event) => event.type === "Error")!;
+      assert.equal(error.reason, "Logging");
+      assert.ok(
+        error.message.startsWith("Handler 'createFn' failed with an exception. Will retry."),
+        error.message,
+      );
+      assert.match(error.message, /RangeError: boom\n\s+at /, "the stack is in the message");
+      assert.ok(error.message.length <= 1024);
+    } finally {
+      await operator.stop();
+    }
+  });
+});
+
+Deno.test("an on.event handler's failure is logged locally, never posted, even with posting.loggers on (4.5, 22.5)", async () => {
+  await withPostingSink(async () => {
+    const { client } = await testCluster();
+    const namespace = await freshNamespace(client, "event-failure");
+    const registry = new kopf.Registry();
+    let calls = 0;
+    kopf.on.event("kopfexamples", { registry }, function failingFn() {
+      calls++;
+      throw new Error("boom");
+    });
+    kopf.on.create("kopfexamples", { registry }, function createFn({ logger }) {
+      logger.info("posted");
+    });
+    const settings = new kopf.Settings();
+    settings.posting.loggers = true;
+    const operator = await runOperator(registry, namespace, { settings });
+    try {
+      const uid = (await createExample(client, namespace, "e")).metadata.uid!;
+      await waitFor("the create handler's Event", async () => {
+        const events = await eventsOf(namespace, uid);
+        return events.some((event) => event.message === "posted") || undefined;
+      });
+      await waitFor("the event handler to be called", () => calls >= 1 || undefined);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const messages = (await eventsOf(namespace, uid)).map((event) => event.message);
+      assert.deepEqual(messages.filter((message) => message.includes("failingFn")), [], messages.join("\n"));
+    } finally {
+      await operator.stop();
+    }
+  });
+});
