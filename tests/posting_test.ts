@@ -15,7 +15,19 @@ import { POSTING_SINK_ID, postingSink } from "../src/engines/posting_sink.ts";
 import { ObjectLogger } from "../src/logging/object_logger.ts";
 import type { KubernetesList, KubernetesObject } from "../src/model/body.ts";
 import { PostingSettings } from "../src/settings/posting.ts";
-import { createExample, freshNamespace, NAMESPACES, testCluster } from "./support/cluster.ts";
+import * as kopf from "@kopf/kopf";
+import {
+  CONFIGMAPS,
+  createExample,
+  freshNamespace,
+  getExample,
+  KOPFEXAMPLES,
+  NAMESPACES,
+  settle,
+  testCluster,
+  waitFor,
+} from "./support/cluster.ts";
+import { runOperator } from "./support/operator.ts";
 
 /** A poster with its own client (so that its requests are counted apart from the test's). */
 async function newPoster(settings: PostingSettings = new PostingSettings()): Promise<{
@@ -244,4 +256,95 @@ Deno.test("with posting.loggers on, the handlers' log lines become Logging Event
   const events = await eventsOf(namespace, body.metadata.uid!);
   const seen = events.map((e) => `${e.type} ${e.reason} ${e.message}`).sort();
   assert.deepEqual(seen, ["Error Logging failed", "Normal Logging hello"]);
+});
+
+Deno.test("a handler posts Events about any object: a child it created; Events about Events are dropped (23.3, 23.5)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "posting");
+  const registry = new kopf.Registry();
+  const children: KubernetesObject[] = [];
+  kopf.on.create("kopfexamples", { registry }, async function createFn({ body, name }) {
+    const child = await client.request<KubernetesObject>({
+      method: "POST",
+      path: resourcePath(CONFIGMAPS, { namespace }),
+      body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: `${name}-child` }, data: { k: "v" } },
+    });
+    children.push(child);
+    kopf.info(child, { reason: "Child", message: "about the child" });
+    const anEvent = {
+      apiVersion: "v1",
+      kind: "Event",
+      metadata: { name: "an-event", namespace, uid: crypto.randomUUID() },
+    };
+    kopf.info(anEvent, { reason: "Storm", message: "about an Event" });
+    kopf.info(body, { reason: "Done", message: "about the parent" });
+  });
+  const operator = await runOperator(registry, namespace);
+  try {
+    const parent = await createExample(client, namespace, "p");
+    await waitFor(
+      "the parent's Event",
+      async () => (await eventsOf(namespace, parent.metadata.uid!)).length || undefined,
+    );
+    const child = children[0];
+    const events = await waitFor("the child's Event", async () => {
+      const events = await eventsOf(namespace, child.metadata.uid!);
+      return events.length ? events : undefined;
+    });
+    assert.equal(events.length, 1);
+    assert.equal(events[0].reason, "Child");
+    assert.equal(events[0].message, "about the child");
+    assert.deepEqual(events[0].involvedObject, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      name: "p-child",
+      uid: child.metadata.uid,
+      namespace,
+    });
+    await settle();
+    const all = await client.request<KubernetesList>({ path: resourcePath(EVENTS, { namespace }) });
+    assert.deepEqual(
+      all.items.filter((e) => (e.involvedObject as { kind: string }).kind === "Event" || e.reason === "Storm"),
+      [],
+      "no Event about an Event",
+    );
+  } finally {
+    await operator.stop();
+  }
+});
+
+/**
+ * Inside an operator, everything a handler starts (promises, timers) posts through it. Outside of
+ * any operator, Kopf raises LookupError; ours posts nothing and logs a warning once (not asserted).
+ */
+Deno.test("explicit Events need the operator's context: code started by a handler has it, code outside has not (23.6)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "posting");
+  const outsider = await createExample(client, namespace, "outsider");
+  kopf.info(outsider, { reason: "Outside", message: "no operator runs this" });
+
+  const registry = new kopf.Registry();
+  kopf.on.create("kopfexamples", { registry, labels: { later: "yes" } }, function createFn({ body }) {
+    setTimeout(() => kopf.info(body, { reason: "Later", message: "from a timer the handler started" }), 200);
+  });
+  const operator = await runOperator(registry, namespace);
+  try {
+    await client.request({
+      method: "POST",
+      path: resourcePath(KOPFEXAMPLES, { namespace }),
+      body: { apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name: "inside", labels: { later: "yes" } } },
+    });
+    const uid = (await getExample(client, namespace, "inside")).metadata.uid!;
+    const events = await waitFor("the Event from the timer", async () => {
+      const events = await eventsOf(namespace, uid);
+      return events.length ? events : undefined;
+    });
+    assert.deepEqual(events.map((e) => `${e.type} ${e.reason} ${e.message}`), [
+      "Normal Later from a timer the handler started",
+    ]);
+    await settle();
+    assert.deepEqual(await eventsOf(namespace, outsider.metadata.uid!), [], "nothing posted outside an operator");
+  } finally {
+    await operator.stop();
+  }
 });
