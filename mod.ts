@@ -139,3 +139,12 @@ export { daemon, type DaemonOptions, timer, type TimerOptions } from "./src/hand
 export { type StopCause, StopReason } from "./src/handling/stopping.ts";
 export type { BackgroundContext, DaemonContext, TimerContext } from "./src/handling/context.ts";
 export type { DaemonFn, TimerFn } from "./src/handling/handlers.ts";
+export { ConnectionInfo, type ConnectionInfoOptions } from "./src/api/connection_info.ts";
+export { LoginError } from "./src/api/login_error.ts";
+export {
+  type KubeconfigLoginOptions,
+  loginWithKubeconfig,
+  loginWithServiceAccount,
+  type ServiceAccountLoginOptions,
+} from "./src/api/login.ts";
+export type { LoginFn } from "./src/handling/login.ts";

@@ -1,7 +1,7 @@
 /**
  * The registration functions: `on.create`, `on.event`, … Each takes a resource selector,
  * optional options, and the handler function. The activity handlers — `on.startup`,
- * `on.cleanup`, `on.probe` — take no resource: `(fn)` or `(options, fn)`.
+ * `on.cleanup`, `on.probe`, `on.login` — take no resource: `(fn)` or `(options, fn)`.
  *
  * @example
  * ```ts
@@ -34,3 +34,4 @@ export {
 } from "./src/handling/registration.ts";
 export { index, type IndexOptions } from "./src/handling/index_registration.ts";
 export { daemon, type DaemonOptions, timer, type TimerOptions } from "./src/handling/background_registration.ts";
+export { login } from "./src/handling/registration.ts";

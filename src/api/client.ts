@@ -1,12 +1,17 @@
 /**
  * The one place that speaks HTTP to the Kubernetes API: Deno's `fetch` over a client made from
- * the credentials' TLS material, with Kopf's retry rules, timeouts and request counters.
+ * the credentials' TLS material, with Kopf's retry rules, timeouts and request counters. Each
+ * request takes its credentials from a {@linkcode Vault}; a 401 invalidates them and the request
+ * goes again with the next ones (waiting while the login handlers run again if none are left).
  *
  * @module
  */
 
 import { getLogger } from "@logtape/logtape";
 import type { Credentials } from "./credentials.ts";
+import { InsecureBridge } from "./insecure_bridge.ts";
+import { LoginError } from "./login_error.ts";
+import { Vault, type VaultItem } from "./vault.ts";
 import { RequestCounters, type Verb } from "./counters.ts";
 import { ApiConnectionError, apiErrorFor, type ApiStatus, ApiUnauthorizedError, describeCause } from "./errors.ts";
 import { NetworkingSettings } from "../settings/networking.ts";
@@ -50,27 +55,54 @@ const VERB_OF_METHOD: Record<string, Verb> = {
   DELETE: "delete",
 };
 
-/** Talks to one API server with one set of credentials; counts what it sends. */
+/**
+ * How many times one request goes again after a 401 with other credentials from the vault: a
+ * bound for login handlers that keep returning new but useless credentials.
+ */
+const MAX_REAUTHENTICATIONS = 10;
+
+/** The HTTP clients of one set of credentials, and how many requests are between sending and the headers. */
+interface Transport {
+  http?: Deno.HttpClient;
+  streams?: Deno.HttpClient;
+  /** Without TLS verification: the bridge that requests go through (see `insecure_bridge.ts`). */
+  bridge?: Promise<InsecureBridge>;
+  pending: number;
+  /** The credentials have left the vault: close once no request is being sent. */
+  dropped: boolean;
+}
+
+/** Talks to one API server with the credentials from a vault; counts what it sends. */
 export class ApiClient implements Disposable {
-  /** Where the requests go and how they authenticate. */
-  readonly credentials: Credentials;
+  /** Where the credentials of each request come from. */
+  readonly vault: Vault;
   /** Every request attempt sent so far, by verb and resource. */
   readonly counters: RequestCounters = new RequestCounters();
   readonly #networking: NetworkingSettings;
-  #http: Deno.HttpClient | undefined;
-  #streams: Deno.HttpClient | undefined;
+  readonly #transports = new Map<Credentials, Transport>();
+  readonly #unsubscribe: () => void;
+  #last: Credentials | undefined;
 
-  /** Creates a client; no connection is made until the first request. */
-  constructor(credentials: Credentials, options: ApiClientOptions = {}) {
-    this.credentials = credentials;
+  /**
+   * Creates a client; no connection is made until the first request.
+   *
+   * @param credentials A vault, or fixed credentials (kept in a vault of their own).
+   * @param options Timeouts and retries.
+   */
+  constructor(credentials: Credentials | Vault, options: ApiClientOptions = {}) {
+    this.vault = credentials instanceof Vault ? credentials : Vault.fixed(credentials);
     this.#networking = options.networking ?? new NetworkingSettings();
-    if (credentials.tls.insecure) {
-      logger.warn(
-        "The kubeconfig asks to skip TLS verification, which Deno cannot do per client; " +
-          "run Deno with --unsafely-ignore-certificate-errors={host} or add the server's CA.",
-        { host: new URL(credentials.server).hostname },
-      );
-    }
+    this.#unsubscribe = this.vault.onDropped((dropped) => this.#drop(dropped));
+  }
+
+  /**
+   * The credentials that requests use now: the vault's best, else the last ones used. Throws a
+   * {@linkcode LoginError} if there have never been any.
+   */
+  get credentials(): Credentials {
+    const current = this.vault.peek()?.credentials ?? this.#last;
+    if (!current) throw new LoginError("There are no credentials yet: the operator has not authenticated.");
+    return current;
   }
 
   /**
@@ -97,10 +129,11 @@ export class ApiClient implements Disposable {
 
   /** Closes the pooled connections. */
   close(): void {
-    this.#http?.close();
-    this.#http = undefined;
-    this.#streams?.close();
-    this.#streams = undefined;
+    this.#unsubscribe();
+    for (const [credentials, transport] of this.#transports) {
+      this.#transports.delete(credentials);
+      closeTransport(transport);
+    }
   }
 
   /** Same as {@linkcode ApiClient.close}. */
@@ -115,18 +148,21 @@ export class ApiClient implements Disposable {
     streaming = false,
   ): Promise<Response> {
     const method = options.method ?? "GET";
-    const url = this.#url(options);
-    const what = `${method} ${url.pathname}${url.search}`;
     const verb = options.verb ?? VERB_OF_METHOD[method];
     const resource = options.resource ?? resourceOfPath(options.path);
     const backoffs = retrying ? this.#networking.errorBackoffs : [];
-    let reauthenticated = false;
+    let unauthorized = 0;
     for (let attempt = 0;; attempt++) {
       options.signal?.throwIfAborted();
+      const item = await this.vault.acquire(options.signal);
+      this.#last = item.credentials;
+      const url = this.#url(item.credentials, options);
+      const what = `${method} ${url.pathname}${url.search}`;
       this.counters.record(verb, resource);
+      logger.debug("Sending {what}.", { what });
       let response: Response;
       try {
-        response = await this.#fetch(url, method, options, totalTimeout, streaming);
+        response = await this.#fetch(item, url, method, options, totalTimeout, streaming);
       } catch (error) {
         if (options.signal?.aborted) throw options.signal.reason;
         if (attempt >= backoffs.length) throw new ApiConnectionError(what, error);
@@ -144,11 +180,12 @@ export class ApiClient implements Disposable {
       const text = await response.text();
       const status = parseStatus(text);
       const error = apiErrorFor(what, response.status, status, text);
-      if (error instanceof ApiUnauthorizedError && !reauthenticated) {
-        // Tokens expire and get rotated: resolve them anew once before giving up.
-        reauthenticated = true;
-        this.credentials.invalidate();
-        continue;
+      if (error instanceof ApiUnauthorizedError) {
+        // Fixed credentials get one refresh (rotated tokens); vault entries give way to the next ones.
+        const again = item.fixed ? unauthorized === 0 : unauthorized < MAX_REAUTHENTICATIONS;
+        unauthorized++;
+        this.vault.invalidate(item);
+        if (again) continue;
       }
       const retriable = response.status >= 500 || response.status === 429;
       if (!retriable || attempt >= backoffs.length) throw error;
@@ -163,6 +200,27 @@ export class ApiClient implements Disposable {
   }
 
   async #fetch(
+    item: VaultItem,
+    url: URL,
+    method: string,
+    options: RequestOptions,
+    totalTimeout: number | null,
+    streaming: boolean,
+  ): Promise<Response> {
+    const transport = this.#transport(item.credentials);
+    transport.pending++;
+    try {
+      return await this.#fetchWith(transport, item.credentials, url, method, options, totalTimeout, streaming);
+    } finally {
+      transport.pending--;
+      // A response already under way keeps its connection after its client is closed.
+      if (transport.dropped && transport.pending === 0) closeTransport(transport);
+    }
+  }
+
+  async #fetchWith(
+    transport: Transport,
+    credentials: Credentials,
     url: URL,
     method: string,
     options: RequestOptions,
@@ -170,7 +228,7 @@ export class ApiClient implements Disposable {
     streaming: boolean,
   ): Promise<Response> {
     const headers = new Headers({ Accept: options.accept ?? "application/json" });
-    const authorization = await this.credentials.authorization();
+    const authorization = await credentials.authorization();
     if (authorization) headers.set("Authorization", authorization);
     let body: string | undefined;
     if (options.body !== undefined) {
@@ -197,7 +255,7 @@ export class ApiClient implements Disposable {
         method,
         headers,
         body,
-        client: streaming ? this.#streamClient() : this.#client(),
+        client: await this.#client(transport, credentials, streaming),
         signal: AbortSignal.any(signals),
       });
       clearTimeout(connectTimer);
@@ -216,32 +274,90 @@ export class ApiClient implements Disposable {
     }
   }
 
-  #client(): Deno.HttpClient {
-    this.#http ??= this.#createClient({});
-    return this.#http;
+  #transport(credentials: Credentials): Transport {
+    let transport = this.#transports.get(credentials);
+    if (!transport) {
+      transport = { pending: 0, dropped: false };
+      this.#transports.set(credentials, transport);
+      if (bridged(credentials)) {
+        const server = new URL(credentials.server);
+        const { cert, key, serverName } = credentials.tls;
+        transport.bridge = InsecureBridge.open(server, { cert, key, serverName });
+        logger.info("TLS verification of {server} is off, as {source} asks.", {
+          server: credentials.server,
+          source: credentials.source,
+        });
+      } else if (credentials.tls.insecure && new URL(credentials.server).protocol === "https:") {
+        logger.warn(
+          "{source} asks to skip TLS verification, which this platform cannot do per client; " +
+            "run Deno with --unsafely-ignore-certificate-errors={host} or add the server's CA.",
+          { source: credentials.source, host: new URL(credentials.server).hostname },
+        );
+      }
+    }
+    return transport;
   }
 
-  #streamClient(): Deno.HttpClient {
-    this.#streams ??= this.#createClient({ http2: false });
-    return this.#streams;
+  async #client(transport: Transport, credentials: Credentials, streaming: boolean): Promise<Deno.HttpClient> {
+    // Streams go over HTTP/1.1: see `open()`.
+    const key = streaming ? "streams" : "http";
+    const existing = transport[key];
+    if (existing) return existing;
+    const options: Deno.CreateHttpClientOptions = streaming ? { http2: false } : {};
+    const tls = credentials.tls;
+    let client: Deno.HttpClient;
+    if (transport.bridge) {
+      // The bridge speaks plain HTTP/1.1 on its socket and does the TLS itself.
+      const bridge = await transport.bridge;
+      client = transport[key] ??
+        Deno.createHttpClient({ proxy: { transport: "unix", path: bridge.path }, http2: false });
+    } else {
+      if (tls.caCerts?.length) options.caCerts = tls.caCerts;
+      if (tls.proxyUrl) options.proxy = { url: tls.proxyUrl };
+      client = tls.cert && tls.key
+        ? Deno.createHttpClient({ ...options, cert: tls.cert, key: tls.key })
+        : Deno.createHttpClient(options);
+    }
+    transport[key] = client;
+    return client;
   }
 
-  #createClient(options: Deno.CreateHttpClientOptions): Deno.HttpClient {
-    const tls = this.credentials.tls;
-    if (tls.caCerts?.length) options.caCerts = tls.caCerts;
-    if (tls.proxyUrl) options.proxy = { url: tls.proxyUrl };
-    return tls.cert && tls.key
-      ? Deno.createHttpClient({ ...options, cert: tls.cert, key: tls.key })
-      : Deno.createHttpClient(options);
+  /** The credentials have left the vault: their clients close once no request is being sent with them. */
+  #drop(credentials: Credentials): void {
+    const transport = this.#transports.get(credentials);
+    if (!transport) return;
+    this.#transports.delete(credentials);
+    transport.dropped = true;
+    if (transport.pending === 0) closeTransport(transport);
   }
 
-  #url(options: RequestOptions): URL {
-    const url = new URL(this.credentials.server.replace(/\/+$/, "") + options.path);
+  #url(credentials: Credentials, options: RequestOptions): URL {
+    const url = new URL(credentials.server.replace(/\/+$/, "") + options.path);
+    if (bridged(credentials)) {
+      // Plain HTTP into the bridge, which does the TLS: the port must survive the scheme change.
+      const port = url.port || "443";
+      url.protocol = "http:";
+      url.port = port;
+    }
     for (const [key, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
     return url;
   }
+}
+
+/** Whether requests with these credentials go through an {@linkcode InsecureBridge}. */
+function bridged(credentials: Credentials): boolean {
+  return credentials.tls.insecure && InsecureBridge.supported && credentials.server.startsWith("https:");
+}
+
+function closeTransport(transport: Transport): void {
+  transport.http?.close();
+  transport.http = undefined;
+  transport.streams?.close();
+  transport.streams = undefined;
+  transport.bridge?.then((bridge) => bridge.close(), () => {});
+  transport.bridge = undefined;
 }
 
 /** Decodes a `Status` body, if the text is one. */

@@ -18,8 +18,8 @@ import type { Memo } from "./context.ts";
 import { HandlerRetriesError, HandlerTimeoutError, PermanentError, TemporaryError } from "./errors.ts";
 import type { RetryOptions } from "./handlers.ts";
 
-/** The activities: `startup`, `cleanup`, `probe`. */
-export type Activity = "startup" | "cleanup" | "probe";
+/** The activities: `startup`, `cleanup`, `probe`, `login`. */
+export type Activity = "startup" | "cleanup" | "probe" | "login";
 
 /** What activity handlers (`on.startup`, `on.cleanup`, `on.probe`) receive. */
 export interface ActivityContext {

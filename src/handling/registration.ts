@@ -8,6 +8,7 @@
 import { parseField } from "../model/diff.ts";
 import { Selector, type SelectorInput } from "../model/selector.ts";
 import type { Activity, ActivityFn, ActivityHandlerOptions } from "./activities.ts";
+import type { LoginFn } from "./login.ts";
 import type { Reason } from "./causes.ts";
 import { fieldSuffix, validateFilters } from "./filters.ts";
 import type {
@@ -68,7 +69,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   ],
 };
 
-const ACTIVITIES: Record<Activity, true> = { startup: true, cleanup: true, probe: true };
+const ACTIVITIES: Record<Activity, true> = { startup: true, cleanup: true, probe: true, login: true };
 
 /**
  * Splits the two call forms `(resource, fn)` and `(resource, options, fn)` — `(fn)` and
@@ -352,6 +353,34 @@ export function probe(fn: ActivityFn): ActivityFn;
 export function probe(options: ActivityOptions, fn: ActivityFn): ActivityFn;
 export function probe(optionsOrFn: ActivityOptions | ActivityFn, maybeFn?: ActivityFn): ActivityFn {
   return registerActivity("probe", optionsOrFn, maybeFn);
+}
+
+/**
+ * Registers a login handler: it returns where the API server is and how to authenticate (a
+ * `kopf.ConnectionInfo`), or `null` for nothing. All login handlers run after the startup
+ * handlers and before any API request, and again whenever the API server has rejected (HTTP 401)
+ * or the expiration has ended all the credentials they gave; retried like startup handlers
+ * (forever by default: limit them with `retries`/`timeout`). Registering any login handler
+ * replaces the ready-made logins (the service account in a pod, then the kubeconfig); call
+ * `kopf.loginWithKubeconfig()` or `kopf.loginWithServiceAccount()` inside to reuse them.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "@kopf/kopf";
+ * kopf.on.login(async function fromFiles() {
+ *   return new kopf.ConnectionInfo({
+ *     server: "https://10.0.0.1:6443",
+ *     token: (await Deno.readTextFile("/etc/operator/token")).trim(),
+ *     caPath: "/etc/operator/ca.crt",
+ *   });
+ * });
+ * ```
+ */
+export function login(fn: LoginFn): LoginFn;
+/** Registers a login handler with options: `id`, `param`, `errors`, `timeout`, `retries`, `backoff`, `registry`. */
+export function login(options: ActivityOptions, fn: LoginFn): LoginFn;
+export function login(optionsOrFn: ActivityOptions | LoginFn, maybeFn?: LoginFn): LoginFn {
+  return registerActivity("login", optionsOrFn, maybeFn) as LoginFn;
 }
 
 /**

@@ -9,7 +9,8 @@
 import { getLogger } from "@logtape/logtape";
 import { ApiClient } from "../api/client.ts";
 import type { Credentials } from "../api/credentials.ts";
-import { loadDefaultCredentials } from "../api/default_credentials.ts";
+import type { Vault } from "../api/vault.ts";
+import { openVault } from "../handling/login.ts";
 import { Discovery } from "../api/discovery.ts";
 import { Watcher, type WatchHealth } from "../api/watching.ts";
 import { EventPoster } from "../engines/posting.ts";
@@ -187,12 +188,29 @@ async function serve(options: Resolved, stop: AbortController): Promise<void> {
   let client: ApiClient | undefined;
   let poster: EventPoster | undefined;
   try {
-    const credentials = options.credentials ??
-      await loadDefaultCredentials({ kubeconfig: options.kubeconfig, context: options.context });
-    client = new ApiClient(credentials, { networking: settings.networking });
+    // After the startup handlers, before any request: they may prepare what the login handlers use.
+    let failure: unknown;
+    let vault: Vault;
+    try {
+      const { kubeconfig, context } = options;
+      vault = await openVault(
+        { registry, settings, memo, signal: stop.signal, kubeconfig, context },
+        options.credentials,
+        (error) => {
+          failure ??= error;
+          stop.abort(error);
+        },
+      );
+    } catch (error) {
+      if (!stop.signal.aborted) throw error;
+      logger.warn("The initial authentication is interrupted: the operator is stopping.");
+      return;
+    }
+    client = new ApiClient(vault, { networking: settings.networking });
     // Explicit events and posted log lines of everything started below find this operator's poster.
     poster = new EventPoster(client, settings.posting);
     await runWithPoster(poster, () => watch(options, client!, stop));
+    if (failure !== undefined) throw failure;
   } finally {
     try {
       const clean = () => cleanup(registry, settings, memo);
