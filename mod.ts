@@ -132,7 +132,7 @@ export {
   StatusProgressStorage,
 } from "./src/state/mod.ts";
 export { index, type IndexOptions } from "./src/handling/index_registration.ts";
-export type { Index, IndexKey, Indices, Store } from "./src/engines/index_store.ts";
+export type { Index, IndexKey, Indices, Store } from "./src/model/index_store.ts";
 export type { IndexContext } from "./src/handling/context.ts";
 export type { IndexFn, IndexHandlerOptions } from "./src/handling/handlers.ts";
 export { daemon, type DaemonOptions, timer, type TimerOptions } from "./src/handling/background_registration.ts";

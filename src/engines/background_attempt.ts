@@ -9,6 +9,7 @@
 import type { ApiClient } from "../api/client.ts";
 import { applyPatch } from "../api/patching.ts";
 import type { KubernetesObject } from "../model/body.ts";
+import type { Indices } from "../model/index_store.ts";
 import { patchInconsistencies } from "../model/inconsistencies.ts";
 import { Patch } from "../model/patch.ts";
 import type { Resource } from "../model/resource.ts";
@@ -26,6 +27,7 @@ export interface AttemptDeps {
   resource: Resource;
   live: LiveBody;
   memo: Memo;
+  indices: Indices;
   defaultBackoff: number;
 }
 
@@ -132,6 +134,7 @@ function backgroundContext(
     namespace: meta.namespace,
     memo: deps.memo,
     resource: deps.resource,
+    indices: deps.indices,
     ...extra,
   };
 }

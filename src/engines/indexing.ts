@@ -16,7 +16,7 @@ import { runWithObject } from "../handling/current_object.ts";
 import { PermanentError, TemporaryError } from "../handling/errors.ts";
 import { matchesFilters } from "../handling/filters.ts";
 import type { IndexHandler, ResourceHandler } from "../handling/handlers.ts";
-import { encodeIndexKey, type Index, type IndexEntry, type Indices, MutableIndex } from "./index_store.ts";
+import { encodeIndexKey, type Index, type IndexEntry, type Indices, MutableIndex } from "../model/index_store.ts";
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== "object" || value === null) return false;
@@ -133,9 +133,6 @@ export interface OperatorIndexesOptions {
   readonly settings?: { readonly execution: { readonly defaultBackoff: number } };
 }
 
-/** The type of an indexer's context: as for other resource handlers, plus the indexes. */
-type IndexerContext = IndexContext & { readonly indices: Indices };
-
 /**
  * All in-memory indexes of one operator, by handler id, and the machinery that fills them.
  *
@@ -238,16 +235,14 @@ export class OperatorIndexes {
     const logger = new TerseLogger(parts.logger ?? new ObjectLogger(body, { local: true }));
     const patch = parts.patch ?? new Patch();
     for (const handler of handlers) {
-      const context: IndexerContext = {
-        ...resourceContext(body, {
-          patch,
-          logger,
-          memo: parts.memo,
-          resource: parts.resource,
-          param: handler.options.param,
-        }),
+      const context: IndexContext = resourceContext(body, {
+        patch,
+        logger,
+        memo: parts.memo,
+        resource: parts.resource,
+        param: handler.options.param,
         indices: this.indices,
-      };
+      });
       await this.#run(handler, owner, body, context, logger);
     }
   }
@@ -334,7 +329,7 @@ export class OperatorIndexes {
     handler: IndexHandler,
     owner: string,
     body: KubernetesObject,
-    context: IndexerContext,
+    context: IndexContext,
     logger: HandlerLogger,
   ): Promise<void> {
     const index = this.#indexOf(handler);

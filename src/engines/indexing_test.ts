@@ -8,7 +8,7 @@ import { PRESENT } from "../handling/filters.ts";
 import type { IndexFn } from "../handling/handlers.ts";
 import { index, type IndexOptions } from "../handling/index_registration.ts";
 import { Registry } from "../handling/registry.ts";
-import { encodeIndexKey, type Index, MutableIndex } from "./index_store.ts";
+import { encodeIndexKey, type Index, MutableIndex } from "../model/index_store.ts";
 import { indexEntries, OperatorIndexes } from "./indexing.ts";
 
 function resourceOf(plural: string, kind: string): Resource {

@@ -53,10 +53,19 @@ export async function runTimer(
       await aborted(AbortSignal.any([stopped, changes.nextChange]));
       continue;
     }
-    const delay = sharp ? interval - ((Date.now() - grid) / 1000) % interval : interval;
-    if (await sleep(delay, stopped)) return false;
+    if (await sleep(untilNextCall(interval, sharp ?? false, grid, Date.now()), stopped)) return false;
   }
   return false;
+}
+
+/**
+ * Seconds from the end of a call to the next one: the interval, or — when `sharp` — what is left
+ * of the current interval on the grid that started at `grid` (ms), so that slow calls do not
+ * shift the schedule.
+ */
+export function untilNextCall(interval: number, sharp: boolean, grid: number, now: number): number {
+  if (!sharp || interval <= 0) return interval;
+  return interval - ((now - grid) / 1000) % interval;
 }
 
 /** Waits until the object has been unchanged for `idle` seconds; `false` if stopped meanwhile. */

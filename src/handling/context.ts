@@ -10,6 +10,7 @@ import type { Patch } from "../model/patch.ts";
 import type { Resource } from "../model/resource.ts";
 import type { HandlerLogger } from "../logging/object_logger.ts";
 import type { DiffItem } from "../model/diff.ts";
+import type { Indices } from "../model/index_store.ts";
 import type { Reason } from "./causes.ts";
 import type { ExecuteSubhandlers, RegisterSubhandler } from "./subhandlers.ts";
 
@@ -48,6 +49,8 @@ export interface ResourceContext {
   readonly resource: Resource;
   /** The handler's `param` option. */
   readonly param: unknown;
+  /** The operator's in-memory indexes by id (`kopf.index`), always current. */
+  readonly indices: Indices;
 }
 
 /** What change handlers (`on.create`, `on.update`, `on.delete`, `on.resume`, `on.field`) receive. */
@@ -120,7 +123,7 @@ export type IndexContext = ResourceContext;
 /** Builds the part of the context that every resource handler gets. */
 export function resourceContext(
   body: KubernetesObject,
-  extra: { patch: Patch; logger: HandlerLogger; memo: Memo; resource: Resource; param: unknown },
+  extra: { patch: Patch; logger: HandlerLogger; memo: Memo; resource: Resource; param: unknown; indices: Indices },
 ): ResourceContext {
   const meta = body.metadata;
   return {

@@ -7,6 +7,7 @@
  */
 
 import type { KubernetesObject } from "../model/body.ts";
+import type { Indices } from "../model/index_store.ts";
 import type { Patch } from "../model/patch.ts";
 import type { Resource } from "../model/resource.ts";
 import type { ObjectLogger } from "../logging/object_logger.ts";
@@ -27,7 +28,7 @@ export interface RawEvent {
 export async function runEventHandlers(
   handlers: readonly EventHandler[],
   event: RawEvent,
-  extra: { patch: Patch; logger: ObjectLogger; memo: Memo; resource: Resource },
+  extra: { patch: Patch; logger: ObjectLogger; memo: Memo; resource: Resource; indices: Indices },
 ): Promise<void> {
   for (const handler of handlers) {
     const context = {

@@ -12,6 +12,7 @@
 
 import type { JsonObject, KubernetesObject } from "../model/body.ts";
 import { type Diff, reduceDiff, resolveField } from "../model/diff.ts";
+import type { Indices } from "../model/index_store.ts";
 import type { Patch, PatchValue } from "../model/patch.ts";
 import type { Resource } from "../model/resource.ts";
 import type { ObjectLogger } from "../logging/object_logger.ts";
@@ -37,6 +38,7 @@ export interface CauseRun {
   patch: Patch;
   logger: ObjectLogger;
   memo: Memo;
+  indices: Indices;
   resource: Resource;
   storage: ProgressStorage;
   lifecycle: Lifecycle;
@@ -157,6 +159,7 @@ async function runChildren(children: readonly ChangeHandler[], run: CauseRun, le
       patch: run.patch,
       logger: run.logger,
       memo: run.memo,
+      indices: run.indices,
       resource: run.resource,
       param: undefined,
     }),
@@ -229,6 +232,7 @@ async function attempt(t: Tracked, run: CauseRun, level: Level, now: number): Pr
         patch: run.patch,
         logger: run.logger,
         memo: run.memo,
+        indices: run.indices,
         resource: run.resource,
         param: options.param,
       }),

@@ -11,6 +11,7 @@ import { applyPatch, changeFinalizers } from "../api/patching.ts";
 import type { KubernetesObject } from "../model/body.ts";
 import { diff as diffOf } from "../model/diff.ts";
 import { patchInconsistencies } from "../model/inconsistencies.ts";
+import type { Indices } from "../model/index_store.ts";
 import { Patch } from "../model/patch.ts";
 import type { Resource } from "../model/resource.ts";
 import { ObjectLogger } from "../logging/object_logger.ts";
@@ -71,6 +72,8 @@ export interface CycleDeps {
   changeHandlers: readonly ChangeHandler[];
   /** The daemons and timers of the resource; an object's `memory.background` runs them. */
   backgroundHandlers: readonly BackgroundHandler[];
+  /** The operator's indexes, for the handlers' contexts. */
+  indices: Indices;
   signal: AbortSignal;
 }
 
@@ -100,7 +103,7 @@ export async function processObject(
   }
   const logger = new ObjectLogger(body);
   const patch = new Patch();
-  const extra = { patch, logger, memo: memory.memo, resource: deps.resource };
+  const extra = { patch, logger, memo: memory.memo, resource: deps.resource, indices: deps.indices };
   const { settings } = deps;
   const { progressStorage, diffbaseStorage, finalizer } = settings.persistence;
   memory.background?.update(body, idleTimers(deps) ? essenceOf(body, deps) : undefined);
@@ -220,6 +223,7 @@ export async function processObject(
       patch,
       logger,
       memo: memory.memo,
+      indices: deps.indices,
       resource: deps.resource,
       storage: progressStorage,
       lifecycle: deps.lifecycle,
