@@ -19,7 +19,8 @@ import { runWithPoster } from "../engines/posting_context.ts";
 import { ObjectQueues } from "../engines/queueing.ts";
 import { runActivity } from "../handling/activities.ts";
 import type { Memo } from "../handling/context.ts";
-import type { BackgroundHandler, ChangeHandler, EventHandler } from "../handling/handlers.ts";
+import type { BackgroundHandler, ChangeHandler, EventHandler, IndexHandler } from "../handling/handlers.ts";
+import { OperatorIndexes } from "../engines/indexing.ts";
 import { ObjectBackground } from "../engines/background.ts";
 import { allAtOnce, type Lifecycle } from "../handling/lifecycles.ts";
 import { defaultRegistry, type Registry } from "../handling/registry.ts";
@@ -112,6 +113,8 @@ export async function operator(options: OperatorOptions = {}): Promise<void> {
   const registry = options.registry ?? defaultRegistry;
   const settings = options.settings ?? new Settings();
   const memo = options.memo ?? {};
+  // The indexes exist (empty) from the start, so that every handler, even a startup one, sees them.
+  const indexes = new OperatorIndexes(registry.handlers, { settings });
   const endpoint = options.liveness === undefined ? undefined : parseLivenessEndpoint(options.liveness);
   if (options.signal?.aborted) return;
 
@@ -168,7 +171,7 @@ export async function operator(options: OperatorOptions = {}): Promise<void> {
       logger.info("Operator has stopped.");
       return;
     }
-    await serve({ ...options, registry, settings, memo, endpoint }, stop);
+    await serve({ ...options, registry, settings, memo, endpoint, indexes }, stop);
   } finally {
     clearTimeout(ultimate);
     options.signal?.removeEventListener("abort", onAbort);
@@ -177,7 +180,13 @@ export async function operator(options: OperatorOptions = {}): Promise<void> {
 }
 
 /** What `serve` needs: the options, with the defaults resolved. */
-type Resolved = OperatorOptions & { registry: Registry; settings: Settings; memo: Memo; endpoint?: LivenessEndpoint };
+type Resolved = OperatorOptions & {
+  registry: Registry;
+  settings: Settings;
+  memo: Memo;
+  endpoint?: LivenessEndpoint;
+  indexes: OperatorIndexes;
+};
 
 /**
  * Everything after the startup handlers: connecting, serving until the stop, stopping, and the
@@ -260,6 +269,7 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
         if (handler.kind === "event") entry.events.push(handler);
         else if (handler.kind === "change") entry.changes.push(handler);
         else if (handler.kind === "daemon" || handler.kind === "timer") entry.background.push(handler);
+        // Index handlers only need the stream: `indexes.handlersFor()` finds them per resource.
         byResource.set(key, entry);
       }
     }
@@ -270,6 +280,14 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
     }
     const listed: Promise<void>[] = [];
     const lifecycle = options.lifecycle ?? allAtOnce;
+    const { indexes } = options;
+    // Every indexed stream is expected before any starts, so that readiness waits for all of them.
+    for (const { resource } of byResource.values()) {
+      if (indexes.handlersFor(resource).length === 0) continue;
+      for (const namespace of resource.namespaced ? namespaces : [null]) {
+        indexes.expect(streamName(resource, namespace));
+      }
+    }
     for (const { resource, events, changes, background } of byResource.values()) {
       const scopes = resource.namespaced ? namespaces : [null];
       for (const namespace of scopes) {
@@ -284,6 +302,7 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
           events,
           changes,
           background,
+          indexes,
           signal: stop.signal,
         });
         streams.set(stream.name, stream.health);
@@ -340,6 +359,7 @@ function serveResource(deps: {
   events: EventHandler[];
   changes: ChangeHandler[];
   background: BackgroundHandler[];
+  indexes: OperatorIndexes;
   signal: AbortSignal;
 }): {
   name: string;
@@ -352,7 +372,10 @@ function serveResource(deps: {
 } {
   const { client, resource, namespace, settings, signal } = deps;
   const watcher = new Watcher(client, resource, { namespace, settings: settings.watching, signal });
-  const name = resourceName(resource) + (namespace ? ` in ${namespace}` : "");
+  const name = streamName(resource, namespace);
+  const { indexes } = deps;
+  const indexers: IndexHandler[] = indexes.handlersFor(resource);
+  const handled = deps.events.length + deps.changes.length + deps.background.length > 0;
   const memories = new Map<string, ObjectMemory & { throttles?: number; throttledUntil?: number }>();
   const wakeups = new Map<string, ReturnType<typeof setTimeout>>();
   const cycle = {
@@ -363,6 +386,7 @@ function serveResource(deps: {
     eventHandlers: deps.events,
     changeHandlers: deps.changes,
     backgroundHandlers: deps.background,
+    indices: indexes.indices,
     signal,
   };
   const backgroundFor = (uid: string, memory: ObjectMemory, object: KubernetesObject) =>
@@ -370,6 +394,7 @@ function serveResource(deps: {
       client,
       resource,
       memo: memory.memo,
+      indices: indexes.indices,
       defaultBackoff: settings.execution.defaultBackoff,
       settings: settings.background,
       // Another look at the object, e.g. to release the finalizer once its daemons have exited.
@@ -383,12 +408,20 @@ function serveResource(deps: {
     wakeups.set(uid, setTimeout(() => queues.push(uid, { kind: "wakeup", object }), seconds * 1000));
   };
 
-  const queues: ObjectQueues<ObjectWork> = new ObjectQueues<ObjectWork>(async (uid, work, more) => {
+  const memoryOf = (uid: string, work: ObjectWork): ObjectMemory & { throttles?: number; throttledUntil?: number } => {
     let memory = memories.get(uid);
     if (!memory) {
       memories.set(uid, memory = newMemory(deps.memo, work.kind === "event" && work.type === null));
       if (deps.background.length) memory.background = backgroundFor(uid, memory, work.object);
     }
+    return memory;
+  };
+
+  const queues: ObjectQueues<ObjectWork> = new ObjectQueues<ObjectWork>(async (uid, work, more) => {
+    // Handlers never see a partial index: they wait until every indexed stream has been listed.
+    if (!indexes.isReady) await indexes.whenReady(signal).catch(() => {});
+    if (signal.aborted) return;
+    const memory = memoryOf(uid, work);
     clearTimeout(wakeups.get(uid));
     wakeups.delete(uid);
     if (work.kind === "event" && work.type === "DELETED") {
@@ -435,11 +468,22 @@ function serveResource(deps: {
   const done = (async () => {
     for await (const event of watcher) {
       if (event.type === "LISTED") {
+        // Indexing happens right here, in the stream's order: the listing is fully indexed now.
+        if (indexers.length) indexes.listed(name);
         markListed();
         continue;
       }
       const uid = event.object.metadata.uid;
       if (!uid) continue;
+      if (indexers.length) {
+        const work: ObjectWork = { kind: "event", type: event.type, object: event.object };
+        const memo = event.type === "DELETED" ? memories.get(uid)?.memo ?? {} : memoryOf(uid, work).memo;
+        await indexes.indexObject(indexers, event.type, event.object, { memo, resource });
+      }
+      if (!handled) {
+        if (event.type === "DELETED") memories.delete(uid);
+        continue;
+      }
       // A newer state supersedes the state a pending wake-up carries.
       const pending = wakeups.get(uid);
       if (pending !== undefined) {
@@ -449,11 +493,19 @@ function serveResource(deps: {
       queues.push(uid, { kind: "event", type: event.type, object: event.object });
     }
     for (const timer of wakeups.values()) clearTimeout(timer);
-  })();
+  })().finally(() => {
+    // A stream that stops before its listing must not hold the other handlers back for ever.
+    if (indexers.length) indexes.listed(name);
+  });
   const shutdown = async (grace: number) => {
     await Promise.all([...memories.values()].map((memory) => memory.background?.shutdown("operatorExiting", grace)));
   };
   return { name, health: watcher.health, done, listed, queues, shutdown };
+}
+
+/** The name of a stream: its resource, and its namespace unless it watches all of them. */
+function streamName(resource: Resource, namespace: string | null): string {
+  return resourceName(resource) + (namespace ? ` in ${namespace}` : "");
 }
 
 /** Logs an unexpected error of a cycle with the object's reference. */
