@@ -188,3 +188,28 @@ Deno.test("handlers wait until every indexed resource is listed and indexed: the
   assert.ok(seen.every((size) => size >= 30), `sizes seen by the handler: ${seen}`);
   await patchExample(client, namespace, "early", { spec: { done: true } });
 });
+
+Deno.test("indexes exist, empty, from the start: a startup handler sees them; probes see them filled (17.1)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "idx");
+  await createConfigMap(client, namespace, "c1");
+  const registry = new kopf.Registry();
+  kopf.index("configmaps", { registry }, function names({ name }) {
+    return { [name!]: true };
+  });
+  const sizes: number[] = [];
+  kopf.on.startup({ registry }, function look({ indices }) {
+    sizes.push(indices.names.size);
+  });
+  kopf.on.probe({ registry }, function count({ indices }) {
+    return indices.names.size;
+  });
+  const operator = await runOperator(registry, namespace, { liveness: "http://127.0.0.1:0/healthz" });
+  try {
+    assert.deepEqual(sizes, [0]);
+    const response = await fetch(operator.running.liveness!);
+    assert.deepEqual(await response.json(), { count: 1 });
+  } finally {
+    await operator.stop();
+  }
+});

@@ -12,6 +12,7 @@
  * @module
  */
 
+import type { Indices } from "../model/index_store.ts";
 import { getLogger } from "@logtape/logtape";
 import type { WatchHealth } from "../api/watching.ts";
 import type { Memo } from "../handling/context.ts";
@@ -63,6 +64,8 @@ export interface LivenessSources {
   settings: Settings;
   /** The operator's memo, given to probe handlers. */
   memo: Memo;
+  /** The operator's indexes, given to probe handlers. */
+  indices?: Indices;
   /** The watch streams by name; read at every request, so streams added later count too. */
   streams: ReadonlyMap<string, WatchHealth>;
 }
@@ -157,13 +160,14 @@ export class LivenessServer implements AsyncDisposable {
 
   /** The probe results: cached, or from one run shared by concurrent requests. */
   #probe(): Promise<Record<string, unknown>> {
-    const { registry, settings, memo } = this.#sources;
+    const { registry, settings, memo, indices } = this.#sources;
     const cache = this.#cache;
     if (cache && Date.now() - cache.at < settings.process.probingMaxAge * 1000) return Promise.resolve(cache.results);
     this.#running ??= runActivity(registry.activities("probe"), {
       activity: "probe",
       settings,
       memo,
+      indices,
       signal: this.#stop.signal,
     }).then((results) => {
       this.#cache = { at: Date.now(), results };

@@ -12,6 +12,7 @@
 
 import { ActivityLogger } from "../logging/activity_logger.ts";
 import type { HandlerLogger } from "../logging/object_logger.ts";
+import type { Indices } from "../model/index_store.ts";
 import type { Settings } from "../settings/settings.ts";
 import { sleep } from "../utils/sleep.ts";
 import type { Memo } from "./context.ts";
@@ -32,6 +33,8 @@ export interface ActivityContext {
   readonly settings: Settings;
   /** The operator's memo (`operator({ memo })`); each object's memo starts as a shallow copy of it. */
   readonly memo: Memo;
+  /** The operator's in-memory indexes by id (`kopf.index`): they exist, empty, from the start. */
+  readonly indices: Indices;
   /** A logger of the category `kopf.activities.<activity>`; its lines are never posted as Events. */
   readonly logger: HandlerLogger;
   /** The handler's `param` option. */
@@ -105,11 +108,15 @@ export class ActivityError extends Error {
   }
 }
 
+const NO_INDICES: Indices = Object.freeze({});
+
 /** How an activity runs. */
 export interface ActivityRun {
   activity: Activity;
   settings: Settings;
   memo: Memo;
+  /** The operator's indexes; none by default. */
+  indices?: Indices;
   /** Stops the activity: no more attempts, no more waiting for a running handler. */
   signal?: AbortSignal;
   /**
@@ -205,6 +212,7 @@ async function attempt(
       activity: run.activity,
       settings: run.settings,
       memo: run.memo,
+      indices: run.indices ?? NO_INDICES,
       logger,
       param: options.param,
       retry: t.retries,

@@ -21,6 +21,7 @@ import { runActivity } from "../handling/activities.ts";
 import type { Memo } from "../handling/context.ts";
 import type { BackgroundHandler, ChangeHandler, EventHandler, IndexHandler } from "../handling/handlers.ts";
 import { OperatorIndexes } from "../engines/indexing.ts";
+import type { Indices } from "../model/index_store.ts";
 import { ObjectBackground } from "../engines/background.ts";
 import { allAtOnce, type Lifecycle } from "../handling/lifecycles.ts";
 import { defaultRegistry, type Registry } from "../handling/registry.ts";
@@ -160,6 +161,7 @@ export async function operator(options: OperatorOptions = {}): Promise<void> {
         activity: "startup",
         settings,
         memo,
+        indices: indexes.indices,
         signal: stop.signal,
       });
     } catch (error) {
@@ -222,7 +224,7 @@ async function serve(options: Resolved, stop: AbortController): Promise<void> {
     if (failure !== undefined) throw failure;
   } finally {
     try {
-      const clean = () => cleanup(registry, settings, memo);
+      const clean = () => cleanup(registry, settings, memo, options.indexes.indices);
       await (poster ? runWithPoster(poster, clean) : clean());
     } finally {
       await poster?.close();
@@ -245,7 +247,15 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
   const shutdowns: ((grace: number) => Promise<void>)[] = [];
   let probing: LivenessServer | undefined;
   try {
-    if (options.endpoint) probing = LivenessServer.start(options.endpoint, { registry, settings, memo, streams });
+    if (options.endpoint) {
+      probing = LivenessServer.start(options.endpoint, {
+        registry,
+        settings,
+        memo,
+        indices: options.indexes.indices,
+        streams,
+      });
+    }
     if (!options.standalone) {
       logger.warn("Peering is not implemented yet; running as if --standalone were given.");
     }
@@ -338,11 +348,17 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
 }
 
 /** Runs the cleanup handlers; their failures are logged, never raised. */
-async function cleanup(registry: Registry, settings: Settings, memo: Memo): Promise<void> {
+async function cleanup(registry: Registry, settings: Settings, memo: Memo, indices: Indices): Promise<void> {
   const handlers = registry.activities("cleanup");
   if (handlers.length === 0) return;
   try {
-    await runActivity(handlers, { activity: "cleanup", settings, memo, timeout: settings.process.cleanupTimeout });
+    await runActivity(handlers, {
+      activity: "cleanup",
+      settings,
+      memo,
+      indices,
+      timeout: settings.process.cleanupTimeout,
+    });
   } catch (error) {
     logger.error("The cleanup activity has failed; the operator stops anyway: {error}", { error });
   }
