@@ -43,6 +43,7 @@ Deno.test("a change handler gets exactly the documented context, and no settings
       "body",
       "diff",
       "execute",
+      "indices",
       "labels",
       "logger",
       "memo",
