@@ -7,6 +7,7 @@
  * @module
  */
 
+import { linkSignals } from "../utils/signals.ts";
 import { getLogger } from "@logtape/logtape";
 import type { Credentials } from "./credentials.ts";
 import { InsecureBridge } from "./insecure_bridge.ts";
@@ -237,8 +238,8 @@ export class ApiClient implements Disposable {
     }
     const connectTimeout = this.#networking.connectTimeout;
     const timeouts = new AbortController();
-    const signals = [timeouts.signal];
-    if (options.signal) signals.push(options.signal);
+    // Not `AbortSignal.any()`: a stream whose combined signal is collected never learns of its abort.
+    const aborter = linkSignals(timeouts.signal, options.signal);
     const connectTimer = connectTimeout === null ? undefined : setTimeout(
       () => timeouts.abort(new Error(`no response within ${connectTimeout} s (settings.networking.connectTimeout)`)),
       connectTimeout * 1000,
@@ -256,12 +257,15 @@ export class ApiClient implements Disposable {
         headers,
         body,
         client: await this.#client(transport, credentials, streaming),
-        signal: AbortSignal.any(signals),
+        signal: aborter.signal,
       });
       clearTimeout(connectTimer);
       if (totalTimer === undefined) return response;
       // The total timeout also covers reading the body; it is cleared once the body is consumed.
-      const text = await response.text().finally(() => clearTimeout(totalTimer));
+      const text = await response.text().finally(() => {
+        clearTimeout(totalTimer);
+        aborter[Symbol.dispose]();
+      });
       return new Response(text, {
         status: response.status,
         statusText: response.statusText,
@@ -270,6 +274,7 @@ export class ApiClient implements Disposable {
     } catch (error) {
       clearTimeout(connectTimer);
       clearTimeout(totalTimer);
+      aborter[Symbol.dispose]();
       throw timeouts.signal.aborted ? timeouts.signal.reason : error;
     }
   }

@@ -54,6 +54,8 @@ export async function applyPatch(
  * resourceVersion (and, for a removal, the finalizer's position), so that a concurrent change of
  * the list by someone else is never overwritten. Foreign finalizers are never touched.
  *
+ * A removal that loses to a concurrent change is tried again on the fresh object (a few times).
+ *
  * @returns the patched object; `null` if nothing was needed, the object is gone, or it changed
  *   meanwhile (its next event brings the decision again).
  */
@@ -65,6 +67,47 @@ export async function changeFinalizers(
   action: "add" | "remove",
   signal?: AbortSignal,
 ): Promise<KubernetesObject | null> {
+  const target = { namespace: body.metadata.namespace, name: body.metadata.name };
+  // A removal usually ends a finished deletion: losing it to a concurrent change (another
+  // operator's finalizer) would make the next event look like a new deletion, so it is retried
+  // on the fresh object. An addition is decided again by the object's next event anyway.
+  const attempts = action === "remove" ? REMOVAL_ATTEMPTS : 1;
+  let current = body;
+  for (let attempt = 1;; attempt++) {
+    const operations = finalizerOperations(current, finalizer, action);
+    if (!operations) return null;
+    try {
+      return await client.request<KubernetesObject>({
+        method: "PATCH",
+        path: resourcePath(resource, target),
+        body: operations,
+        contentType: "application/json-patch+json",
+        resource: resource.plural,
+        signal,
+      });
+    } catch (error) {
+      if (error instanceof ApiNotFoundError) return null;
+      if (!(error instanceof ApiConflictError || error instanceof ApiUnprocessableError)) throw error;
+      if (attempt >= attempts) return null;
+    }
+    try {
+      current = await client.request<KubernetesObject>({
+        path: resourcePath(resource, target),
+        resource: resource.plural,
+        signal,
+      });
+    } catch (error) {
+      if (error instanceof ApiNotFoundError) return null;
+      throw error;
+    }
+  }
+}
+
+/** How many times a finalizer removal is tried against concurrent changes of the object. */
+const REMOVAL_ATTEMPTS = 5;
+
+/** The JSON-patch that adds or removes the finalizer, guarded by tests; `null` if there is nothing to do. */
+function finalizerOperations(body: KubernetesObject, finalizer: string, action: "add" | "remove"): JsonObject[] | null {
   const finalizers = body.metadata.finalizers;
   const index = finalizers?.indexOf(finalizer) ?? -1;
   const operations: JsonObject[] = [{
@@ -86,18 +129,5 @@ export async function changeFinalizers(
       { op: "remove", path: `/metadata/finalizers/${index}` },
     );
   }
-  try {
-    return await client.request<KubernetesObject>({
-      method: "PATCH",
-      path: resourcePath(resource, { namespace: body.metadata.namespace, name: body.metadata.name }),
-      body: operations,
-      contentType: "application/json-patch+json",
-      resource: resource.plural,
-      signal,
-    });
-  } catch (error) {
-    if (error instanceof ApiNotFoundError) return null;
-    if (error instanceof ApiConflictError || error instanceof ApiUnprocessableError) return null;
-    throw error;
-  }
+  return operations;
 }

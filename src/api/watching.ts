@@ -7,6 +7,7 @@
  * @module
  */
 
+import { linkSignals } from "../utils/signals.ts";
 import { getLogger } from "@logtape/logtape";
 import type { ApiClient } from "./client.ts";
 import { ApiGoneError, ApiTooManyRequestsError, describeCause } from "./errors.ts";
@@ -232,7 +233,8 @@ export class Watcher implements AsyncIterable<WatchEvent> {
   /** One watch request from the resume point, until it ends, stalls, or the server says 410. */
   async *#watch(): AsyncGenerator<WatchEvent, Outcome, undefined> {
     const request = new AbortController();
-    const signal = AbortSignal.any([request.signal, this.#signal]);
+    using linked = linkSignals(request.signal, this.#signal);
+    const signal = linked.signal;
     const clientTimeout = this.#settings.clientTimeout;
     const timer = clientTimeout === null ? undefined : setTimeout(() => request.abort(), clientTimeout * 1000);
     try {
@@ -254,7 +256,8 @@ export class Watcher implements AsyncIterable<WatchEvent> {
       const lines = response.body.pipeThrough(new TextDecoderStream()).pipeThrough(new LineSplitter()).getReader();
       try {
         for (;;) {
-          const next = await readWithin(lines, this.#settings.inactivityTimeout);
+          const next = await readWithin(lines, this.#settings.inactivityTimeout, signal);
+          if (next === "aborted") return "ended";
           if (next === "timeout") {
             this.health.stalls++;
             this.#failed(new Error(`no event or bookmark for ${this.#settings.inactivityTimeout} s`));
@@ -338,15 +341,23 @@ export class Watcher implements AsyncIterable<WatchEvent> {
 async function readWithin(
   reader: ReadableStreamDefaultReader<string>,
   seconds: number,
-): Promise<ReadableStreamReadResult<string> | "timeout"> {
+  signal: AbortSignal,
+): Promise<ReadableStreamReadResult<string> | "timeout" | "aborted"> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<"timeout">((resolve) => timer = setTimeout(() => resolve("timeout"), seconds * 1000));
+  // The abort is watched here too, not only through the response: a stream must end when told.
+  const stop = new AbortController();
+  const aborted = new Promise<"aborted">((resolve) => {
+    if (signal.aborted) resolve("aborted");
+    signal.addEventListener("abort", () => resolve("aborted"), { once: true, signal: stop.signal });
+  });
   const read = reader.read();
   read.catch(() => {}); // If the timeout wins, the abandoned read rejects when the stream is cancelled.
   try {
-    return await Promise.race([read, timeout]);
+    return await Promise.race([read, timeout, aborted]);
   } finally {
     clearTimeout(timer);
+    stop.abort();
   }
 }
 

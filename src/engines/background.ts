@@ -135,7 +135,12 @@ export class ObjectBackground implements ChangeTracker {
    * for the operator's exit, when nothing waits on the object any more.
    */
   async shutdown(cause: StopCause, grace: number): Promise<void> {
-    await Promise.all([...this.#tasks.values()].map((task) => this.#stop(task, cause, grace)));
+    const tasks = [...this.#tasks.values()];
+    const stops = tasks.map((task) => this.#stop(task, cause, grace));
+    // A stop begun earlier (e.g. for a deletion) may be waiting without a deadline: exiting has one.
+    const limit = Math.max(0, ...tasks.map((task) => deadlineOf(task.handler, grace)));
+    await Promise.race([Promise.all(stops), sleep(limit)]);
+    for (const task of tasks) if (!task.exited && !task.abandoned) this.#abandon(task);
   }
 
   #spawn(handler: BackgroundHandler): void {
@@ -169,6 +174,17 @@ export class ObjectBackground implements ChangeTracker {
     this.#tasks.set(handler.id, task);
   }
 
+  /** Leaves a daemon or timer that ignores its stop running, and stops waiting for it. */
+  #abandon(task: Task): void {
+    if (task.abandoned) return;
+    const reason = task.stopper.signal.reason;
+    if (reason instanceof StopReason) reason.add("daemonAbandoned");
+    task.abandoned = true;
+    new ObjectLogger(this.live.current, { local: true }).warning(
+      `${title(task.handler)} '${task.handler.id}' did not exit in time. Leaving it orphaned.`,
+    );
+  }
+
   /** The stages of one stop; settles when the task has exited or has been abandoned. */
   #stop(task: Task, cause: StopCause, grace: number): Promise<void> {
     if (task.stopping) {
@@ -179,7 +195,6 @@ export class ObjectBackground implements ChangeTracker {
     const reason = new StopReason(cause);
     task.stopper.abort(reason);
     const { handler } = task;
-    const logger = new ObjectLogger(this.live.current, { local: true });
     const waitExit = async (seconds: number) => {
       if (!task.exited) await Promise.race([task.done, sleep(seconds)]);
       return task.exited;
@@ -200,14 +215,17 @@ export class ObjectBackground implements ChangeTracker {
         if (grace === Infinity) await task.done;
         else await waitExit(grace);
       }
-      if (!task.exited) {
-        reason.add("daemonAbandoned");
-        task.abandoned = true;
-        logger.warning(`${title(handler)} '${handler.id}' did not exit in time. Leaving it orphaned.`);
-      }
+      if (!task.exited) this.#abandon(task);
       if (this.#tasks.get(handler.id) === task) this.#tasks.delete(handler.id);
       this.#deps.wake();
     })();
     return task.stopping;
   }
+}
+
+/** Seconds a stop waits at most: the daemon's cancellation stages, or `grace` without a timeout. */
+function deadlineOf(handler: BackgroundHandler, grace: number): number {
+  if (handler.kind !== "daemon") return grace;
+  const { cancellationBackoff = 0, cancellationTimeout } = handler.options;
+  return cancellationBackoff + (cancellationTimeout ?? grace);
 }

@@ -7,6 +7,7 @@
  */
 
 import type { TimerHandler } from "../handling/handlers.ts";
+import { linkSignals } from "../utils/signals.ts";
 import { sleep } from "../utils/sleep.ts";
 import { attemptBackground, type AttemptDeps } from "./background_attempt.ts";
 
@@ -50,7 +51,8 @@ export async function runTimer(
     if (interval === undefined) {
       if (idle === undefined) return !stopped.aborted;
       // One call per idle period: the next one waits for a change and a new idle period.
-      await aborted(AbortSignal.any([stopped, changes.nextChange]));
+      using either = linkSignals(stopped, changes.nextChange);
+      await aborted(either.signal);
       continue;
     }
     if (await sleep(untilNextCall(interval, sharp ?? false, grid, Date.now()), stopped)) return false;
@@ -73,7 +75,8 @@ async function idleFor(idle: number, stopped: AbortSignal, changes: ChangeTracke
   while (!stopped.aborted) {
     const left = changes.lastChange + idle * 1000 - Date.now();
     if (left <= 0) return true;
-    await sleep(left / 1000, AbortSignal.any([stopped, changes.nextChange]));
+    using either = linkSignals(stopped, changes.nextChange);
+    await sleep(left / 1000, either.signal);
   }
   return false;
 }

@@ -7,6 +7,7 @@
  * @module
  */
 
+import type { Indices } from "../model/index_store.ts";
 import { getLogger } from "@logtape/logtape";
 import { ConnectionInfo, credentialsOf, fingerprintOf } from "../api/connection_info.ts";
 import type { Credentials } from "../api/credentials.ts";
@@ -36,6 +37,8 @@ export interface Authentication {
   settings: Settings;
   /** The operator's memo, for the handlers. */
   memo: Memo;
+  /** The operator's indexes, for the handlers. */
+  indices?: Indices;
   /** Stops the login handlers (the operator is stopping). */
   signal?: AbortSignal;
   /** Without login handlers: the kubeconfig file to use (the kubeconfig only, then). */
@@ -108,6 +111,7 @@ export async function authenticate(run: Authentication, vault: Vault, title: str
         activity: "login",
         settings: run.settings,
         memo: run.memo,
+        indices: run.indices,
         signal: run.signal,
       });
     } catch (error) {

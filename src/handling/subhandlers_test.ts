@@ -96,6 +96,7 @@ class Cycles {
       patch,
       logger: new ObjectLogger(this.body, { local: true }),
       memo: {},
+      indices: {},
       resource: RESOURCE,
       storage: this.storage,
       lifecycle,

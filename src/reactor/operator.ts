@@ -205,7 +205,7 @@ async function serve(options: Resolved, stop: AbortController): Promise<void> {
     try {
       const { kubeconfig, context } = options;
       vault = await openVault(
-        { registry, settings, memo, signal: stop.signal, kubeconfig, context },
+        { registry, settings, memo, indices: options.indexes.indices, signal: stop.signal, kubeconfig, context },
         options.credentials,
         (error) => {
           failure ??= error;

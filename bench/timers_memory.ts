@@ -1,0 +1,124 @@
+/**
+ * Memory of an operator with N objects, each with a timer ticking every second (an unchanged
+ * result): starts a LocalCluster, creates the objects, runs `kopf run` on
+ * `bench/fixtures/steady_timers.ts` as a separate process, waits until every object has its
+ * first result, then samples the process's resident memory (RSS) and counts the API server's
+ * write requests for the objects during the steady state (from the API server's own metrics).
+ *
+ * Usage: `deno run -A bench/timers_memory.ts [--objects 1000] [--seconds 30]`
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { parseAllDocuments } from "yaml";
+import { LocalCluster } from "../testing.ts";
+import { ApiClient } from "../src/api/client.ts";
+import { ApiConflictError } from "../src/api/errors.ts";
+import { loadKubeconfig } from "../src/api/kubeconfig.ts";
+import type { KubernetesObject } from "../src/model/body.ts";
+
+const { values } = parseArgs({
+  options: { objects: { type: "string", default: "1000" }, seconds: { type: "string", default: "30" } },
+});
+const objects = Number(values.objects);
+const seconds = Number(values.seconds);
+const root = new URL("..", import.meta.url);
+
+await using cluster = await LocalCluster.start();
+const client = new ApiClient(await loadKubeconfig({ path: cluster.kubeconfig }));
+const crdText = await Deno.readTextFile(new URL("examples/crd.yaml", root));
+for (const document of parseAllDocuments(crdText)) {
+  try {
+    await client.request({
+      method: "POST",
+      path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+      body: document.toJS(),
+    });
+  } catch (error) {
+    if (!(error instanceof ApiConflictError)) throw error;
+  }
+}
+const namespace = "bench";
+await client.request({ method: "POST", path: "/api/v1/namespaces", body: { metadata: { name: namespace } } });
+const collection = `/apis/kopf.dev/v1/namespaces/${namespace}/kopfexamples`;
+await poll("the CRD to be served", async () => {
+  try {
+    await client.request({ path: collection });
+    return true;
+  } catch {
+    return false;
+  }
+});
+const started = Date.now();
+for (let start = 0; start < objects; start += 25) {
+  await Promise.all(
+    Array.from({ length: Math.min(25, objects - start) }, (_, offset) =>
+      client.request({
+        method: "POST",
+        path: collection,
+        body: { apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name: `kex-${start + offset}` } },
+      })),
+  );
+}
+console.log(`Created ${objects} objects in ${((Date.now() - started) / 1000).toFixed(1)} s.`);
+
+const child = new Deno.Command(Deno.execPath(), {
+  args: ["run", "-A", "cli/main.ts", "run", "--standalone", "-q", "-n", namespace, "bench/fixtures/steady_timers.ts"],
+  cwd: root,
+  env: { KUBECONFIG: cluster.kubeconfig },
+  stdout: "null",
+  stderr: "inherit",
+}).spawn();
+try {
+  const launched = Date.now();
+  await poll("every object's first result", async () => {
+    const list = await client.request<{ items: KubernetesObject[] }>({ path: collection });
+    return list.items.every((item) => (item.status as { steady?: boolean } | undefined)?.steady === true);
+  });
+  console.log(`Every object had its first result ${((Date.now() - launched) / 1000).toFixed(1)} s after the start.`);
+  const writesBefore = await writes();
+  const samples: number[] = [];
+  for (let second = 0; second < seconds; second++) {
+    samples.push(await rss(child.pid));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  const writesAfter = await writes();
+  const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+  console.log(
+    `RSS over ${seconds} s of steady state with ${objects} objects, one timer each at interval 1: ` +
+      `min ${mib(Math.min(...samples))} MiB, max ${mib(Math.max(...samples))} MiB, last ${mib(samples.at(-1)!)} MiB.`,
+  );
+  console.log(`Write requests for kopfexamples during the steady state: ${writesAfter - writesBefore}.`);
+} finally {
+  child.kill("SIGTERM");
+  await child.status;
+}
+
+/** The resident memory of a process, in bytes (Linux). */
+async function rss(pid: number): Promise<number> {
+  const status = await Deno.readTextFile(`/proc/${pid}/status`);
+  const match = status.match(/^VmRSS:\s+(\d+) kB$/m);
+  if (!match) throw new Error(`No VmRSS in /proc/${pid}/status.`);
+  return Number(match[1]) * 1024;
+}
+
+/** The API server's count of write requests (any verb but reads) for kopfexamples so far. */
+async function writes(): Promise<number> {
+  const text = await (await client.open({ path: "/metrics", accept: "text/plain" })).text();
+  let total = 0;
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("apiserver_request_total{") || !line.includes('resource="kopfexamples"')) continue;
+    const verb = line.match(/verb="([A-Z]+)"/)?.[1] ?? "";
+    if (["POST", "PUT", "PATCH", "DELETE"].includes(verb)) total += Number(line.split(" ").at(-1));
+  }
+  return total;
+}
+
+async function poll(what: string, check: () => Promise<boolean>, limit = 600): Promise<void> {
+  const deadline = Date.now() + limit * 1000;
+  while (!await check()) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}

@@ -1,0 +1,29 @@
+/**
+ * Combining abort signals so that the combination stays alive.
+ *
+ * `AbortSignal.any()` returns a signal that its sources refer to weakly: when nothing else refers
+ * to it (e.g. only a pending `fetch` or timer does), it can be collected as garbage, and its
+ * waiters never learn of the abort. Here the sources' listeners refer to it strongly.
+ *
+ * @module
+ */
+
+/** A signal aborted when any source aborts; disposing of it detaches it from the sources. */
+export interface LinkedSignal extends Disposable {
+  readonly signal: AbortSignal;
+}
+
+/** Links a new signal to the sources: it aborts (with the reason) as soon as one of them does. */
+export function linkSignals(...sources: (AbortSignal | undefined)[]): LinkedSignal {
+  const combined = new AbortController();
+  const detach = new AbortController();
+  for (const source of sources) {
+    if (!source) continue;
+    if (source.aborted) {
+      combined.abort(source.reason);
+      break;
+    }
+    source.addEventListener("abort", () => combined.abort(source.reason), { once: true, signal: detach.signal });
+  }
+  return { signal: combined.signal, [Symbol.dispose]: () => detach.abort() };
+}
