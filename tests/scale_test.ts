@@ -78,7 +78,11 @@ Deno.test("daemons for 1,000 objects start, and stop cleanly when the objects ar
   try {
     await waitFor("every daemon", () => started === COUNT || undefined, 180);
     await client.request({ method: "DELETE", path: resourcePath(KOPFEXAMPLES, { namespace }) });
-    await waitFor("every object to be gone", async () => (await listExamples(namespace)).length === 0 || undefined, 180);
+    await waitFor(
+      "every object to be gone",
+      async () => (await listExamples(namespace)).length === 0 || undefined,
+      180,
+    );
     assert.equal(exited, COUNT);
     assert.deepEqual([...reasons], ["resourceDeleted"]);
   } finally {
