@@ -74,7 +74,8 @@ try {
   const launched = Date.now();
   await poll("every object's first result", async () => {
     const list = await client.request<{ items: KubernetesObject[] }>({ path: collection });
-    return list.items.every((item) => (item.status as { steady?: boolean } | undefined)?.steady === true);
+    // The timer's id is `steady`, and it returns `{ steady: true }`: `status.steady.steady`.
+    return list.items.every((item) => (item.status as { steady?: { steady?: boolean } } | undefined)?.steady?.steady);
   });
   console.log(`Every object had its first result ${((Date.now() - launched) / 1000).toFixed(1)} s after the start.`);
   const writesBefore = await writes();

@@ -16,7 +16,8 @@ import type { Resource } from "../model/resource.ts";
 import { ObjectLogger } from "../logging/object_logger.ts";
 import type { BackgroundContext, Memo } from "../handling/context.ts";
 import { runWithObject } from "../handling/current_object.ts";
-import { HandlerRetriesError, HandlerTimeoutError, PermanentError, TemporaryError } from "../handling/errors.ts";
+import { HandlerRetriesError, HandlerTimeoutError } from "../handling/errors.ts";
+import { judgeFailure } from "../handling/failures.ts";
 import { storeResult } from "../handling/execution.ts";
 import type { BackgroundHandler } from "../handling/handlers.ts";
 import type { LiveBody } from "../handling/live_body.ts";
@@ -83,36 +84,15 @@ export async function attemptBackground(
     logger.info(`${label} succeeded.`);
     return { kind: "success" };
   }
-  const message = error instanceof Error ? error.message : String(error);
-  const mode = error instanceof TemporaryError
-    ? "temporary"
-    : error instanceof PermanentError
-    ? "permanent"
-    : options.errors ?? "temporary";
-  if (mode === "ignored") {
-    logger.exception(`${label} failed with an exception. Will ignore.`, error);
-    return { kind: "success" };
-  }
-  if (mode === "permanent") {
-    if (error instanceof PermanentError) logger.error(`${label} failed permanently: ${message}`);
-    else logger.exception(`${label} failed with an exception. Will stop.`, error);
-    return { kind: "failed" };
-  }
-  const delay = error instanceof TemporaryError ? error.delay : options.backoff ?? deps.defaultBackoff;
-  if (error instanceof TemporaryError) logger.error(`${label} failed temporarily: ${message}`);
-  else logger.exception(`${label} failed with an exception. Will retry.`, error);
-  // Give up now rather than sleep until a call that the timeout or retries would forbid.
-  const outOfTime = options.timeout !== undefined && runtime + delay * 1000 >= options.timeout * 1000;
-  const outOfRetries = options.retries !== undefined && retry + 1 >= options.retries;
-  if (outOfTime || outOfRetries) {
-    logger.error(
-      outOfTime
-        ? `${label} has timed out after ${options.timeout} s.`
-        : `${label} has exceeded ${options.retries} retries.`,
-    );
-    return { kind: "failed" };
-  }
-  return { kind: "retry", delay };
+  const verdict = judgeFailure(error, {
+    label,
+    options,
+    logger,
+    defaultBackoff: deps.defaultBackoff,
+    retries: retry,
+    elapsed: Date.now() - started.getTime(),
+  });
+  return verdict.kind === "ignored" ? { kind: "success" } : verdict;
 }
 
 /** The context of a call: the object's fields are live views, so long-running code sees fresh values. */

@@ -20,7 +20,8 @@ import type { ProgressRecord } from "../state/progress.ts";
 import type { ProgressStorage } from "../state/progress_storage.ts";
 import type { Reason } from "./causes.ts";
 import { type ChangeContext, type Memo, resourceContext } from "./context.ts";
-import { HandlerRetriesError, HandlerTimeoutError, PermanentError, TemporaryError } from "./errors.ts";
+import { HandlerRetriesError, HandlerTimeoutError } from "./errors.ts";
+import { judgeFailure } from "./failures.ts";
 import { runWithObject } from "./current_object.ts";
 import { type FilterContext, matchesFilters, matchModeOf } from "./filters.ts";
 import type { ChangeHandler } from "./handlers.ts";
@@ -280,37 +281,22 @@ async function attempt(t: Tracked, run: CauseRun, level: Level, now: number): Pr
     store(run, t, { ...base, success: true, stopped: formatTimestamp(new Date()) });
     return;
   }
-  const message = error instanceof Error ? error.message : String(error);
-  const mode = error instanceof TemporaryError
-    ? "temporary"
-    : error instanceof PermanentError
-    ? "permanent"
-    : options.errors ?? "temporary";
-  if (mode === "temporary") {
-    const delay = error instanceof TemporaryError ? error.delay : options.backoff ?? run.defaultBackoff;
-    if (error instanceof TemporaryError) run.logger.error(`Handler '${id}' failed temporarily: ${message}`);
-    else run.logger.exception(`Handler '${id}' failed with an exception. Will retry.`, error);
-    const delayed = new Date(Date.now() + delay * 1000);
-    // Give up now rather than sleep until an attempt that the timeout or retries would forbid.
-    const outOfTime = options.timeout !== undefined && delayed.getTime() - started.getTime() >= options.timeout * 1000;
-    const outOfRetries = options.retries !== undefined && t.retries + 1 >= options.retries;
-    if (outOfTime || outOfRetries) {
-      run.logger.error(
-        outOfTime
-          ? `Handler '${id}' has timed out after ${options.timeout} s.`
-          : `Handler '${id}' has exceeded ${options.retries} retries.`,
-      );
-      store(run, t, { ...base, failure: true, message, stopped: formatTimestamp(new Date()) });
-      return;
-    }
-    store(run, t, { ...base, delayed: formatTimestamp(delayed), message });
-  } else if (mode === "permanent") {
-    if (error instanceof PermanentError) run.logger.error(`Handler '${id}' failed permanently: ${message}`);
-    else run.logger.exception(`Handler '${id}' failed with an exception. Will stop.`, error);
-    store(run, t, { ...base, failure: true, message, stopped: formatTimestamp(new Date()) });
+  const verdict = judgeFailure(error, {
+    label: `Handler '${id}'`,
+    options,
+    logger: run.logger,
+    defaultBackoff: run.defaultBackoff,
+    retries: t.retries,
+    elapsed: Date.now() - started.getTime(),
+  });
+  const stopped = formatTimestamp(new Date());
+  if (verdict.kind === "retry") {
+    const delayed = formatTimestamp(new Date(Date.now() + verdict.delay * 1000));
+    store(run, t, { ...base, delayed, message: verdict.message });
+  } else if (verdict.kind === "failed") {
+    store(run, t, { ...base, failure: true, message: verdict.message, stopped });
   } else {
-    run.logger.exception(`Handler '${id}' failed with an exception. Will ignore.`, error);
-    store(run, t, { ...base, success: true, stopped: formatTimestamp(new Date()) });
+    store(run, t, { ...base, success: true, stopped });
   }
 }
 
