@@ -213,3 +213,30 @@ Deno.test("indexes exist, empty, from the start: a startup handler sees them; pr
     await operator.stop();
   }
 });
+
+Deno.test("an indexer's patch is never applied to its object (6.7)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "idx");
+  const registry = new kopf.Registry();
+  let calls = 0;
+  kopf.index("kopfexamples", { registry }, function patching({ patch, name }) {
+    calls++;
+    patch.spec.x = 1;
+    patch.status.indexed = true;
+    return { [name!]: true };
+  });
+  const operator = await runOperator(registry, namespace);
+  try {
+    await createExample(client, namespace, "patched");
+    await waitFor("the indexer's call", () => calls > 0 || undefined);
+    await patchExample(client, namespace, "patched", { spec: { touched: 1 } });
+    await waitFor("the second call", () => calls > 1 || undefined);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const body = await getExample(client, namespace, "patched");
+    assert.deepEqual(body.spec, { touched: 1 });
+    assert.equal(body.status, undefined);
+    assert.equal(operator.running.client.counters.count({ verb: "patch" }), 0);
+  } finally {
+    await operator.stop();
+  }
+});

@@ -321,7 +321,10 @@ Deno.test("explicit Events need the operator's context: code started by a handle
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "posting");
   const outsider = await createExample(client, namespace, "outsider");
-  kopf.info(outsider, { reason: "Outside", message: "no operator runs this" });
+  assert.throws(() => kopf.info(outsider, { reason: "Outside", message: "no operator runs this" }), {
+    name: "LookupError",
+    message: /kopf\.info\(\) needs a running operator/,
+  });
 
   const registry = new kopf.Registry();
   kopf.on.create("kopfexamples", { registry, labels: { later: "yes" } }, function createFn({ body }) {

@@ -5,12 +5,10 @@
  * @module
  */
 
-import { compareLogLevel, getLogger, type LogLevel } from "@logtape/logtape";
+import { compareLogLevel, type LogLevel } from "@logtape/logtape";
 import { buildObjectReference, type ReferencedObject } from "../model/references.ts";
 import { type OneOrMany, walk } from "../utils/walk.ts";
 import { currentPoster } from "./posting_context.ts";
-
-const logger = getLogger(["kopf", "posting"]);
 
 /** The objects an Event is about: one body, or a (nested) array or iterable of bodies. */
 export type EventObjects = OneOrMany<ReferencedObject>;
@@ -57,6 +55,8 @@ const LEVEL_OF_TYPE: Record<string, LogLevel> = {
  * created by the handler). Works inside handlers and in anything they call; returns at once
  * (posting happens in the background). Disabled by `settings.posting.enabled = false`; the usual
  * types (`Debug`, `Normal`, `Warning`, `Error`, `Fatal`) are filtered by `settings.posting.level`.
+ *
+ * @throws {Error} named `LookupError` when no operator runs the caller (as Kopf does).
  *
  * @example
  * ```ts ignore
@@ -123,8 +123,6 @@ function errorClassName(error: unknown): string {
   return "Error";
 }
 
-let warnedOutside = false;
-
 function post(
   fn: string,
   objs: EventObjects,
@@ -135,15 +133,13 @@ function post(
 ): void {
   const poster = currentPoster();
   if (poster === undefined) {
-    if (!warnedOutside) {
-      warnedOutside = true;
-      logger.warn(
-        "kopf.{fn}() is called outside of an operator (not from a handler or code it runs); the event is not " +
-          "posted. Further such calls are ignored silently.",
-        { fn },
-      );
-    }
-    return;
+    // As Kopf's LookupError: an Event silently dropped would hide a mistake in the operator's code.
+    const error = new Error(
+      `kopf.${fn}() needs a running operator: call it from a handler or from code that a handler runs ` +
+        "(an Event cannot be posted when no operator runs the caller).",
+    );
+    error.name = "LookupError";
+    throw error;
   }
   const settings = poster.settings;
   if (!settings.enabled) return;

@@ -97,10 +97,15 @@ Deno.test("posting.level filters by type: Normal=info, Warning=warning, Error=er
   assert.deepEqual(none, []);
 });
 
-Deno.test("outside an operator the functions do nothing and do not throw", () => {
+Deno.test("outside an operator every function throws a LookupError that says where to call it from (23.6)", () => {
   assert.equal(currentPoster(), undefined);
-  info(BODY, { reason: "Nowhere" });
-  warn(BODY, { reason: "Nowhere" });
-  exception(BODY, { error: new Error("x") });
-  event(BODY, { type: "Normal", reason: "Nowhere" });
+  const calls: [string, () => void][] = [
+    ["info", () => info(BODY, { reason: "Nowhere" })],
+    ["warn", () => warn(BODY, { reason: "Nowhere" })],
+    ["exception", () => exception(BODY, { error: new Error("x") })],
+    ["event", () => event(BODY, { type: "Normal", reason: "Nowhere" })],
+  ];
+  for (const [name, call] of calls) {
+    assert.throws(call, { name: "LookupError", message: new RegExp(`kopf\\.${name}\\(\\) needs a running operator`) });
+  }
 });
