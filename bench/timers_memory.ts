@@ -5,7 +5,9 @@
  * first result, then samples the process's resident memory (RSS) and counts the API server's
  * write requests for the objects during the steady state (from the API server's own metrics).
  *
- * Usage: `deno run -A bench/timers_memory.ts [--objects 1000] [--seconds 30]`
+ * Usage: `deno run -A bench/timers_memory.ts [--objects 1000] [--seconds 30] [--v8-flags=FLAGS]`
+ * (`--v8-flags` go to the operator's process, e.g. `--max-old-space-size=96` to see how much of
+ * the memory is live and how much is garbage not yet collected).
  *
  * @module
  */
@@ -19,7 +21,11 @@ import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
 
 const { values } = parseArgs({
-  options: { objects: { type: "string", default: "1000" }, seconds: { type: "string", default: "30" } },
+  options: {
+    objects: { type: "string", default: "1000" },
+    seconds: { type: "string", default: "30" },
+    "v8-flags": { type: "string" },
+  },
 });
 const objects = Number(values.objects);
 const seconds = Number(values.seconds);
@@ -64,7 +70,18 @@ for (let start = 0; start < objects; start += 25) {
 console.log(`Created ${objects} objects in ${((Date.now() - started) / 1000).toFixed(1)} s.`);
 
 const child = new Deno.Command(Deno.execPath(), {
-  args: ["run", "-A", "cli/main.ts", "run", "--standalone", "-q", "-n", namespace, "bench/fixtures/steady_timers.ts"],
+  args: [
+    "run",
+    "-A",
+    ...(values["v8-flags"] ? [`--v8-flags=${values["v8-flags"]}`] : []),
+    "cli/main.ts",
+    "run",
+    "--standalone",
+    "-q",
+    "-n",
+    namespace,
+    "bench/fixtures/steady_timers.ts",
+  ],
   cwd: root,
   env: { KUBECONFIG: cluster.kubeconfig },
   stdout: "null",

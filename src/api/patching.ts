@@ -25,8 +25,11 @@ export async function applyPatch(
   signal?: AbortSignal,
 ): Promise<KubernetesObject | null> {
   const separateStatus = resource.subresources.includes("status");
+  // The status (handlers' results) goes first: if the operator dies between the two requests,
+  // the progress and diff-base in the main part are missing, so the handlers run again — rather
+  // than being recorded as done with their results lost.
   const parts: [JsonObject, string | undefined][] = separateStatus
-    ? [[patch.withoutStatus(), undefined], [patch.onlyStatus(), "status"]]
+    ? [[patch.onlyStatus(), "status"], [patch.withoutStatus(), undefined]]
     : [[patch.toMergePatch(), undefined]];
   const target = { namespace: body.metadata.namespace, name: body.metadata.name };
   let result: KubernetesObject | null = null;

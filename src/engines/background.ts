@@ -22,7 +22,7 @@ import { runDaemon } from "./daemons.ts";
 import { type ChangeTracker, runTimer } from "./timers.ts";
 
 /** What the daemons and timers of an object need from the operator. */
-export interface BackgroundDeps extends Omit<AttemptDeps, "live"> {
+export interface BackgroundDeps extends Omit<AttemptDeps, "live" | "logger"> {
   settings: BackgroundSettings;
   /** Asks for another look at the object: a daemon or timer ended, or a stop has settled. */
   wake: () => void;
@@ -51,10 +51,12 @@ export class ObjectBackground implements ChangeTracker {
   #lastChange = Date.now();
   #nextChange = new AbortController();
   #essence?: string;
+  readonly #logger: ObjectLogger;
 
   constructor(body: KubernetesObject, deps: BackgroundDeps) {
     this.live = new LiveBody(body);
     this.#deps = deps;
+    this.#logger = new ObjectLogger(body);
   }
 
   /** @inheritdoc */
@@ -145,7 +147,7 @@ export class ObjectBackground implements ChangeTracker {
 
   #spawn(handler: BackgroundHandler): void {
     const stopper = new AbortController();
-    const deps = { ...this.#deps, live: this.live };
+    const deps = { ...this.#deps, live: this.live, logger: this.#logger };
     const run = handler.kind === "daemon"
       ? runDaemon(handler, stopper.signal, deps)
       : runTimer(handler, stopper.signal, this, deps);

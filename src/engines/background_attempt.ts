@@ -13,7 +13,7 @@ import type { Indices } from "../model/index_store.ts";
 import { patchInconsistencies } from "../model/inconsistencies.ts";
 import { Patch } from "../model/patch.ts";
 import type { Resource } from "../model/resource.ts";
-import { ObjectLogger } from "../logging/object_logger.ts";
+import type { ObjectLogger } from "../logging/object_logger.ts";
 import type { BackgroundContext, Memo } from "../handling/context.ts";
 import { runWithObject } from "../handling/current_object.ts";
 import { HandlerRetriesError, HandlerTimeoutError } from "../handling/errors.ts";
@@ -30,6 +30,8 @@ export interface AttemptDeps {
   memo: Memo;
   indices: Indices;
   defaultBackoff: number;
+  /** The object's logger (one for all calls: the object's identity does not change). */
+  logger: ObjectLogger;
 }
 
 /** How a call ended: done (success or ignored error), to be retried after `delay` seconds, or failed for good. */
@@ -60,7 +62,7 @@ export async function attemptBackground(
   const { id, options } = handler;
   const label = `${title(handler)} '${id}'`;
   const body = deps.live.current;
-  const logger = new ObjectLogger(body);
+  const logger = deps.logger;
   const patch = new Patch();
   const runtime = Date.now() - started.getTime();
   let error: unknown;
@@ -103,12 +105,7 @@ function backgroundContext(
   const { live } = deps;
   const meta = live.current.metadata;
   return {
-    body: live.view(),
-    spec: live.view((body) => body.spec as Record<string, unknown> | undefined),
-    meta: live.view((body) => body.metadata),
-    status: live.view((body) => body.status as Record<string, unknown> | undefined),
-    labels: live.view((body) => body.metadata.labels),
-    annotations: live.view((body) => body.metadata.annotations),
+    ...live.views,
     uid: meta.uid,
     name: meta.name,
     namespace: meta.namespace,

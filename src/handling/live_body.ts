@@ -5,11 +5,22 @@
  * @module
  */
 
-import type { KubernetesObject } from "../model/body.ts";
+import type { KubernetesObject, ObjectMeta } from "../model/body.ts";
+
+/** The views of an object that daemons' and timers' contexts carry. */
+export interface LiveViews {
+  readonly body: Readonly<KubernetesObject>;
+  readonly spec: Readonly<Record<string, unknown>>;
+  readonly meta: Readonly<ObjectMeta>;
+  readonly status: Readonly<Record<string, unknown>>;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
+}
 
 /** Holds the latest state of one object and gives read-only views that always show it. */
 export class LiveBody {
   #current: KubernetesObject;
+  #views?: LiveViews;
 
   /** Starts with the object as first seen. */
   constructor(body: KubernetesObject) {
@@ -24,6 +35,21 @@ export class LiveBody {
   /** Takes a newer state of the object; every view shows it from now on. */
   replace(body: KubernetesObject): void {
     this.#current = body;
+  }
+
+  /**
+   * The views for contexts, made once: being live, the same views serve every call of every
+   * daemon and timer of the object (a timer ticking every second allocates none).
+   */
+  get views(): LiveViews {
+    return this.#views ??= {
+      body: this.view(),
+      spec: this.view((body) => body.spec as Record<string, unknown> | undefined),
+      meta: this.view((body) => body.metadata),
+      status: this.view((body) => body.status as Record<string, unknown> | undefined),
+      labels: this.view((body) => body.metadata.labels),
+      annotations: this.view((body) => body.metadata.annotations),
+    };
   }
 
   /**
