@@ -153,7 +153,7 @@ Deno.test("a daemon failing permanently is not called again (14.4)", async () =>
   }
 });
 
-Deno.test("deleting the object stops its daemon at once (resourceDeleted) and the object goes away (14.5, 14.6)", async () => {
+Deno.test("deleting the object stops its daemon at once (resourceDeleted) and the object goes away (14.5, 14.6, 21.34)", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "daemon");
   const registry = new kopf.Registry();
@@ -164,6 +164,7 @@ Deno.test("deleting the object stops its daemon at once (resourceDeleted) and th
     while (!stopped.aborted) await kopf.sleep(30, stopped);
     reasons.push((stopped.reason as kopf.StopReason).causes);
   });
+  const lines = await captureLogs();
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "d6");
@@ -174,8 +175,11 @@ Deno.test("deleting the object stops its daemon at once (resourceDeleted) and th
     await deleteExample(client, namespace, "d6");
     await exampleGone(client, namespace, "d6");
     assert.deepEqual(reasons, [["resourceDeleted"]]);
+    // It exited within the instant-exit turns (21.34): the deletion never had to wait for it.
+    assert.ok(!lines.some((line) => line.includes("is still exiting")), lines.join("\n"));
   } finally {
     await operator.stop();
+    await reset();
   }
 });
 

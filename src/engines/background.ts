@@ -124,9 +124,12 @@ export class ObjectBackground implements ChangeTracker {
     const stops = [...this.#tasks.values()].map((task) => this.#stop(task, cause, Infinity));
     const { instantExitTimeout, instantExitZeroTimeCycles } = this.#deps.settings;
     if (instantExitTimeout !== null) {
-      await Promise.race([Promise.all(stops), sleep(instantExitTimeout)]);
+      await within(Promise.all(stops), instantExitTimeout);
     } else {
-      for (let cycle = 0; cycle < instantExitZeroTimeCycles && !this.idle; cycle++) await sleep(0);
+      // Turns of the event loop (timers), not microtasks: a daemon's exit takes a few of them.
+      for (let cycle = 0; cycle < instantExitZeroTimeCycles && !this.idle; cycle++) {
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      }
     }
     return this.idle;
   }
@@ -141,7 +144,7 @@ export class ObjectBackground implements ChangeTracker {
     const stops = tasks.map((task) => this.#stop(task, cause, grace));
     // A stop begun earlier (e.g. for a deletion) may be waiting without a deadline: exiting has one.
     const limit = Math.max(0, ...tasks.map((task) => deadlineOf(task.handler, grace)));
-    await Promise.race([Promise.all(stops), sleep(limit)]);
+    await within(Promise.all(stops), limit);
     for (const task of tasks) if (!task.exited && !task.abandoned) this.#abandon(task);
   }
 
@@ -198,7 +201,7 @@ export class ObjectBackground implements ChangeTracker {
     task.stopper.abort(reason);
     const { handler } = task;
     const waitExit = async (seconds: number) => {
-      if (!task.exited) await Promise.race([task.done, sleep(seconds)]);
+      if (!task.exited) await within(task.done, seconds);
       return task.exited;
     };
     task.stopping = (async () => {
@@ -230,4 +233,14 @@ function deadlineOf(handler: BackgroundHandler, grace: number): number {
   if (handler.kind !== "daemon") return grace;
   const { cancellationBackoff = 0, cancellationTimeout } = handler.options;
   return cancellationBackoff + (cancellationTimeout ?? grace);
+}
+
+/** Waits for the promise, but at most so many seconds; the timer never outlives the wait. */
+async function within(promise: Promise<unknown>, seconds: number): Promise<void> {
+  const done = new AbortController();
+  try {
+    await Promise.race([promise, sleep(seconds, done.signal)]);
+  } finally {
+    done.abort();
+  }
 }
