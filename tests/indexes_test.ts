@@ -17,6 +17,7 @@ import {
   patchExample,
   testCluster,
   waitFor,
+  waitForStatus,
 } from "./support/cluster.ts";
 import { runOperator } from "./support/operator.ts";
 
@@ -41,15 +42,6 @@ function patchConfigMap(client: ApiClient, namespace: string, name: string, data
 
 function deleteConfigMap(client: ApiClient, namespace: string, name: string) {
   return client.request({ method: "DELETE", path: resourcePath(CONFIGMAPS, { namespace, name }) });
-}
-
-/** The value of `status[key]` of a kopfexample once `check` accepts it. */
-async function statusValue(namespace: string, name: string, key: string, check: (value: unknown) => boolean) {
-  const { client } = await testCluster();
-  return await waitFor(`status.${key} of ${name} to satisfy the check`, async () => {
-    const value = ((await getExample(client, namespace, name)).status as Status | undefined)?.[key];
-    return check(value) ? value : undefined;
-  });
 }
 
 Deno.test("an index follows its objects: values by key, across namespaces, keys dropped with their last value (17.2, 17.3)", async () => {
@@ -80,11 +72,11 @@ Deno.test("an index follows its objects: values by key, across namespaces, keys 
     await createConfigMap(client, a, "unlabelled");
     await createExample(client, a, "viewer");
     const same = (expected: unknown) => (value: unknown) => isDeepStrictEqual(value, expected);
-    await statusValue(a, "viewer", "look", same({ keys: [a, b].sort(), here: ["one", "two"] }));
+    await waitForStatus(a, "viewer", "look", same({ keys: [a, b].sort(), here: ["one", "two"] }));
     await deleteConfigMap(client, a, "one");
-    await statusValue(a, "viewer", "look", same({ keys: [a, b].sort(), here: ["two"] }));
+    await waitForStatus(a, "viewer", "look", same({ keys: [a, b].sort(), here: ["two"] }));
     await deleteConfigMap(client, b, "three");
-    await statusValue(a, "viewer", "look", same({ keys: [a], here: ["two"] }));
+    await waitForStatus(a, "viewer", "look", same({ keys: [a], here: ["two"] }));
     // An object that stops matching the filters leaves the index.
     await client.request({
       method: "PATCH",
@@ -92,7 +84,7 @@ Deno.test("an index follows its objects: values by key, across namespaces, keys 
       body: { metadata: { labels: { indexed: null } } },
       contentType: "application/merge-patch+json",
     });
-    await statusValue(a, "viewer", "look", same({ keys: [], here: [] }));
+    await waitForStatus(a, "viewer", "look", same({ keys: [], here: [] }));
   } finally {
     await operator.stop();
   }
@@ -116,17 +108,17 @@ Deno.test("an indexer failing with TemporaryError removes the object's values un
     await createExample(client, namespace, "viewer");
     const shows = (expected: unknown[]) => (value: unknown) =>
       JSON.stringify((value as Status | undefined)?.value) === JSON.stringify(expected);
-    await statusValue(namespace, "viewer", "look", shows(["v1"]));
+    await waitForStatus(namespace, "viewer", "look", shows(["v1"]));
     await patchConfigMap(client, namespace, "p", { broken: "yes", value: "v2" });
-    await statusValue(namespace, "viewer", "look", shows([]));
+    await waitForStatus(namespace, "viewer", "look", shows([]));
     const excludedAt = Date.now();
     // Fixed during the exclusion: not re-indexed until an event after the delay.
     await patchConfigMap(client, namespace, "p", { broken: "no", value: "v3" });
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, excludedAt + 2500 - Date.now())));
-    const look = await statusValue(namespace, "viewer", "look", () => true);
+    const look = await waitForStatus(namespace, "viewer", "look", () => true);
     assert.deepEqual((look as Status).value, [], "no values while excluded, even after a fixing event");
     await patchConfigMap(client, namespace, "p", { value: "v4" });
-    await statusValue(namespace, "viewer", "look", shows(["v4"]));
+    await waitForStatus(namespace, "viewer", "look", shows(["v4"]));
   } finally {
     await operator.stop();
   }
@@ -147,7 +139,7 @@ Deno.test("recipes: a non-object result goes under the key null; tuples are valu
     await createConfigMap(client, namespace, "x");
     await createConfigMap(client, namespace, "y");
     await createExample(client, namespace, "viewer");
-    await statusValue(namespace, "viewer", "look", (value) => {
+    await waitForStatus(namespace, "viewer", "look", (value) => {
       const pairs = (value as Status | undefined)?.pairs as string[] | undefined;
       return JSON.stringify(pairs?.filter((pair) => pair.endsWith("/x") || pair.endsWith("/y"))) ===
         JSON.stringify([`${namespace}/x`, `${namespace}/y`]);
@@ -178,7 +170,7 @@ Deno.test("handlers wait until every indexed resource is listed and indexed: the
     try {
       if (round === 1) await createExample(client, namespace, "late");
       const name = round === 0 ? "early" : "late";
-      await statusValue(namespace, name, "countFn", (value) => value !== undefined);
+      await waitForStatus(namespace, name, "countFn", (value) => value !== undefined);
     } finally {
       await operator.stop();
     }

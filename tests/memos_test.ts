@@ -14,24 +14,11 @@ import {
   patchExample,
   testCluster,
   waitFor,
+  waitForStatus,
 } from "./support/cluster.ts";
 import { runOperator } from "./support/operator.ts";
 
 type Status = Record<string, unknown>;
-
-/** Waits until `status[key]` of an object satisfies the check; returns that value. */
-async function statusValue(
-  namespace: string,
-  name: string,
-  key: string,
-  check: (value: unknown) => boolean = (value) => value !== undefined,
-): Promise<unknown> {
-  const { client } = await testCluster();
-  return await waitFor(`status.${key} of ${name}`, async () => {
-    const value = ((await getExample(client, namespace, name)).status as Status | undefined)?.[key];
-    return check(value) ? value : undefined;
-  });
-}
 
 function sleep(seconds: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, seconds * 1000));
@@ -59,7 +46,7 @@ Deno.test("the per-object memo is shared by an object's handlers and survives id
       // Longer than Kopf's worker idle timeout (5 s): whatever per-object worker there was has exited.
       await sleep(6);
       await patchExample(client, namespace, "m", { spec: { step } });
-      const counter = await statusValue(namespace, "m", "stepFn/spec.step", (value) => {
+      const counter = await waitForStatus(namespace, "m", "stepFn/spec.step", (value) => {
         return typeof (value as Status | undefined)?.counter === "number" &&
           ((value as Status).counter as number) > last;
       });
@@ -112,7 +99,7 @@ Deno.test("each object's memo is a shallow copy of the operator memo, taken when
   const operator = await runOperator(registry, namespace, { memo: operatorMemo });
   try {
     await createExample(client, namespace, "a");
-    assert.deepEqual(await statusValue(namespace, "a", "createFn"), {
+    assert.deepEqual(await waitForStatus(namespace, "a", "createFn"), {
       flag: 1,
       late: "none",
       n: 1,
@@ -121,7 +108,7 @@ Deno.test("each object's memo is a shallow copy of the operator memo, taken when
     });
     operatorMemo.late = "added later";
     await createExample(client, namespace, "b");
-    assert.deepEqual(await statusValue(namespace, "b", "createFn"), {
+    assert.deepEqual(await waitForStatus(namespace, "b", "createFn"), {
       flag: 1,
       late: "added later",
       n: 2,
@@ -133,7 +120,7 @@ Deno.test("each object's memo is a shallow copy of the operator memo, taken when
 
     await patchExample(client, namespace, "a", { spec: { x: 1 } });
     assert.deepEqual(
-      await statusValue(namespace, "a", "updateFn"),
+      await waitForStatus(namespace, "a", "updateFn"),
       { flag: 2, late: "none" },
       "a's memo is its own, and later top-level additions to the operator memo do not reach it",
     );

@@ -1,7 +1,7 @@
 /**
  * Credentials for talking to the Kubernetes API: where requests go (the server URL), the TLS
  * material for `Deno.createHttpClient`, and the Authorization header resolved freshly before
- * each request. Produced by `loadKubeconfig`, `loadServiceAccount` and `loadDefaultCredentials`;
+ * each request. Produced by `loadKubeconfig` and `loadServiceAccount` (through the logins of `login.ts`);
  * consumed by the HTTP client in `client.ts`.
  *
  * @module

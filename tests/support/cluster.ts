@@ -206,6 +206,20 @@ export async function waitFor<T>(
   }
 }
 
+/** Waits until `status[key]` of a kopfexample satisfies the check (present, by default); returns that value. */
+export async function waitForStatus(
+  namespace: string,
+  name: string,
+  key: string,
+  check: (value: unknown) => boolean = (value) => value !== undefined,
+): Promise<unknown> {
+  const { client } = await testCluster();
+  return await waitFor(`status.${key} of ${name}`, async () => {
+    const value = ((await getExample(client, namespace, name)).status as Record<string, unknown> | undefined)?.[key];
+    return check(value) ? value : undefined;
+  });
+}
+
 /**
  * Gives the operator time to react to the last change, before asserting that something did NOT
  * happen (a handler not called, no request sent). It bounds nothing and asserts no timing.
