@@ -25,11 +25,10 @@ export async function applyPatch(
   signal?: AbortSignal,
 ): Promise<KubernetesObject | null> {
   const separateStatus = resource.subresources.includes("status");
-  // The status (handlers' results) goes first: if the operator dies between the two requests,
-  // the progress and diff-base in the main part are missing, so the handlers run again — rather
-  // than being recorded as done with their results lost.
+  // The main part first, as Kopf does: whoever waits for the results in the status (users, tests)
+  // then finds the rest of the cycle's changes already there.
   const parts: [JsonObject, string | undefined][] = separateStatus
-    ? [[patch.onlyStatus(), "status"], [patch.withoutStatus(), undefined]]
+    ? [[patch.withoutStatus(), undefined], [patch.onlyStatus(), "status"]]
     : [[patch.toMergePatch(), undefined]];
   const target = { namespace: body.metadata.namespace, name: body.metadata.name };
   let result: KubernetesObject | null = null;
