@@ -182,3 +182,32 @@ Deno.test("an on.event handler's failure is logged locally, never posted, even w
     }
   });
 });
+
+Deno.test("posting.level warning: no Events for successes, but failures are posted; explicit info() is held back too (21.3)", async () => {
+  await withPostingSink(async () => {
+    const { client } = await testCluster();
+    const namespace = await freshNamespace(client, "level-events");
+    const registry = new kopf.Registry();
+    kopf.on.create("kopfexamples", { registry }, function createFn({ body, retry }) {
+      kopf.info(body, { reason: "Hello", message: `attempt ${retry}` });
+      if (retry === 0) throw new kopf.TemporaryError("later", { delay: 1 });
+      return "done";
+    });
+    const settings = new kopf.Settings();
+    settings.posting.loggers = true;
+    settings.posting.level = "warning";
+    const operator = await runOperator(registry, namespace, { settings });
+    try {
+      const uid = (await createExample(client, namespace, "lv")).metadata.uid!;
+      await waitFor("the creation", async () => {
+        const body = await getExample(client, namespace, "lv");
+        return (body.status as Record<string, unknown> | undefined)?.createFn;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const messages = (await eventsOf(namespace, uid)).map((event) => `${event.type} ${event.message}`);
+      assert.deepEqual(messages, ["Error Handler 'createFn' failed temporarily: later"]);
+    } finally {
+      await operator.stop();
+    }
+  });
+});

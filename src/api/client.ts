@@ -40,6 +40,11 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** The `Accept` header; `application/json` by default. */
   accept?: string;
+  /**
+   * Seconds until the response headers arrive, for this request alone; `null`: no limit.
+   * Absent: `settings.networking.connectTimeout`.
+   */
+  connectTimeout?: number | null;
 }
 
 /** Options of an API client. */
@@ -236,12 +241,17 @@ export class ApiClient implements Disposable {
       headers.set("Content-Type", options.contentType ?? "application/json");
       body = JSON.stringify(options.body);
     }
-    const connectTimeout = this.#networking.connectTimeout;
+    const connectTimeout = options.connectTimeout === undefined
+      ? this.#networking.connectTimeout
+      : options.connectTimeout;
+    const setting = options.connectTimeout === undefined
+      ? "settings.networking.connectTimeout"
+      : "settings.watching.connectTimeout";
     const timeouts = new AbortController();
     // Not `AbortSignal.any()`: a stream whose combined signal is collected never learns of its abort.
     const aborter = linkSignals(timeouts.signal, options.signal);
     const connectTimer = connectTimeout === null ? undefined : setTimeout(
-      () => timeouts.abort(new Error(`no response within ${connectTimeout} s (settings.networking.connectTimeout)`)),
+      () => timeouts.abort(new Error(`no response within ${connectTimeout} s (${setting})`)),
       connectTimeout * 1000,
     );
     const totalTimer = totalTimeout === null ? undefined : setTimeout(

@@ -250,6 +250,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         },
         verb: "watch",
         resource: this.#resource.plural,
+        connectTimeout: this.#settings.connectTimeout ?? undefined,
         signal,
       });
       if (!response.body) return "ended";

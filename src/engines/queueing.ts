@@ -1,6 +1,7 @@
 /**
  * Per-object queues: the events of one object are processed one at a time and in order, the
- * events of different objects concurrently. A worker exists only while its object has work.
+ * events of different objects concurrently (up to a limit, if one is set). A worker exists only
+ * while its object has work.
  *
  * @module
  */
@@ -11,23 +12,48 @@
  */
 export type Processor<T> = (key: string, item: T, more: boolean) => Promise<void>;
 
+/** Options of {@linkcode ObjectQueues}. */
+export interface ObjectQueuesOptions {
+  /**
+   * How many keys are processed at once; the others wait, in the order their first item came.
+   * `null`: no limit.
+   */
+  limit?: number | null;
+}
+
 /** A set of FIFO queues keyed by object, each drained by its own sequential worker. */
 export class ObjectQueues<T> {
   readonly #queues = new Map<string, T[]>();
   readonly #workers = new Map<string, Promise<void>>();
+  /** Keys with items whose worker waits for a free slot (only with a limit). */
+  readonly #waiting: string[] = [];
   readonly #process: Processor<T>;
   readonly #onError: (key: string, error: unknown) => void;
+  readonly #limit: number | null;
+  #running = 0;
 
   /**
    * @param process called for each item; never concurrently for the same key.
    * @param onError called when `process` throws; the worker goes on with the next item.
+   * @param options the limit of keys processed at once.
    */
-  constructor(process: Processor<T>, onError: (key: string, error: unknown) => void) {
+  constructor(
+    process: Processor<T>,
+    onError: (key: string, error: unknown) => void,
+    options: ObjectQueuesOptions = {},
+  ) {
     this.#process = process;
     this.#onError = onError;
+    const limit = options.limit ?? null;
+    if (limit !== null && !(Number.isInteger(limit) && limit >= 1)) {
+      throw new RangeError(
+        `settings.batching.workerLimit must be a whole number of at least 1, or null for no limit; it is ${limit}.`,
+      );
+    }
+    this.#limit = limit;
   }
 
-  /** Queues an item for a key and starts the key's worker if it is idle. */
+  /** Queues an item for a key and starts the key's worker if it is idle (and a slot is free). */
   push(key: string, item: T): void {
     const queue = this.#queues.get(key);
     if (queue) {
@@ -35,18 +61,38 @@ export class ObjectQueues<T> {
       return;
     }
     this.#queues.set(key, [item]);
-    const worker = this.#work(key).finally(() => this.#workers.delete(key));
-    this.#workers.set(key, worker);
+    if (this.#limit !== null && this.#running >= this.#limit) {
+      this.#waiting.push(key);
+      return;
+    }
+    this.#start(key);
   }
 
-  /** Waits until every worker is idle, or the signal aborts. */
-  async drain(signal?: AbortSignal): Promise<void> {
-    while (this.#workers.size && !signal?.aborted) {
+  /**
+   * Waits until every queue is empty, or the signal aborts.
+   *
+   * @returns The items not processed yet, by key (the first of each may be in progress).
+   */
+  async drain(signal?: AbortSignal): Promise<Map<string, readonly T[]>> {
+    while (this.#queues.size && !signal?.aborted) {
       const aborted = new Promise<void>((resolve) =>
         signal?.addEventListener("abort", () => resolve(), { once: true })
       );
+      // Waiting keys have no worker yet; they get one as running workers finish.
       await Promise.race([Promise.allSettled([...this.#workers.values()]), aborted]);
     }
+    return new Map([...this.#queues].map(([key, items]) => [key, [...items]]));
+  }
+
+  #start(key: string): void {
+    this.#running++;
+    const worker = this.#work(key).finally(() => {
+      this.#workers.delete(key);
+      this.#running--;
+      const next = this.#waiting.shift();
+      if (next !== undefined) this.#start(next);
+    });
+    this.#workers.set(key, worker);
   }
 
   async #work(key: string): Promise<void> {

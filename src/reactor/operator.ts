@@ -80,7 +80,7 @@ export interface RunningOperator {
   readonly liveness?: string;
 }
 
-/** Seconds that objects' queues, and daemons without a `cancellationTimeout`, get to finish when the operator stops. */
+/** Seconds that daemons without a `cancellationTimeout` get to finish when the operator stops. */
 const EXIT_GRACE = 5;
 
 /** Exit codes a shell reports for a process killed by these signals (128 + the signal number). */
@@ -94,7 +94,7 @@ const KILLED_BY: Partial<Record<Deno.Signal, number>> = { SIGINT: 130, SIGTERM: 
  * discovered and the watch streams start; `ready` is called once all of them have listed.
  *
  * Stopping (the first SIGINT/SIGTERM, or `signal`): the watch streams stop, the objects' queues
- * get up to 5 s to drain, the liveness endpoint closes, the cleanup handlers run (within
+ * get `settings.batching.exitTimeout` to drain, the liveness endpoint closes, the cleanup handlers run (within
  * `settings.process.cleanupTimeout`), queued Events are posted, and the promise resolves. A
  * second SIGINT/SIGTERM while stopping — or `settings.process.ultimateExitingTimeout` passing
  * after the first — exits the process at once with code 130 (SIGINT) or 143 (SIGTERM), as a
@@ -237,7 +237,8 @@ async function serve(options: Resolved, stop: AbortController): Promise<void> {
 
 /**
  * Serves the liveness endpoint, discovers the resources, runs the streams until the stop, and
- * stops them: streams first, then the objects' queues (up to 5 s), then the endpoint.
+ * stops them: streams first, then the objects' queues (up to `settings.batching.exitTimeout`),
+ * then the endpoint.
  */
 async function watch(options: Resolved, client: ApiClient, stop: AbortController): Promise<void> {
   const { registry, settings, memo } = options;
@@ -341,7 +342,15 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
     // Daemons and timers learn of the stop at once; the queues drain meanwhile.
     const stopping = Promise.all(shutdowns.map((shutdown) => shutdown(EXIT_GRACE)));
     await Promise.allSettled(running);
-    await Promise.all(queues.map((queue) => queue.drain(AbortSignal.timeout(EXIT_GRACE * 1000))));
+    const exitTimeout = settings.batching.exitTimeout;
+    const left = await Promise.all(queues.map((queue) => queue.drain(AbortSignal.timeout(exitTimeout * 1000))));
+    const objects = left.flatMap((items) => [...items.values()].map((work) => describe(work[0].object)));
+    if (objects.length) {
+      logger.warn(
+        "Unprocessed objects left after {seconds} s (settings.batching.exitTimeout), not waited for: {objects}",
+        { seconds: exitTimeout, objects: objects.join(", ") },
+      );
+    }
     await stopping;
     await probing?.close();
   }
@@ -433,51 +442,57 @@ function serveResource(deps: {
     return memory;
   };
 
-  const queues: ObjectQueues<ObjectWork> = new ObjectQueues<ObjectWork>(async (uid, work, more) => {
-    // Handlers never see a partial index: they wait until every indexed stream has been listed.
-    if (!indexes.isReady) await indexes.whenReady(signal).catch(() => {});
-    if (signal.aborted) return;
-    const memory = memoryOf(uid, work);
-    clearTimeout(wakeups.get(uid));
-    wakeups.delete(uid);
-    if (work.kind === "event" && work.type === "DELETED") {
-      memories.delete(uid);
-      void memory.background?.stop("resourceDeleted");
-      await processObject(work, memory, cycle).catch((error) => reportError(work.object, error));
-      return;
-    }
-    // After an unexpected error, the object rests for a while; newer events wait for the end of it.
-    if (memory.throttledUntil !== undefined && Date.now() < memory.throttledUntil) {
-      wakeLater(uid, work.object, (memory.throttledUntil - Date.now()) / 1000);
-      return;
-    }
-    let outcome;
-    try {
-      outcome = await processObject(work, memory, cycle, more);
-      if (memory.throttles) {
-        new ObjectLogger(work.object).info("Throttling is over. Switching back to normal operations.");
-      }
-      memory.throttles = memory.throttledUntil = undefined;
-    } catch (error) {
+  const queues: ObjectQueues<ObjectWork> = new ObjectQueues<ObjectWork>(
+    async (uid, work, more) => {
+      // Handlers never see a partial index: they wait until every indexed stream has been listed.
+      if (!indexes.isReady) await indexes.whenReady(signal).catch(() => {});
       if (signal.aborted) return;
-      const delays = settings.batching.errorDelays;
-      if (delays.length === 0) {
-        reportError(work.object, error);
+      const memory = memoryOf(uid, work);
+      clearTimeout(wakeups.get(uid));
+      wakeups.delete(uid);
+      if (work.kind === "event" && work.type === "DELETED") {
+        memories.delete(uid);
+        void memory.background?.stop("resourceDeleted");
+        await processObject(work, memory, cycle).catch((error) => reportError(work.object, error));
         return;
       }
-      const delay = delays[Math.min(memory.throttles ?? 0, delays.length - 1)];
-      memory.throttles = (memory.throttles ?? 0) + 1;
-      memory.throttledUntil = Date.now() + delay * 1000;
-      reportError(work.object, error, delay);
-      wakeLater(uid, work.object, delay);
-      return;
-    }
-    if (outcome.wakeupAfter !== undefined && !signal.aborted) {
-      // Re-check the latest state of the object later: retries of delayed handlers, or a
-      // consistency wait whose echo never came. No write is needed to wake up.
-      wakeLater(uid, work.object, outcome.wakeupAfter);
-    }
-  }, (uid, error) => logger.error("Processing of {uid} failed: {error}", { uid, error }));
+      // After an unexpected error, the object rests for a while; newer events wait for the end of it.
+      if (memory.throttledUntil !== undefined && Date.now() < memory.throttledUntil) {
+        wakeLater(uid, work.object, (memory.throttledUntil - Date.now()) / 1000);
+        return;
+      }
+      let outcome;
+      try {
+        outcome = await processObject(work, memory, cycle, more);
+        if (memory.throttles) {
+          new ObjectLogger(work.object).info("Throttling is over. Switching back to normal operations.");
+        }
+        memory.throttles = memory.throttledUntil = undefined;
+      } catch (error) {
+        if (signal.aborted) return;
+        const delays = settings.batching.errorDelays;
+        if (delays.length === 0) {
+          reportError(work.object, error);
+          return;
+        }
+        const delay = delays[Math.min(memory.throttles ?? 0, delays.length - 1)];
+        memory.throttles = (memory.throttles ?? 0) + 1;
+        memory.throttledUntil = Date.now() + delay * 1000;
+        reportError(work.object, error, delay);
+        wakeLater(uid, work.object, delay);
+        return;
+      }
+      if (outcome.wakeupAfter !== undefined && !signal.aborted) {
+        // Re-check the latest state of the object later: retries of delayed handlers, or a
+        // consistency wait whose echo never came. No write is needed to wake up.
+        wakeLater(uid, work.object, outcome.wakeupAfter);
+      }
+    },
+    (uid, error) => logger.error("Processing of {uid} failed: {error}", { uid, error }),
+    {
+      limit: settings.batching.workerLimit,
+    },
+  );
 
   let markListed: () => void = () => {};
   const listed = new Promise<void>((resolve) => markListed = resolve);
@@ -522,6 +537,12 @@ function serveResource(deps: {
 /** The name of a stream: its resource, and its namespace unless it watches all of them. */
 function streamName(resource: Resource, namespace: string | null): string {
   return resourceName(resource) + (namespace ? ` in ${namespace}` : "");
+}
+
+/** An object as `namespace/name` (or `name`) for log lines about several objects. */
+function describe(body: KubernetesObject): string {
+  const { namespace, name } = body.metadata;
+  return namespace ? `${namespace}/${name}` : `${name}`;
 }
 
 /** Logs an unexpected error of a cycle with the object's reference. */

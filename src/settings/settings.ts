@@ -35,6 +35,10 @@ export class Settings {
   readonly execution: ExecutionSettings = new ExecutionSettings();
   /** Per-object processing. */
   readonly batching: BatchingSettings = new BatchingSettings();
+  /** Per-object processing: Kopf 1.42's name for {@linkcode Settings.batching}, the same object. */
+  get queueing(): BatchingSettings {
+    return this.batching;
+  }
   /** Kubernetes Events: explicit ones, and log lines (when `loggers` is on). */
   readonly posting: PostingSettings = new PostingSettings();
   /** Daemons and timers when they stop. */

@@ -11,6 +11,11 @@ export class WatchingSettings {
   /** Seconds after which the client closes a watch request and resumes it; `null`: never. */
   clientTimeout: number | null = null;
   /**
+   * Seconds until a watch request's response headers arrive; `null`: the same as regular
+   * requests (`settings.networking.connectTimeout`).
+   */
+  connectTimeout: number | null = null;
+  /**
    * Seconds without any event or bookmark after which a stream counts as stalled and is resumed
    * from its last resourceVersion. Kubernetes sends bookmarks about once a minute, hence 70.
    */

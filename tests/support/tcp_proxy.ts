@@ -11,6 +11,7 @@ export class TcpProxy implements AsyncDisposable {
   readonly #target: number;
   readonly #connections = new Set<{ frozen: boolean; close: () => void }>();
   readonly #accepting: Promise<void>;
+  #silent = false;
 
   /** Starts forwarding to `127.0.0.1:<target>`. */
   constructor(target: number) {
@@ -32,6 +33,12 @@ export class TcpProxy implements AsyncDisposable {
   /** Stops forwarding on every connection open now (they stay open); later connections work. */
   freeze(): void {
     for (const connection of this.#connections) connection.frozen = true;
+  }
+
+  /** Stops forwarding on every connection, those open now and those accepted later: a server that never answers. */
+  silence(): void {
+    this.#silent = true;
+    this.freeze();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -56,7 +63,7 @@ export class TcpProxy implements AsyncDisposable {
         continue;
       }
       const connection = {
-        frozen: false,
+        frozen: this.#silent,
         close: () => {
           for (const conn of [inbound, outbound]) {
             try {

@@ -1,0 +1,68 @@
+import assert from "node:assert/strict";
+import { ObjectQueues } from "./queueing.ts";
+
+/** A processor whose calls wait until released, recording what runs at once. */
+function gated() {
+  const releases: (() => void)[] = [];
+  const log: string[] = [];
+  let running = 0;
+  let peak = 0;
+  const process = async (key: string, item: string) => {
+    running++;
+    peak = Math.max(peak, running);
+    log.push(`${key}:${item}`);
+    await new Promise<void>((resolve) => releases.push(resolve));
+    running--;
+  };
+  /** Releases every waiting call, turn after turn, until `until` settles. */
+  const releaseUntil = async <R>(until: Promise<R>): Promise<R> => {
+    let settled = false;
+    const result = until.finally(() => settled = true);
+    while (!settled) {
+      releases.splice(0).forEach((release) => release());
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+    return await result;
+  };
+  return { process, log, releases, releaseUntil, peak: () => peak };
+}
+
+Deno.test("without a limit, every key is processed at once; one key's items in order", async () => {
+  const gate = gated();
+  const queues = new ObjectQueues<string>(gate.process, () => {});
+  for (const key of ["a", "b", "c"]) queues.push(key, "1");
+  queues.push("a", "2");
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.equal(gate.releases.length, 3);
+  assert.deepEqual(await gate.releaseUntil(queues.drain()), new Map());
+  assert.equal(gate.peak(), 3);
+  assert.deepEqual(gate.log.filter((entry) => entry.startsWith("a:")), ["a:1", "a:2"]);
+});
+
+Deno.test("with a limit, at most that many keys are processed at once, the others in arrival order", async () => {
+  const gate = gated();
+  const queues = new ObjectQueues<string>(gate.process, () => {}, { limit: 1 });
+  for (const key of ["a", "b", "c"]) queues.push(key, "1");
+  queues.push("a", "2");
+  assert.deepEqual(await gate.releaseUntil(queues.drain()), new Map());
+  assert.equal(gate.peak(), 1);
+  assert.deepEqual(gate.log, ["a:1", "a:2", "b:1", "c:1"]);
+});
+
+Deno.test("drain gives back what was not processed when its signal aborts", async () => {
+  const gate = gated();
+  const queues = new ObjectQueues<string>(gate.process, () => {}, { limit: 1 });
+  queues.push("a", "1");
+  queues.push("a", "2");
+  queues.push("b", "1");
+  const left = await queues.drain(AbortSignal.timeout(10));
+  assert.deepEqual(left, new Map([["a", ["1", "2"]], ["b", ["1"]]]));
+  assert.deepEqual(await gate.releaseUntil(queues.drain()), new Map());
+  assert.deepEqual(gate.log, ["a:1", "a:2", "b:1"]);
+});
+
+Deno.test("a limit must be a whole number of at least 1", () => {
+  for (const limit of [0, -1, 1.5, Number.NaN]) {
+    assert.throws(() => new ObjectQueues<string>(async () => {}, () => {}, { limit }), RangeError);
+  }
+});

@@ -1,0 +1,247 @@
+/**
+ * Operator settings against a real API server (kopf-features area 21): the ones not covered by
+ * the tests of their own areas — how many objects are processed at once, how long stopping
+ * waits for them, the watch requests' timeouts and reconnection pauses, the regular requests'
+ * timeout, and a startup handler configuring several groups at once.
+ */
+
+import assert from "node:assert/strict";
+import * as kopf from "@kopf/kopf";
+import { ApiClient } from "../src/api/client.ts";
+import { ApiConnectionError } from "../src/api/errors.ts";
+import { Watcher } from "../src/api/watching.ts";
+import { WatchingSettings } from "../src/settings/watching.ts";
+import { NetworkingSettings } from "../src/settings/networking.ts";
+import {
+  createExample,
+  deleteExample,
+  exampleGone,
+  freshNamespace,
+  getExample,
+  KOPFEXAMPLES,
+  patchExample,
+  settle,
+  testCluster,
+  waitFor,
+  waitForStatus,
+} from "./support/cluster.ts";
+import { runOperator } from "./support/operator.ts";
+import { TcpProxy } from "./support/tcp_proxy.ts";
+
+/** Captures the operator's log lines (plain format) for one test. */
+async function captureLogs(): Promise<string[]> {
+  const lines: string[] = [];
+  await kopf.configureLogging({ format: "plain", level: "debug", write: (line) => lines.push(line) });
+  return lines;
+}
+
+Deno.test("batching.workerLimit 1: objects are handled one at a time; without it, at once (21.16)", async () => {
+  const { client } = await testCluster();
+  for (const workerLimit of [1, null]) {
+    const namespace = await freshNamespace(client, "limit");
+    const registry = new kopf.Registry();
+    let running = 0;
+    let peak = 0;
+    kopf.on.create("kopfexamples", { registry }, async function slow() {
+      running++;
+      peak = Math.max(peak, running);
+      await kopf.sleep(1);
+      running--;
+      return "done";
+    });
+    const settings = new kopf.Settings();
+    settings.batching.workerLimit = workerLimit;
+    const operator = await runOperator(registry, namespace, { settings });
+    try {
+      await Promise.all(["a", "b", "c"].map((name) => createExample(client, namespace, name)));
+      for (const name of ["a", "b", "c"]) await waitForStatus(namespace, name, "slow");
+      assert.equal(peak, workerLimit === 1 ? 1 : 3, `peak concurrency with workerLimit ${workerLimit}`);
+    } finally {
+      await operator.stop();
+    }
+  }
+});
+
+Deno.test("batching.workerLimit 0 is refused with a message naming the setting (21.16)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "limit0");
+  const registry = new kopf.Registry();
+  kopf.on.event("kopfexamples", { registry }, function seen() {});
+  const settings = new kopf.Settings();
+  settings.batching.workerLimit = 0;
+  await assert.rejects(runOperator(registry, namespace, { settings }), /settings\.batching\.workerLimit must be/);
+});
+
+Deno.test("batching.exitTimeout: a stop does not wait longer for a hanging handler; it names the object (21.19)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "exit");
+  const registry = new kopf.Registry();
+  let entered = false;
+  let release: () => void = () => {};
+  const hanging = new Promise<void>((resolve) => release = resolve);
+  kopf.on.create("kopfexamples", { registry }, async function hangs() {
+    entered = true;
+    await hanging;
+  });
+  const settings = new kopf.Settings();
+  settings.batching.exitTimeout = 0.5;
+  const lines = await captureLogs();
+  const operator = await runOperator(registry, namespace, { settings });
+  try {
+    await createExample(client, namespace, "stuck");
+    await waitFor("the handler to start", () => entered || undefined);
+    await operator.stop();
+    assert.ok(
+      lines.some((line) =>
+        line.includes("Unprocessed objects left after 0.5 s (settings.batching.exitTimeout)") &&
+        line.includes(`${namespace}/stuck`)
+      ),
+      lines.join("\n"),
+    );
+  } finally {
+    release();
+  }
+});
+
+Deno.test("batching.batchWindow has no effect and says so; settings.queueing is settings.batching (21.18)", async () => {
+  const lines = await captureLogs();
+  const settings = new kopf.Settings();
+  settings.batching.batchWindow = 2;
+  assert.equal(settings.batching.batchWindow, 0);
+  assert.ok(lines.some((line) => /batchWindow = 2 has no effect/.test(line)), lines.join("\n"));
+  assert.equal(settings.queueing, settings.batching);
+  settings.queueing.workerLimit = 3;
+  assert.equal(settings.batching.workerLimit, 3);
+});
+
+Deno.test("watching.clientTimeout and serverTimeout: watch requests are re-issued, every change is handled, no relist (21.12, 21.13, 1.2)", async () => {
+  const { client } = await testCluster();
+  for (const timeout of ["clientTimeout", "serverTimeout"] as const) {
+    const namespace = await freshNamespace(client, "wtimeout");
+    const registry = new kopf.Registry();
+    kopf.on.update("kopfexamples", { registry, field: "spec.count" }, function counted({ new: now }) {
+      return now;
+    });
+    const settings = new kopf.Settings();
+    settings.watching[timeout] = 1;
+    const operator = await runOperator(registry, namespace, { settings });
+    try {
+      const counters = operator.running.client.counters;
+      await createExample(client, namespace, "w", { count: 0 });
+      for (let count = 1; count <= 3; count++) {
+        await settle(1.5);
+        await patchExample(client, namespace, "w", { spec: { count } });
+        await waitForStatus(namespace, "w", "counted/spec.count", (value) => value === count);
+      }
+      const watches = counters.count({ verb: "watch" });
+      assert.ok(watches >= 4, `watch requests with ${timeout} 1: ${watches}`);
+      assert.equal(counters.count({ verb: "list" }), 1, "re-issued watches resume; they never relist");
+    } finally {
+      await operator.stop();
+    }
+  }
+});
+
+Deno.test("watching.reconnectBackoff: a pause between watch requests that the server ends (21.15)", async () => {
+  const { credentials } = await testCluster();
+  const namespace = await freshNamespace((await testCluster()).client, "backoff");
+  for (const reconnectBackoff of [3, 0.1]) {
+    const settings = new WatchingSettings();
+    settings.serverTimeout = 1;
+    settings.reconnectBackoff = reconnectBackoff;
+    using client = new ApiClient(credentials);
+    const controller = new AbortController();
+    const watcher = new Watcher(client, KOPFEXAMPLES, { namespace, settings, signal: controller.signal });
+    const consuming = (async () => {
+      for await (const _ of watcher) { /* only the requests matter */ }
+    })();
+    await settle(6);
+    controller.abort();
+    await consuming;
+    const watches = client.counters.count({ verb: "watch" });
+    // Each server-ended request lasts 1 s: with 3 s pauses at most 2 fit in 6 s, without them 4 or more.
+    if (reconnectBackoff === 3) assert.ok(watches <= 2, `watches with a 3 s pause: ${watches}`);
+    else assert.ok(watches >= 4, `watches with a 0.1 s pause: ${watches}`);
+  }
+});
+
+Deno.test("watching.connectTimeout bounds watch requests to a server that stops answering; regular requests keep theirs (21.14, 21.27)", async () => {
+  const { credentials } = await testCluster();
+  const port = Number(new URL(credentials.server).port);
+  await using proxy = new TcpProxy(port);
+  const networking = new NetworkingSettings();
+  networking.errorBackoffs = [];
+  using client = new ApiClient({ ...credentials, server: `https://127.0.0.1:${proxy.port}` }, { networking });
+  const settings = new WatchingSettings();
+  settings.clientTimeout = 1; // ends the watch that is open when the proxy falls silent
+  settings.connectTimeout = 0.5;
+  settings.reconnectBackoff = 0.1;
+  settings.reconnectBackoffMax = 0.1;
+  const controller = new AbortController();
+  const watcher = new Watcher(client, KOPFEXAMPLES, { namespace: "default", settings, signal: controller.signal });
+  let listed: () => void = () => {};
+  const listing = new Promise<void>((resolve) => listed = resolve);
+  const consuming = (async () => {
+    for await (const event of watcher) if (event.type === "LISTED") listed();
+  })();
+  try {
+    await listing;
+    proxy.silence();
+    await waitFor("three failed watch requests", () => watcher.health.failures >= 3 || undefined);
+    assert.match(String(watcher.health.lastError), /no response within 0\.5 s \(settings\.watching\.connectTimeout\)/);
+  } finally {
+    controller.abort();
+    await consuming;
+  }
+  networking.connectTimeout = 0.5;
+  await assert.rejects(
+    client.request({ path: "/api/v1/namespaces" }),
+    (error: Error) =>
+      error instanceof ApiConnectionError &&
+      /no response within 0\.5 s \(settings\.networking\.connectTimeout\)/.test(error.message),
+  );
+});
+
+Deno.test("networking.requestTimeout: requests that take longer fail after their retries (21.26)", async () => {
+  const { credentials } = await testCluster();
+  const networking = new NetworkingSettings();
+  networking.requestTimeout = 0.001;
+  networking.errorBackoffs = [0.01, 0.01];
+  using client = new ApiClient(credentials, { networking });
+  await assert.rejects(
+    client.request({ path: "/api/v1/namespaces" }),
+    (error: Error) => error instanceof ApiConnectionError && /requestTimeout/.test(`${error.message} ${error.cause}`),
+  );
+  assert.equal(client.counters.count({ verb: "get" }), 3, "one attempt and two retries");
+});
+
+Deno.test("a startup handler sets the finalizer, turns posting off and shortens the request timeout: all apply (21)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "configured");
+  const registry = new kopf.Registry();
+  kopf.on.startup({ registry }, function configure({ settings }) {
+    settings.persistence.finalizer = "example.com/configured";
+    settings.posting.enabled = false;
+    settings.networking.requestTimeout = 5;
+  });
+  kopf.on.create("kopfexamples", { registry }, function created({ name, body }) {
+    kopf.info(body, { reason: "Hello", message: `hello ${name}` });
+    return "done";
+  });
+  kopf.on.delete("kopfexamples", { registry }, function deleted() {});
+  const operator = await runOperator(registry, namespace);
+  try {
+    await createExample(client, namespace, "c");
+    await waitForStatus(namespace, "c", "created");
+    const body = await getExample(client, namespace, "c");
+    assert.deepEqual(body.metadata.finalizers, ["example.com/configured"]);
+    await deleteExample(client, namespace, "c");
+    await exampleGone(client, namespace, "c");
+    await settle(1);
+    const events = await client.request<{ items: unknown[] }>({ path: `/api/v1/namespaces/${namespace}/events` });
+    assert.equal(events.items.length, 0, "posting is off: no Events");
+    assert.equal(operator.running.client.counters.count({ verb: "create", resource: "events" }), 0);
+  } finally {
+    await operator.stop();
+  }
+});
