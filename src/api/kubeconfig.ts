@@ -1,26 +1,32 @@
 /**
- * Credentials from kubeconfig files, loaded with `@kubernetes/client-node`'s `KubeConfig`
- * (contexts, exec credential plugins, OIDC and other auth providers) and resolved into what
- * Deno's `fetch` needs: the server URL, PEM strings for `Deno.createHttpClient`, and an
- * Authorization header asked for before each request.
+ * Credentials from kubeconfig files, read as kubectl reads them and resolved into what Deno's
+ * `fetch` needs: the server URL, PEM strings for `Deno.createHttpClient`, and an Authorization
+ * header asked for before each request.
  *
- * Where client-node 2.0.1 differs from kubectl, kubectl wins: several files in `KUBECONFIG` are
- * merged with the first definition of a name and the first `current-context` winning, missing
- * files in that list are skipped, `tokenFile` is honoured (re-read like the kubelet's rotating
- * tokens), relative paths resolve against the file that names them, and entries that the chosen
- * context does not use cannot break the load.
+ * kubectl's rules: several files in `KUBECONFIG` are merged with the first definition of a name
+ * and the first `current-context` winning, missing files in that list are skipped, relative paths
+ * resolve against the file that names them, only the chosen context's cluster and user are
+ * checked (a broken entry elsewhere cannot break the load), and a field is refused when it has
+ * the wrong type or conflicts with another (a file and inline data for the same certificate,
+ * a password with a token).
  *
- * client-node is imported lazily on the first load: it takes about a second to import, which
- * in-cluster operators never pay.
+ * Supported: clusters' `server`, `certificate-authority(-data)`, `insecure-skip-tls-verify`,
+ * `tls-server-name`, `proxy-url`; users' `client-certificate(-data)`, `client-key(-data)`,
+ * `tokenFile` (re-read like the kubelet's rotating tokens; it wins over `token`), `token`,
+ * `username`/`password`, `exec` credential plugins (see `exec_credentials.ts`), and
+ * `auth-provider` tokens stored in the kubeconfig (`config.id-token` for `oidc`, else
+ * `config.access-token`); contexts' `cluster`, `user`, `namespace`.
+ *
+ * Not supported, with an error saying so: refreshing auth-provider tokens (OIDC, GCP, Azure) —
+ * an expired one is refused with a hint to refresh it with kubectl —, impersonation (`as`,
+ * `as-groups`, …), and exec plugins in `interactiveMode: Always`.
  *
  * @module
  */
 
-import type { Cluster, KubeConfig, User } from "@kubernetes/client-node";
-import type { OutgoingHttpHeaders } from "node:http";
-import type { RequestOptions } from "node:https";
-import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
+import { delimiter, join } from "node:path";
 import { parse as parseYaml } from "yaml";
+import { encodeBase64 } from "./connection_info.ts";
 import {
   basicAuthorization,
   type Credentials,
@@ -30,15 +36,10 @@ import {
   pemProblem,
   type TlsMaterial,
 } from "./credentials.ts";
+import { StoredProviderToken } from "./auth_provider.ts";
+import { ExecPlugin, readExecConfig } from "./exec_credentials.ts";
+import { describeValue, Fields, isRecord } from "./kubeconfig_fields.ts";
 import { TokenFile } from "./service_account.ts";
-
-type ClientNode = typeof import("@kubernetes/client-node");
-let clientNode: Promise<ClientNode> | undefined;
-
-function importClientNode(): Promise<ClientNode> {
-  clientNode ??= import("@kubernetes/client-node");
-  return clientNode;
-}
 
 /** Options of {@linkcode loadKubeconfig}. */
 export interface KubeconfigOptions {
@@ -92,25 +93,19 @@ export function locateKubeconfig(
   return defaultPath ? { files: [defaultPath], origin: "home" } : undefined;
 }
 
-/** A named entry of a kubeconfig as written in the file, and the file it came from. */
-interface RawEntry {
-  readonly file: string;
-  readonly body: Record<string, unknown> | undefined;
-}
-
-/** What was loaded from all files: client-node's merged view plus the raw entries by name. */
-interface Loaded {
-  readonly kc: KubeConfig;
-  readonly users: Map<string, RawEntry>;
-  readonly clusters: Map<string, RawEntry>;
-  readonly contexts: Map<string, RawEntry>;
+/** The merged view of all files: each named entry as the first file that defines it wrote it. */
+interface Kubeconfig {
+  currentContext: string | undefined;
+  readonly clusters: Map<string, Fields>;
+  readonly users: Map<string, Fields>;
+  readonly contexts: Map<string, Fields>;
 }
 
 /**
  * Loads credentials from kubeconfig files (see {@linkcode locateKubeconfig} for which) and a
  * context (the given one, else `current-context`). Client certificates, CA files and token files
- * are read now; exec plugins and auth providers run now once (so that a broken login fails at
- * start-up) and again whenever their cached credentials expire or are invalidated.
+ * are read now; an exec plugin runs now once (so that a broken login fails at start-up) and again
+ * whenever its credential expires or is invalidated.
  *
  * @example
  * ```ts ignore
@@ -123,8 +118,7 @@ interface Loaded {
  *   and the problem.
  */
 export async function loadKubeconfig(options: KubeconfigOptions = {}): Promise<Credentials> {
-  const defaultPath = defaultKubeconfigPath();
-  const location = locateKubeconfig(options.path, Deno.env.get("KUBECONFIG"), defaultPath);
+  const location = locateKubeconfig(options.path, Deno.env.get("KUBECONFIG"), defaultKubeconfigPath());
   if (!location) {
     throw new CredentialsError(
       "kubeconfig",
@@ -132,69 +126,28 @@ export async function loadKubeconfig(options: KubeconfigOptions = {}): Promise<C
     );
   }
   const label = `kubeconfig ${location.files.join(delimiter)}`;
-  const { KubeConfig } = await importClientNode();
-  const loaded = await loadFiles(location, label, () => new KubeConfig());
-  return await resolveContext(loaded, label, options.context);
+  const kubeconfig = await loadFiles(location, label);
+  return await resolveContext(kubeconfig, label, options.context);
 }
 
-async function loadFiles(
-  location: KubeconfigLocation,
-  label: string,
-  newKubeConfig: () => KubeConfig,
-): Promise<Loaded> {
-  const users = new Map<string, RawEntry>();
-  const clusters = new Map<string, RawEntry>();
-  const contexts = new Map<string, RawEntry>();
-  let merged: KubeConfig | undefined;
+async function loadFiles(location: KubeconfigLocation, label: string): Promise<Kubeconfig> {
+  const merged: Kubeconfig = { currentContext: undefined, clusters: new Map(), users: new Map(), contexts: new Map() };
   const missing: string[] = [];
   for (const file of location.files) {
-    const where = `kubeconfig ${file}`;
-    const text = await readKubeconfigFile(file, where, location.files.length > 1 ? missing : undefined);
-    if (text === undefined) continue;
-
-    const kc = newKubeConfig();
-    try {
-      kc.loadFromString(text, { onInvalidEntry: "filter" });
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      if (!text.trim()) {
-        throw new CredentialsError(where, "the file is empty; write a kubeconfig into it or point to another file");
-      }
-      if (error instanceof Error && error.name === "YAMLException") {
-        throw new CredentialsError(where, `not valid YAML: ${firstLine(message)}`, { cause: error });
-      }
-      throw new CredentialsError(
-        where,
-        `not a kubeconfig (expected a mapping with clusters, contexts, users): ${firstLine(message)}`,
-        { cause: error },
-      );
-    }
-    const folder = dirname(resolve(file));
-    kc.makePathsAbsolute(folder);
-    collectRaw(text, file, { users, clusters, contexts });
-
-    if (!merged) {
-      merged = kc;
-    } else {
-      // kubectl's merge rules: the first definition of a name and the first current-context win.
-      const base = merged;
-      kc.clusters = kc.clusters.filter((c) => !base.clusters.some((b) => b.name === c.name));
-      kc.users = kc.users.filter((u) => !base.users.some((b) => b.name === u.name));
-      kc.contexts = kc.contexts.filter((c) => !base.contexts.some((b) => b.name === c.name));
-      base.mergeConfig(kc, Boolean(base.currentContext));
-    }
+    const text = await readKubeconfigFile(file, location.files.length > 1 ? missing : undefined);
+    if (text !== undefined) mergeInto(merged, parseKubeconfig(text, file));
   }
-  if (!merged) {
+  if (missing.length === location.files.length) {
     throw new CredentialsError(
       label,
       `none of the files in KUBECONFIG exists (${missing.join(", ")}); fix KUBECONFIG or pass a kubeconfig path`,
     );
   }
-  return { kc: merged, users, clusters, contexts };
+  return merged;
 }
 
 /** Reads a kubeconfig file; a missing file is an error unless `missing` collects it instead. */
-async function readKubeconfigFile(path: string, where: string, missing?: string[]): Promise<string | undefined> {
+async function readKubeconfigFile(path: string, missing?: string[]): Promise<string | undefined> {
   try {
     return await Deno.readTextFile(path);
   } catch (error) {
@@ -205,35 +158,43 @@ async function readKubeconfigFile(path: string, where: string, missing?: string[
     const problem = error instanceof Deno.errors.NotFound
       ? "file not found; check the path (--kubeconfig, KUBECONFIG) or create the file"
       : `cannot read the file: ${error instanceof Error ? firstLine(error.message) : error}`;
-    throw new CredentialsError(where, problem, { cause: error });
+    throw new CredentialsError(`kubeconfig ${path}`, problem, { cause: error });
   }
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** Remembers the raw entries (first definition wins) for what client-node does not keep. */
-function collectRaw(
-  text: string,
-  file: string,
-  into: { users: Map<string, RawEntry>; clusters: Map<string, RawEntry>; contexts: Map<string, RawEntry> },
-): void {
+function parseKubeconfig(text: string, file: string): Fields {
+  const where = `kubeconfig ${file}`;
   let doc: unknown;
   try {
-    doc = parseYaml(text, { uniqueKeys: false });
-  } catch {
-    return; // client-node (js-yaml) accepted it; the raw view is only for details.
+    // Warnings (unknown tags and the like) are not worth a log line: kubectl ignores them too.
+    doc = parseYaml(text, { logLevel: "error" });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new CredentialsError(where, `not valid YAML: ${firstLine(message)}`, { cause: error });
   }
-  if (!isRecord(doc)) return;
-  const sections = [["users", "user"], ["clusters", "cluster"], ["contexts", "context"]] as const;
-  for (const [section, key] of sections) {
-    const list = doc[section];
-    if (!Array.isArray(list)) continue;
-    for (const item of list) {
-      if (!isRecord(item) || typeof item.name !== "string" || into[section].has(item.name)) continue;
+  if (doc === null || doc === undefined) {
+    throw new CredentialsError(where, "the file is empty; write a kubeconfig into it or point to another file");
+  }
+  if (!isRecord(doc)) {
+    throw new CredentialsError(
+      where,
+      `not a kubeconfig: expected a mapping with clusters, contexts and users, found ${describeValue(doc)}`,
+    );
+  }
+  return new Fields(doc, file, "the kubeconfig");
+}
+
+const SECTIONS = [["clusters", "cluster"], ["users", "user"], ["contexts", "context"]] as const;
+
+/** kubectl's merge: the first definition of a name and the first `current-context` win. */
+function mergeInto(merged: Kubeconfig, doc: Fields): void {
+  merged.currentContext ??= doc.string("current-context");
+  for (const [section, key] of SECTIONS) {
+    for (const item of doc.list(section)) {
+      // A nameless item cannot be chosen by any context: skipping it is all kubectl's checks would do.
+      if (!isRecord(item) || typeof item.name !== "string" || !item.name || merged[section].has(item.name)) continue;
       const body = item[key];
-      into[section].set(item.name, { file, body: isRecord(body) ? body : undefined });
+      merged[section].set(item.name, new Fields(isRecord(body) ? body : {}, doc.file, `${key} "${item.name}"`));
     }
   }
 }
@@ -243,208 +204,136 @@ function quotedList(names: Iterable<string>): string {
   return quoted.length ? quoted.join(", ") : "none";
 }
 
-/** Keys of a kubeconfig user that ask for impersonation, which these credentials cannot carry. */
-const IMPERSONATION_KEYS = ["as", "as-uid", "as-groups", "as-user-extra"];
+/** The chosen context, its cluster, and its user (none: anonymous). */
+interface Chosen {
+  readonly name: string;
+  readonly context: Fields;
+  readonly cluster: Fields;
+  readonly user?: Fields;
+}
 
-async function resolveContext(loaded: Loaded, label: string, wanted: string | undefined): Promise<Credentials> {
-  const { kc } = loaded;
-  const contextNames = kc.getContexts().map((c) => c.name);
-  if (!contextNames.length && !loaded.contexts.size) {
+function chooseContext(kubeconfig: Kubeconfig, label: string, wanted: string | undefined): Chosen {
+  const names = [...kubeconfig.contexts.keys()];
+  if (!names.length) {
     throw new CredentialsError(
       label,
       "defines no contexts; add one (kubectl config set-context) or use another kubeconfig",
     );
   }
-  const contextName = wanted ?? kc.getCurrentContext();
-  if (!contextName) {
+  const name = wanted ?? kubeconfig.currentContext;
+  if (!name) {
     throw new CredentialsError(
       label,
-      `current-context is not set; pass a context (--context) or run \`kubectl config use-context NAME\`; available contexts: ${
-        quotedList(contextNames)
-      }`,
+      "current-context is not set; pass a context (--context) or run `kubectl config use-context NAME`; " +
+        `available contexts: ${quotedList(names)}`,
     );
   }
-  const context = kc.getContextObject(contextName);
+  const context = kubeconfig.contexts.get(name);
   if (!context) {
-    const raw = loaded.contexts.get(contextName);
-    const what = wanted === undefined ? `current-context "${contextName}"` : `context "${contextName}"`;
-    if (raw) {
-      throw new CredentialsError(
-        `kubeconfig ${raw.file}`,
-        `context "${contextName}" is invalid: it names no cluster; set contexts[].context.cluster`,
-      );
-    }
-    throw new CredentialsError(label, `${what} not found; available contexts: ${quotedList(contextNames)}`);
+    const what = wanted === undefined ? `current-context "${name}"` : `context "${name}"`;
+    throw new CredentialsError(label, `${what} not found; available contexts: ${quotedList(names)}`);
   }
-  kc.setCurrentContext(contextName);
-  const source = `${label} (context "${contextName}")`;
-  const contextWhere = `kubeconfig ${loaded.contexts.get(contextName)?.file ?? label}`;
+  return { name, context, ...contextEntries(kubeconfig, name, context) };
+}
 
-  const cluster = kc.getCluster(context.cluster);
+function contextEntries(kubeconfig: Kubeconfig, name: string, context: Fields): { cluster: Fields; user?: Fields } {
+  const clusterName = context.string("cluster");
+  if (!clusterName) {
+    context.fail(`context "${name}" is invalid: it names no cluster; set contexts[].context.cluster`);
+  }
+  const cluster = kubeconfig.clusters.get(clusterName);
   if (!cluster) {
-    const raw = loaded.clusters.get(context.cluster);
-    if (raw) {
-      throw new CredentialsError(
-        `kubeconfig ${raw.file}`,
-        `cluster "${context.cluster}" (of context "${contextName}") has no server; set clusters[].cluster.server to the API server's URL`,
-      );
-    }
-    throw new CredentialsError(
-      contextWhere,
-      `cluster "${context.cluster}" of context "${contextName}" not found; available clusters: ${
-        quotedList(kc.getClusters().map((c) => c.name))
+    context.fail(
+      `cluster "${clusterName}" of context "${name}" not found; available clusters: ${
+        quotedList(kubeconfig.clusters.keys())
       }`,
     );
   }
-  const clusterWhere = `kubeconfig ${loaded.clusters.get(cluster.name)?.file ?? label}`;
-
-  let user: User | undefined;
-  if (context.user) {
-    user = kc.getUser(context.user) ?? undefined;
-    if (!user) {
-      throw new CredentialsError(
-        contextWhere,
-        `user "${context.user}" of context "${contextName}" not found; available users: ${
-          quotedList(kc.getUsers().map((u) => u.name))
-        }`,
-      );
-    }
-  }
-  const rawUser = user ? loaded.users.get(user.name) : undefined;
-  const userFile = rawUser?.file;
-  const userWhere = `kubeconfig ${userFile ?? label}`;
-  const impersonation = IMPERSONATION_KEYS.filter((key) => rawUser?.body?.[key] !== undefined);
-  if (user && impersonation.length) {
-    throw new CredentialsError(
-      userWhere,
-      `user "${user.name}" asks for impersonation (${
-        impersonation.join(", ")
-      }), which is not supported; use a user without it`,
+  const userName = context.string("user");
+  if (userName === undefined) return { cluster };
+  const user = kubeconfig.users.get(userName);
+  if (!user) {
+    context.fail(
+      `user "${userName}" of context "${name}" not found; available users: ${quotedList(kubeconfig.users.keys())}`,
     );
   }
+  return { cluster, user };
+}
 
-  const server = parseServer(cluster, clusterWhere);
-  const tls = await readTls(cluster, user, clusterWhere, userWhere);
-
-  const rawTokenFile = rawUser?.body?.tokenFile;
-  const tokenFile = typeof rawTokenFile === "string" && rawTokenFile && userFile
-    ? new TokenFile(
-      isAbsolute(rawTokenFile) ? rawTokenFile : join(dirname(resolve(userFile)), rawTokenFile),
-      userWhere,
-    )
-    : undefined;
-
-  const { KubeConfig } = await importClientNode();
-  const authUser = user ? authOnlyUser(user, userFile) : undefined;
-  const makeAuthConfig = (): KubeConfig | undefined => {
-    if (!authUser) return undefined;
-    const auth = new KubeConfig();
-    // A neutral cluster: only the user matters for headers; no TLS files are read per request.
-    auth.loadFromClusterAndUser(
-      { name: cluster.name, server: "https://kubernetes.invalid", skipTLSVerify: false },
-      authUser,
-    );
-    return auth;
-  };
-  const basic = user?.username ? basicAuthorization(user.username, user.password ?? "") : undefined;
-
-  const resolver = new Authorizer(
-    makeAuthConfig,
-    tokenFile,
-    basic,
-    user ? describeAuth(user, userWhere) : undefined,
-  );
-  const first = await resolver.resolve();
-  if (first.cert && first.key && !tls.cert && !tls.key) {
+async function resolveContext(kubeconfig: Kubeconfig, label: string, wanted: string | undefined): Promise<Credentials> {
+  const { name, context, cluster, user } = chooseContext(kubeconfig, label, wanted);
+  const server = readServer(cluster, name);
+  const tls = await readClusterTls(cluster);
+  if (user) Object.assign(tls, await readClientCertificate(user));
+  const authenticator = user ? await authenticatorOf(user, () => execClusterInfo(cluster, server, tls)) : ANONYMOUS;
+  if (authenticator.cert && authenticator.key && !tls.cert) {
     // An exec plugin that answers with a client certificate: use it for this client's lifetime.
-    const what = `from the exec plugin of user "${user?.name}"`;
-    tls.cert = pemOrFail(first.cert, "certificate", userWhere, `the clientCertificateData ${what}`);
-    tls.key = pemOrFail(first.key, "private key", userWhere, `the clientKeyData ${what}`);
+    tls.cert = authenticator.cert;
+    tls.key = authenticator.key;
   }
-
   return {
     server,
     tls,
-    defaultNamespace: context.namespace || undefined,
-    source,
-    async authorization(): Promise<string | undefined> {
-      return (await resolver.resolve()).header;
-    },
-    invalidate(): void {
-      resolver.invalidate();
-    },
+    defaultNamespace: context.string("namespace"),
+    source: `${label} (context "${name}")`,
+    authorization: () => authenticator.header(),
+    invalidate: () => authenticator.invalidate(),
   };
 }
 
-function parseServer(cluster: Cluster, where: string): string {
-  let url: URL;
-  try {
-    url = new URL(cluster.server);
-  } catch {
-    throw new CredentialsError(
-      where,
-      `cluster "${cluster.name}" has an invalid server URL "${cluster.server}"; expected e.g. https://127.0.0.1:6443`,
+function readServer(cluster: Fields, contextName: string): string {
+  const server = cluster.string("server");
+  if (!server) {
+    cluster.fail(
+      `${cluster.owner} (of context "${contextName}") has no server; set clusters[].cluster.server to the API server's URL`,
     );
+  }
+  let url: URL | undefined;
+  try {
+    url = new URL(server);
+  } catch {
+    cluster.fail(`${cluster.owner} has an invalid server URL "${server}"; expected e.g. https://127.0.0.1:6443`);
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") {
-    throw new CredentialsError(
-      where,
-      `cluster "${cluster.name}" has a server URL with protocol "${url.protocol}"; expected https: or http:`,
-    );
+    cluster.fail(`${cluster.owner} has a server URL with protocol "${url.protocol}"; expected https: or http:`);
   }
-  return cluster.server.replace(/\/+$/, "");
+  return server.replace(/\/+$/, "");
 }
 
-async function readTls(
-  cluster: Cluster,
-  user: User | undefined,
-  clusterWhere: string,
-  userWhere: string,
-): Promise<TlsMaterial> {
-  const tls: TlsMaterial = { insecure: cluster.skipTLSVerify };
-  if (cluster.tlsServerName) tls.serverName = cluster.tlsServerName;
-  if (cluster.proxyUrl) tls.proxyUrl = cluster.proxyUrl;
-  const ofCluster = `of cluster "${cluster.name}"`;
-  const ca = await pemFromFileOrData(
-    cluster.caFile,
-    cluster.caData,
-    "certificate",
-    clusterWhere,
-    "certificate-authority",
-    ofCluster,
-  );
+async function readClusterTls(cluster: Fields): Promise<TlsMaterial> {
+  const tls: TlsMaterial = { insecure: cluster.boolean("insecure-skip-tls-verify") };
+  const serverName = cluster.string("tls-server-name");
+  if (serverName) tls.serverName = serverName;
+  const proxyUrl = cluster.string("proxy-url");
+  if (proxyUrl) {
+    if (!URL.canParse(proxyUrl)) {
+      cluster.fail(`proxy-url "${proxyUrl}" of ${cluster.owner} is not a URL; expected e.g. http://proxy:3128`);
+    }
+    tls.proxyUrl = proxyUrl;
+  }
+  const ca = await readPem(cluster, "certificate-authority", "certificate");
   if (ca) tls.caCerts = [ca];
-  if (!user) return tls;
-  const ofUser = `of user "${user.name}"`;
-  const cert = await pemFromFileOrData(
-    user.certFile,
-    user.certData,
-    "certificate",
-    userWhere,
-    "client-certificate",
-    ofUser,
-  );
-  const key = await pemFromFileOrData(user.keyFile, user.keyData, "private key", userWhere, "client-key", ofUser);
-  if (Boolean(cert) !== Boolean(key)) {
-    const [has, lacks] = cert ? ["client-certificate", "client-key"] : ["client-key", "client-certificate"];
-    throw new CredentialsError(userWhere, `user "${user.name}" has a ${has} but no ${lacks}; give both or neither`);
-  }
-  if (cert && key) {
-    tls.cert = cert;
-    tls.key = key;
-  }
   return tls;
 }
 
-/** Reads a kubeconfig's PEM field: `<field>` (a file) wins over `<field>-data` (base64). */
-async function pemFromFileOrData(
-  file: string | undefined,
-  data: string | undefined,
-  kind: PemKind,
-  where: string,
-  field: string,
-  owner: string,
-): Promise<string | undefined> {
+async function readClientCertificate(user: Fields): Promise<Pick<TlsMaterial, "cert" | "key">> {
+  const cert = await readPem(user, "client-certificate", "certificate");
+  const key = await readPem(user, "client-key", "private key");
+  if (Boolean(cert) !== Boolean(key)) {
+    const [has, lacks] = cert ? ["client-certificate", "client-key"] : ["client-key", "client-certificate"];
+    user.fail(`${user.owner} has a ${has} but no ${lacks}; give both or neither`);
+  }
+  return cert && key ? { cert, key } : {};
+}
+
+/** Reads a PEM field given as a file (`<field>`) or inline (`<field>-data`, base64); both at once is refused, as by kubectl. */
+async function readPem(entry: Fields, field: string, kind: PemKind): Promise<string | undefined> {
+  const file = entry.path(field);
+  const data = entry.string(`${field}-data`);
+  const owner = `of ${entry.owner}`;
+  if (file && data) {
+    entry.fail(`both ${field} and ${field}-data are set ${owner}; keep one of them`);
+  }
   if (file) {
     const what = `${field} file ${owner} (${file})`;
     let text: string;
@@ -454,148 +343,125 @@ async function pemFromFileOrData(
       const problem = error instanceof Deno.errors.NotFound
         ? `${what} not found; fix the path in the kubeconfig or create the file`
         : `cannot read ${what}: ${error instanceof Error ? firstLine(error.message) : error}`;
-      throw new CredentialsError(where, problem, { cause: error });
+      entry.fail(problem, error);
     }
-    return pemOrFail(text, kind, where, what);
+    return pemOrFail(entry, text, kind, what);
   }
   if (!data) return undefined;
   let text: string;
   try {
-    const binary = atob(data);
+    const binary = atob(data.replace(/\s+/g, ""));
     text = new TextDecoder().decode(Uint8Array.from(binary, (char) => char.charCodeAt(0)));
   } catch {
-    throw new CredentialsError(where, `${field}-data ${owner} is not valid base64; encode the PEM text with base64`);
+    entry.fail(`${field}-data ${owner} is not valid base64; encode the PEM text with base64`);
   }
-  return pemOrFail(text, kind, where, `${field}-data ${owner} (decoded)`);
+  return pemOrFail(entry, text, kind, `${field}-data ${owner} (decoded)`);
 }
 
-function pemOrFail(text: string, kind: PemKind, where: string, what: string): string {
+function pemOrFail(entry: Fields, text: string, kind: PemKind, what: string): string {
   const problem = pemProblem(text, kind);
-  if (problem) throw new CredentialsError(where, `${what} ${problem}`);
+  if (problem) entry.fail(`${what} ${problem}`);
   return text;
 }
 
-/**
- * The user as client-node should see it for headers alone: no TLS files or data (those were read
- * once already), no basic auth (done here), and a relative exec command resolved against the
- * kubeconfig's folder as kubectl does.
- */
-function authOnlyUser(user: User, file: string | undefined): User {
-  const exec: unknown = user.exec;
-  let resolvedExec: unknown = exec;
-  if (isRecord(exec) && typeof exec.command === "string" && file) {
-    const command = exec.command;
-    if (command.includes("/") && !isAbsolute(command)) {
-      resolvedExec = { ...exec, command: join(dirname(resolve(file)), command) };
-    }
-  }
-  return {
-    name: user.name,
-    authProvider: user.authProvider,
-    exec: resolvedExec,
-    token: user.token?.trim() || undefined,
-  };
+/** The cluster as an exec plugin with `provideClusterInfo` is told about it (client-go's `Cluster` fields). */
+function execClusterInfo(cluster: Fields, server: string, tls: TlsMaterial): Record<string, unknown> {
+  const info: Record<string, unknown> = { server };
+  if (tls.serverName) info["tls-server-name"] = tls.serverName;
+  if (tls.insecure) info["insecure-skip-tls-verify"] = true;
+  if (tls.caCerts) info["certificate-authority-data"] = encodeBase64(tls.caCerts.join(""));
+  if (tls.proxyUrl) info["proxy-url"] = tls.proxyUrl;
+  // Per-cluster settings for the plugin live in the cluster's extension of this name.
+  const extension = cluster.list("extensions").find((item) =>
+    isRecord(item) && item.name === "client.authentication.k8s.io/exec"
+  );
+  if (isRecord(extension) && extension.extension !== undefined) info.config = extension.extension;
+  return info;
 }
 
-/** Builds the one-line problem for a failed authenticator call. */
-function describeAuth(user: User, where: string): (error: unknown) => CredentialsError {
-  const exec: unknown = user.exec;
-  const command = isRecord(exec) && typeof exec.command === "string" ? exec.command : undefined;
-  return (error: unknown): CredentialsError => {
-    if (error instanceof CredentialsError) return error;
-    const message = error instanceof Error ? firstLine(error.message) : firstLine(String(error));
-    const code = isRecord(error) ? error.code : undefined;
-    if (command !== undefined) {
-      const problem = code === "ENOENT"
-        ? `exec plugin command "${command}" of user "${user.name}" not found; install it or fix users[].user.exec.command`
-        : `exec plugin "${command}" of user "${user.name}" failed: ${
-          message || "it exited with an error and printed nothing"
-        }`;
-      return new CredentialsError(where, problem, { cause: error });
-    }
-    return new CredentialsError(
-      where,
-      `authentication of user "${user.name}" failed: ${message || "unknown error"}`,
-      { cause: error },
-    );
-  };
-}
-
-/** What one resolution gives: the header, and a client certificate if an exec plugin gave one. */
-interface Resolution {
-  readonly header?: string;
+/** How a user's Authorization header is made, per request. */
+interface Authenticator {
+  /** The header for the next request, or `undefined` for none. */
+  header(): Promise<string | undefined>;
+  /** The API server has rejected the header: renew it if possible. */
+  invalidate(): void;
+  /** A client certificate the authentication gave (an exec plugin's), with its key. */
   readonly cert?: string;
   readonly key?: string;
 }
 
+const ANONYMOUS: Authenticator = { header: () => Promise.resolve(undefined), invalidate() {} };
+
+function fixedHeader(header: string): Authenticator {
+  // Static credentials have nothing to renew: the vault drops them and logs in again.
+  return { header: () => Promise.resolve(header), invalidate() {} };
+}
+
+/** Keys of a kubeconfig user that ask for impersonation, which these credentials cannot carry. */
+const IMPERSONATION_KEYS = ["as", "as-uid", "as-groups", "as-user-extra"];
+
 /**
- * Resolves the Authorization header through client-node's authenticators on every call (they
- * cache exec and OIDC results until expiry); concurrent calls share one resolution.
+ * Chooses the user's authentication as client-go does: `tokenFile`, else `token`, else an exec
+ * plugin, else an auth-provider's token, else basic auth; and refuses the combinations kubectl
+ * refuses. Token files are read and exec plugins run now, so that a broken login fails early.
  */
-class Authorizer {
-  readonly #makeAuthConfig: () => KubeConfig | undefined;
-  readonly #tokenFile: TokenFile | undefined;
-  readonly #basic: string | undefined;
-  readonly #wrap: ((error: unknown) => CredentialsError) | undefined;
-  #auth: KubeConfig | undefined;
-  /** True while the current authenticators have not yet delivered a header: invalidating them again is useless. */
-  #unused = true;
-  #pending: Promise<Resolution> | undefined;
-
-  constructor(
-    makeAuthConfig: () => KubeConfig | undefined,
-    tokenFile: TokenFile | undefined,
-    basic: string | undefined,
-    wrap: ((error: unknown) => CredentialsError) | undefined,
-  ) {
-    this.#makeAuthConfig = makeAuthConfig;
-    this.#tokenFile = tokenFile;
-    this.#basic = basic;
-    this.#wrap = wrap;
-    this.#auth = makeAuthConfig();
+async function authenticatorOf(user: Fields, clusterInfo: () => Record<string, unknown>): Promise<Authenticator> {
+  const impersonation = IMPERSONATION_KEYS.filter((key) => user.has(key));
+  if (impersonation.length) {
+    user.fail(
+      `${user.owner} asks for impersonation (${
+        impersonation.join(", ")
+      }), which is not supported; use a user without it`,
+    );
+  }
+  const tokenFile = user.path("tokenFile");
+  const token = user.string("token")?.trim();
+  const exec = user.fields("exec");
+  const provider = user.fields("auth-provider");
+  const username = user.string("username");
+  if (exec && provider) user.fail(`${user.owner} has both exec and auth-provider; keep one of them`);
+  if ((username || user.has("password")) && (tokenFile || token || exec || provider)) {
+    user.fail(
+      `${user.owner} has a username/password and another way to authenticate (token, tokenFile, exec or ` +
+        "auth-provider); kubectl refuses that too; keep one",
+    );
   }
 
-  resolve(): Promise<Resolution> {
-    if (this.#tokenFile) {
-      return this.#tokenFile.read().then((token) => ({ header: `Bearer ${token}` }));
-    }
-    const auth = this.#auth;
-    if (!auth) return Promise.resolve({ header: this.#basic });
-    if (this.#pending) return this.#pending;
-    const pending = this.#ask(auth).then((resolution) => {
-      if (this.#auth === auth) this.#unused = false;
-      return resolution;
-    }).finally(() => {
-      if (this.#pending === pending) this.#pending = undefined;
-    });
-    this.#pending = pending;
-    return pending;
+  if (tokenFile) {
+    const file = new TokenFile(tokenFile, user.where);
+    await file.read();
+    return { header: async () => `Bearer ${await file.read()}`, invalidate: () => file.invalidate() };
   }
+  if (token) return fixedHeader(`Bearer ${token}`);
+  if (exec) return await execAuthenticator(user, exec, clusterInfo);
+  if (provider) {
+    const stored = new StoredProviderToken(user, provider);
+    // An expired token rejects the promise, as authorization() promises.
+    return { header: () => Promise.resolve().then(() => stored.header()), invalidate() {} };
+  }
+  if (username) return fixedHeader(basicAuthorization(username, user.string("password") ?? ""));
+  return ANONYMOUS;
+}
 
-  invalidate(): void {
-    this.#tokenFile?.invalidate();
-    // A burst of 401s (many requests with the same rejected token) renews the credentials once.
-    if (this.#unused) return;
-    // Fresh authenticators: exec plugin and OIDC caches are dropped with the old ones.
-    this.#auth = this.#makeAuthConfig();
-    this.#unused = true;
-    this.#pending = undefined;
-  }
-
-  async #ask(auth: KubeConfig): Promise<Resolution> {
-    const opts: RequestOptions = {};
-    try {
-      await auth.applyToHTTPSOptions(opts);
-    } catch (error) {
-      throw this.#wrap ? this.#wrap(error) : error;
-    }
-    const headers = opts.headers && !Array.isArray(opts.headers) ? opts.headers as OutgoingHttpHeaders : {};
-    const value = headers["Authorization"] ?? headers["authorization"];
-    const header = typeof value === "string" && value ? value : this.#basic;
-    return {
-      header,
-      cert: typeof opts.cert === "string" ? opts.cert : undefined,
-      key: typeof opts.key === "string" ? opts.key : undefined,
-    };
-  }
+async function execAuthenticator(
+  user: Fields,
+  exec: Fields,
+  clusterInfo: () => Record<string, unknown>,
+): Promise<Authenticator> {
+  const config = readExecConfig(exec);
+  const plugin = new ExecPlugin(config, {
+    where: user.where,
+    owner: user.owner,
+    cluster: clusterInfo(),
+  });
+  const { cert, key } = await plugin.credential();
+  return {
+    async header(): Promise<string | undefined> {
+      const { token } = await plugin.credential();
+      return token ? `Bearer ${token}` : undefined;
+    },
+    invalidate: () => plugin.invalidate(),
+    cert,
+    key,
+  };
 }

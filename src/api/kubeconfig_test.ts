@@ -11,6 +11,7 @@ const CA_PEM = "-----BEGIN CERTIFICATE-----\nQ0EgY2VydA==\n-----END CERTIFICATE-
 const CERT_PEM = "-----BEGIN CERTIFICATE-----\nY2xpZW50IGNlcnQ=\n-----END CERTIFICATE-----\n";
 const KEY_PEM = "-----BEGIN PRIVATE KEY-----\nY2xpZW50IGtleQ==\n-----END PRIVATE KEY-----\n";
 const b64 = (text: string): string => btoa(text);
+const EXEC_V1 = "client.authentication.k8s.io/v1";
 
 type Entry = Record<string, unknown>;
 
@@ -316,7 +317,8 @@ Deno.test("exec plugin with a client certificate: it becomes the TLS material", 
     await Deno.writeTextFile(join(dir, "credential.json"), JSON.stringify({ kind: "ExecCredential", status }));
     const plugin = join(dir, "cert-plugin.sh");
     await Deno.writeTextFile(plugin, `#!/bin/sh\ncat "${join(dir, "credential.json")}"\n`, { mode: 0o755 });
-    const path = await writeConfig(dir, config({ user: { token: undefined, exec: { command: plugin } } }));
+    const exec = { apiVersion: EXEC_V1, command: plugin };
+    const path = await writeConfig(dir, config({ user: { token: undefined, exec } }));
     const credentials = await loadKubeconfig({ path });
     assert.equal(credentials.tls.cert, CERT_PEM);
     assert.equal(credentials.tls.key, KEY_PEM);
@@ -330,7 +332,8 @@ Deno.test("exec plugin errors: one line naming the kubeconfig, the command and i
     await Deno.writeTextFile(failing, "#!/bin/sh\necho 'error: you must log in first' >&2\necho 'more' >&2\nexit 3\n", {
       mode: 0o755,
     });
-    const path = await writeConfig(dir, config({ user: { token: undefined, exec: { command: failing } } }));
+    const exec = { apiVersion: EXEC_V1, command: failing };
+    const path = await writeConfig(dir, config({ user: { token: undefined, exec } }));
     await assertLoadFails(
       { path },
       `kubeconfig ${path}:`,
@@ -339,10 +342,38 @@ Deno.test("exec plugin errors: one line naming the kubeconfig, the command and i
 
     const absent = await writeConfig(
       dir,
-      config({ user: { token: undefined, exec: { command: "kopf-no-such-plugin-xyz" } } }),
+      config({ user: { token: undefined, exec: { apiVersion: EXEC_V1, command: "kopf-no-such-plugin-xyz" } } }),
       "absent",
     );
-    await assertLoadFails({ path: absent }, `kubeconfig ${absent}:`, `"kopf-no-such-plugin-xyz"`, "not found");
+    await assertLoadFails(
+      { path: absent },
+      `kubeconfig ${absent}:`,
+      `"kopf-no-such-plugin-xyz"`,
+      "not found; install it or fix users[].user.exec.command",
+    );
+
+    const installHint = "kopf-no-such-plugin-xyz is required to log in.\nInstall it with: brew install xyz";
+    const hinted = await writeConfig(
+      dir,
+      config({
+        user: { token: undefined, exec: { apiVersion: EXEC_V1, command: "kopf-no-such-plugin-xyz", installHint } },
+      }),
+      "hinted",
+    );
+    await assertLoadFails(
+      { path: hinted },
+      `exec plugin command "kopf-no-such-plugin-xyz" of user "u" not found; kopf-no-such-plugin-xyz is required to ` +
+        "log in. Install it with: brew install xyz",
+    );
+
+    const silent = join(dir, "silent.sh");
+    await Deno.writeTextFile(silent, "#!/bin/sh\nexit 3\n", { mode: 0o755 });
+    const quiet = await writeConfig(
+      dir,
+      config({ user: { token: undefined, exec: { apiVersion: EXEC_V1, command: silent } } }),
+      "quiet",
+    );
+    await assertLoadFails({ path: quiet }, `exec plugin "${silent}" of user "u" failed: it exited with code 3`);
   });
 });
 
@@ -443,6 +474,205 @@ Deno.test("errors: bad certificate data, half a key pair, impersonation", async 
     await assertLoadFails({ path: half }, `kubeconfig ${half}:`, "client-certificate but no client-key");
     const imp = await writeConfig(dir, config({ user: { as: "admin", "as-groups": ["system:masters"] } }), "imp");
     await assertLoadFails({ path: imp }, `kubeconfig ${imp}:`, "impersonation (as, as-groups)");
+  });
+});
+
+Deno.test("exec plugin: args, env, and KUBERNETES_EXEC_INFO with the cluster only when provideClusterInfo is set", async () => {
+  await inTempDir(async (dir) => {
+    const script = [
+      "#!/bin/sh",
+      'dir=$(dirname "$0")',
+      'printf "%s" "$KUBERNETES_EXEC_INFO" > "$dir/info.json"',
+      'printf "%s|%s|%s" "$1" "$2" "$GREETING" > "$dir/seen"',
+      `printf '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"t"}}'`,
+      "",
+    ].join("\n");
+    await Deno.writeTextFile(join(dir, "plugin.sh"), script, { mode: 0o755 });
+    const exec = {
+      apiVersion: "client.authentication.k8s.io/v1beta1",
+      command: "./plugin.sh",
+      args: ["--region", "eu"],
+      env: [{ name: "GREETING", value: "first" }, { name: "GREETING", value: "hello" }],
+      provideClusterInfo: true,
+    };
+    const cluster = {
+      "certificate-authority-data": b64(CA_PEM),
+      "tls-server-name": "api.internal",
+      extensions: [
+        { name: "other", extension: { ignored: true } },
+        { name: "client.authentication.k8s.io/exec", extension: { audience: "kopf" } },
+      ],
+    };
+    const path = await writeConfig(dir, config({ cluster, user: { token: undefined, exec } }));
+    const credentials = await loadKubeconfig({ path });
+    assert.equal(await credentials.authorization(), "Bearer t");
+    assert.equal(await Deno.readTextFile(join(dir, "seen")), "--region|eu|hello");
+    assert.deepEqual(JSON.parse(await Deno.readTextFile(join(dir, "info.json"))), {
+      apiVersion: "client.authentication.k8s.io/v1beta1",
+      kind: "ExecCredential",
+      spec: {
+        interactive: false,
+        cluster: {
+          server: "https://127.0.0.1:6443",
+          "tls-server-name": "api.internal",
+          "certificate-authority-data": b64(CA_PEM),
+          config: { audience: "kopf" },
+        },
+      },
+    });
+
+    const withoutInfo = await writeConfig(
+      dir,
+      config({ cluster, user: { token: undefined, exec: { ...exec, provideClusterInfo: false } } }),
+      "without-info",
+    );
+    await loadKubeconfig({ path: withoutInfo });
+    assert.deepEqual(JSON.parse(await Deno.readTextFile(join(dir, "info.json"))), {
+      apiVersion: "client.authentication.k8s.io/v1beta1",
+      kind: "ExecCredential",
+      spec: { interactive: false },
+    });
+  });
+});
+
+Deno.test("exec plugin: configurations kubectl refuses, and interactiveMode Always, fail the load", async () => {
+  await inTempDir(async (dir) => {
+    const cases: [Entry, string][] = [
+      [{ command: "true" }, `exec of user "u" has no apiVersion; set users[].user.exec.apiVersion`],
+      [
+        { apiVersion: "client.authentication.k8s.io/v1alpha1", command: "true" },
+        `unsupported apiVersion "client.authentication.k8s.io/v1alpha1"`,
+      ],
+      [{ apiVersion: EXEC_V1 }, `exec of user "u" has no command`],
+      [{ apiVersion: EXEC_V1, command: "true", interactiveMode: "Always" }, "an operator has no terminal"],
+      [{ apiVersion: EXEC_V1, command: "true", interactiveMode: "Sometimes" }, `invalid interactiveMode "Sometimes"`],
+      [{ apiVersion: EXEC_V1, command: "true", env: [{ value: "x" }] }, 'an exec.env entry of user "u" has no name'],
+      [{ apiVersion: EXEC_V1, command: "true", args: "--all" }, 'exec.args of user "u" must be a list, not a string'],
+    ];
+    for (const [index, [exec, message]] of cases.entries()) {
+      const path = await writeConfig(dir, config({ user: { token: undefined, exec } }), `case-${index}`);
+      await assertLoadFails({ path }, `kubeconfig ${path}: `, message);
+    }
+  });
+});
+
+Deno.test("exec plugin: output that is not a usable ExecCredential fails with what is wrong", async () => {
+  await inTempDir(async (dir) => {
+    const cases: [string, string][] = [
+      ["", "printed nothing; it must print an ExecCredential"],
+      ["Please log in", "printed not JSON: "],
+      [JSON.stringify({ kind: "Status" }), `printed a "Status" instead of an ExecCredential`],
+      [JSON.stringify({ kind: "ExecCredential" }), "printed an ExecCredential without status"],
+      [JSON.stringify({ kind: "ExecCredential", status: {} }), "with neither status.token nor a client certificate"],
+      [
+        JSON.stringify({ apiVersion: "client.authentication.k8s.io/v1beta1", status: { token: "t" } }),
+        `answered with apiVersion "client.authentication.k8s.io/v1beta1", not ${EXEC_V1}`,
+      ],
+      [JSON.stringify({ status: { token: 42 } }), "printed a status.token that is the number 42, not a string"],
+      [JSON.stringify({ status: { clientCertificateData: CERT_PEM } }), "only one of clientCertificateData and"],
+      [
+        JSON.stringify({ status: { clientCertificateData: "x", clientKeyData: KEY_PEM } }),
+        "status.clientCertificateData printed by exec plugin",
+      ],
+      [
+        JSON.stringify({ status: { token: "t", expirationTimestamp: "tomorrow" } }),
+        `status.expirationTimestamp "tomorrow", which is not an RFC 3339 time`,
+      ],
+    ];
+    for (const [index, [output, message]] of cases.entries()) {
+      await Deno.writeTextFile(join(dir, `output-${index}`), output);
+      const plugin = join(dir, `plugin-${index}.sh`);
+      await Deno.writeTextFile(plugin, `#!/bin/sh\ncat "${join(dir, `output-${index}`)}"\n`, { mode: 0o755 });
+      const exec = { apiVersion: EXEC_V1, command: plugin };
+      const path = await writeConfig(dir, config({ user: { token: undefined, exec } }), `case-${index}`);
+      await assertLoadFails({ path }, `kubeconfig ${path}: `, message);
+    }
+  });
+});
+
+/** An unsigned JWT whose payload has the given claims. */
+function jwt(claims: Record<string, unknown>): string {
+  const part = (value: unknown) => btoa(JSON.stringify(value)).replace(/=+$/, "").replace(/\+/g, "-");
+  return `${part({ alg: "none" })}.${part(claims)}.`;
+}
+
+Deno.test("auth-provider: the stored token is the bearer token; an expired one is refused with a hint", async () => {
+  await inTempDir(async (dir) => {
+    const user = (authProvider: Entry) => config({ user: { token: undefined, "auth-provider": authProvider } });
+    const future = new Date(Date.now() + 3600_000).toISOString();
+    const gcp = await writeConfig(
+      dir,
+      user({ name: "gcp", config: { "access-token": "ya29.token", expiry: future, "cmd-path": "gcloud" } }),
+      "gcp",
+    );
+    assert.equal(await (await loadKubeconfig({ path: gcp })).authorization(), "Bearer ya29.token");
+
+    const idToken = jwt({ iss: "https://issuer", exp: Math.floor(Date.now() / 1000) + 3600 });
+    const oidc = await writeConfig(
+      dir,
+      user({ name: "oidc", config: { "id-token": idToken, "refresh-token": "r", "access-token": "unused" } }),
+      "oidc",
+    );
+    assert.equal(await (await loadKubeconfig({ path: oidc })).authorization(), `Bearer ${idToken}`);
+
+    const stale = await writeConfig(
+      dir,
+      user({ name: "gcp", config: { "access-token": "ya29.old", expiry: "2020-01-01T00:00:00Z" } }),
+      "stale",
+    );
+    await assertLoadFails(
+      { path: stale },
+      `kubeconfig ${stale}: the gcp token of user "u" expired at 2020-01-01T00:00:00.000Z`,
+      "refresh it by running a kubectl command with this context",
+    );
+    const expiredJwt = jwt({ exp: 1_600_000_000 });
+    const staleOidc = await writeConfig(dir, user({ name: "oidc", config: { "id-token": expiredJwt } }), "stale-oidc");
+    await assertLoadFails({ path: staleOidc }, `the oidc token of user "u" expired at 2020-09-13T12:26:40.000Z`);
+
+    const empty = await writeConfig(dir, user({ name: "oidc", config: { "refresh-token": "r" } }), "empty");
+    await assertLoadFails({ path: empty }, `the oidc auth-provider of user "u" has no token stored`);
+  });
+});
+
+Deno.test("errors: invalid YAML names the line; wrong types and conflicting fields are refused as by kubectl", async () => {
+  await inTempDir(async (dir) => {
+    const nested = await writeConfig(dir, "clusters: [\n  - name: c\n contexts: {", "nested");
+    await assertLoadFails(
+      { path: nested },
+      `kubeconfig ${nested}: not valid YAML: Nested mappings are not allowed in compact mappings at line 2, column 11:`,
+    );
+    const twice = await writeConfig(dir, "current-context: a\ncurrent-context: b\n", "twice");
+    await assertLoadFails({ path: twice }, `kubeconfig ${twice}: not valid YAML: Map keys must be unique at line 2`);
+    const list = await writeConfig(dir, "- clusters\n", "list");
+    await assertLoadFails({ path: list }, `kubeconfig ${list}: not a kubeconfig: expected a mapping`, "found a list");
+
+    const cases: [Entry, string][] = [
+      [{ ...config(), clusters: { c: {} } }, "clusters of the kubeconfig must be a list, not a mapping"],
+      [
+        config({ user: { token: 123 } }),
+        `token of user "u" must be a string (quote it in the YAML), not the number 123`,
+      ],
+      [config({ cluster: { "insecure-skip-tls-verify": "maybe" } }), "must be true or false, not a string"],
+      [
+        config({ cluster: { "certificate-authority": "ca.crt", "certificate-authority-data": b64(CA_PEM) } }),
+        `both certificate-authority and certificate-authority-data are set of cluster "c"; keep one of them`,
+      ],
+      [config({ user: { username: "admin", password: "p" } }), `user "u" has a username/password and another way`],
+      [
+        config({ user: { token: undefined, exec: { command: "x" }, "auth-provider": { name: "oidc" } } }),
+        `user "u" has both exec and auth-provider`,
+      ],
+      [config({ cluster: { "proxy-url": "not a url" } }), `proxy-url "not a url" of cluster "c" is not a URL`],
+    ];
+    for (const [index, [doc, message]] of cases.entries()) {
+      const path = await writeConfig(dir, doc, `case-${index}`);
+      await assertLoadFails({ path }, `kubeconfig ${path}: `, message);
+    }
+
+    // kubectl reads YAML 1.1, where an unquoted yes is true.
+    const text = stringify(config()).replace(/^( +)server:/m, "$1insecure-skip-tls-verify: yes\n$1server:");
+    const yes = await writeConfig(dir, text, "yes");
+    assert.equal((await loadKubeconfig({ path: yes })).tls.insecure, true);
   });
 });
 
