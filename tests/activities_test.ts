@@ -28,7 +28,7 @@ function indexOf(lines: string[], pattern: RegExp): number {
   return lines.findIndex((line) => pattern.test(line));
 }
 
-Deno.test("kopf run: startup runs first and configures, objects see its memo, cleanup runs on SIGTERM, exit 0", async () => {
+Deno.test("kopf run: startup runs first and configures, objects see its memo, cleanup runs on SIGTERM, exit 0 (19.1, 19.2)", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "activities");
   await createExample(client, namespace, "before");
@@ -55,7 +55,7 @@ Deno.test("kopf run: startup runs first and configures, objects see its memo, cl
   assert.ok(lines.some((line) => /Activity 'farewell' succeeded\./.test(line)), operator.output);
 });
 
-Deno.test("kopf run: a startup handler failing for good exits 1 naming it, touching no object, no cleanup", async () => {
+Deno.test("kopf run: a startup handler failing for good exits 1 naming it, touching no object, no cleanup (19.1)", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "failstart");
   await createExample(client, namespace, "untouched");

@@ -1,12 +1,14 @@
 /**
  * Daemons against a real API server (kopf-features area 14): spawning with the finalizer, the
  * initial delay, exiting on their own, retries, the stop signal and its reasons on deletion, on
- * a filter mismatch and on the operator's exit, the cancellation stages, and the live body.
+ * a filter mismatch and on the operator's exit (in-process, and `kopf run` on SIGTERM), the
+ * cancellation stages, and the live body.
  */
 
 import assert from "node:assert/strict";
 import { reset } from "@logtape/logtape";
 import * as kopf from "@kopf/kopf";
+import { KopfRunner } from "../testing.ts";
 import {
   createExample,
   deleteExample,
@@ -21,6 +23,12 @@ import {
 import { runOperator } from "./support/operator.ts";
 
 const FINALIZER = "kopf.zalando.org/KopfFinalizerMarker";
+const ROOT = new URL("..", import.meta.url).pathname;
+const EXITING = "tests/fixtures/daemons/exiting.ts";
+
+function indexOf(lines: readonly string[], pattern: RegExp): number {
+  return lines.findIndex((line) => pattern.test(line));
+}
 
 /** Captures the operator's log lines (plain format) for one test. */
 async function captureLogs(): Promise<string[]> {
@@ -325,4 +333,78 @@ Deno.test("a daemon sees the latest state of its object, also through values des
   } finally {
     await operator.stop();
   }
+});
+
+Deno.test("kopf run: SIGTERM stops the daemons (operatorExiting), the cleanup runs after them, exit 0 (14.7, 19.2)", async () => {
+  const { client, kubeconfig } = await testCluster();
+  const namespace = await freshNamespace(client, "daemon-exit");
+  await createExample(client, namespace, "e1");
+  await createExample(client, namespace, "e2");
+  // The daemons sleep for 600 s: only their stop wakes them. A stop not done within 60 s ends
+  // in SIGKILL (runner.killed) — a bound for a hang, not a timing.
+  await using runner = await KopfRunner.start(["run", "--standalone", "-n", namespace, EXITING], {
+    kubeconfig,
+    cwd: ROOT,
+    stopTimeout: 60,
+  });
+  await runner.waitFor(/Daemon 'waiting' has started for e1\./);
+  await runner.waitFor(/Daemon 'waiting' has started for e2\./);
+  await waitFor("the finalizers", async () => {
+    for (const name of ["e1", "e2"]) {
+      if (!(await getExample(client, namespace, name)).metadata.finalizers?.includes(FINALIZER)) return undefined;
+    }
+    return true;
+  });
+  await runner.stop(); // SIGTERM
+  assert.equal(runner.killed, false, runner.output);
+  assert.equal(runner.exitCode, 0, runner.output);
+
+  const lines = runner.lines;
+  const stops = lines.filter((line) => /Daemon 'waiting' has stopped for /.test(line));
+  assert.deepEqual(
+    stops.map((line) => line.match(/has stopped for (\w+): (.*)\.$/)?.slice(1).join(" ")).sort(),
+    ["e1 operatorExiting", "e2 operatorExiting"],
+    runner.output,
+  );
+  const signal = indexOf(lines, /Signal SIGTERM is received\. Operator is stopping\./);
+  const firstStop = lines.indexOf(stops[0]);
+  const lastStop = lines.indexOf(stops[1]);
+  const bye = indexOf(lines, /Cleanup handler says bye\./);
+  const stopped = indexOf(lines, /Operator has stopped\./);
+  assert.ok(signal >= 0 && firstStop > signal, runner.output);
+  assert.ok(bye > lastStop && stopped > bye, `the cleanup runs after the daemons have stopped:\n${runner.output}`);
+  assert.ok(!runner.output.includes("Leaving it orphaned"), runner.output);
+  // The finalizers stay: the objects are still served by whoever runs next.
+  for (const name of ["e1", "e2"]) {
+    assert.ok((await getExample(client, namespace, name)).metadata.finalizers?.includes(FINALIZER));
+  }
+});
+
+Deno.test("kopf run: on SIGTERM, a daemon that ignores its stop is left orphaned; the cleanup still runs, exit 0 (14.7, 19.2)", async () => {
+  const { client, kubeconfig } = await testCluster();
+  const namespace = await freshNamespace(client, "daemon-exit");
+  await client.request({
+    method: "POST",
+    path: `/apis/kopf.dev/v1/namespaces/${namespace}/kopfexamples`,
+    body: { apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name: "s1", labels: { stubborn: "yes" } } },
+  });
+  await using runner = await KopfRunner.start(["run", "--standalone", "-n", namespace, EXITING], {
+    kubeconfig,
+    cwd: ROOT,
+    stopTimeout: 60,
+  });
+  await runner.waitFor(/Daemon 'waiting' has started for s1\./);
+  await runner.waitFor(/Daemon 'stubborn' has started for s1\./);
+  await runner.stop(); // SIGTERM
+  assert.equal(runner.killed, false, runner.output);
+  assert.equal(runner.exitCode, 0, runner.output);
+
+  const lines = runner.lines;
+  const polite = indexOf(lines, /Daemon 'waiting' has stopped for s1: operatorExiting\./);
+  const orphaned = indexOf(lines, /Daemon 'stubborn' did not exit in time\. Leaving it orphaned\./);
+  const bye = indexOf(lines, /Cleanup handler says bye\./);
+  const stopped = indexOf(lines, /Operator has stopped\./);
+  assert.ok(polite >= 0 && orphaned >= 0, runner.output);
+  assert.ok(bye > polite && bye > orphaned && stopped > bye, runner.output);
+  assert.ok(!runner.output.includes("Daemon 'stubborn' has ended"), runner.output);
 });

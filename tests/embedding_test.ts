@@ -1,13 +1,18 @@
 /**
- * Embedding (kopf-features area 28): operators run inside any Deno program, stop by their signal,
- * and several of them with their own registries share one process without seeing each other's
- * handlers.
+ * Embedding (kopf-features area 28): operators run inside any Deno program — also one that just
+ * awaits `kopf.operator()` at its top level and ends by itself after SIGINT — stop by their
+ * signal, and several of them with their own registries share one process without seeing each
+ * other's handlers.
  */
 
 import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
+import { KopfRunner } from "../testing.ts";
 import { createExample, freshNamespace, getExample, settle, testCluster, waitFor } from "./support/cluster.ts";
 import { runOperator } from "./support/operator.ts";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+const PROGRAM = new URL("./fixtures/embedding/program.ts", import.meta.url);
 
 Deno.test("two operators with their own registries in one process each handle only their own objects (28.6)", async () => {
   const { client } = await testCluster();
@@ -38,7 +43,7 @@ Deno.test("two operators with their own registries in one process each handle on
   }
 });
 
-Deno.test("an embedded operator's `ready` comes only after its startup handlers, and its signal stops it (28.1, 28.4)", async () => {
+Deno.test("an embedded operator handles objects; its `ready` comes only after its startup handlers, and its signal stops it (28.1, 28.4)", async () => {
   const { client, credentials } = await testCluster();
   const namespace = await freshNamespace(client, "emb");
   const registry = new kopf.Registry();
@@ -46,6 +51,10 @@ Deno.test("an embedded operator's `ready` comes only after its startup handlers,
   kopf.on.startup({ registry }, async function prepare() {
     await kopf.sleep(0.5);
     order.push("startup");
+  });
+  kopf.on.create("kopfexamples", { registry }, function createFn({ name }) {
+    order.push(`created ${name}`);
+    return { embedded: true };
   });
   const controller = new AbortController();
   const done = kopf.operator({
@@ -57,7 +66,37 @@ Deno.test("an embedded operator's `ready` comes only after its startup handlers,
     ready: () => order.push("ready"),
   });
   await waitFor("readiness", () => order.includes("ready") || undefined);
+  await createExample(client, namespace, "e1");
+  await waitFor("e1 handled", async () => {
+    return ((await getExample(client, namespace, "e1")).status as Record<string, unknown> | undefined)?.createFn;
+  });
   controller.abort();
   await done;
-  assert.deepEqual(order, ["startup", "ready"]);
+  assert.deepEqual(order, ["startup", "ready", "created e1"]);
+});
+
+Deno.test("a program that awaits kopf.operator() at its top level handles objects; on SIGINT the operator returns and the program ends by itself, exit 0 (28.2)", async () => {
+  const { client, kubeconfig } = await testCluster();
+  const namespace = await freshNamespace(client, "emb-program");
+  // KopfRunner runs any Deno module: here the program instead of the kopf command. A stop not
+  // done within 60 s ends in SIGKILL (program.killed) — a bound for a hang, not a timing.
+  await using program = await KopfRunner.start([], {
+    cli: PROGRAM,
+    kubeconfig,
+    cwd: ROOT,
+    env: { KOPF_TEST_NAMESPACE: namespace },
+    ready: "The program starts its operator.",
+    stopTimeout: 60,
+  });
+  await createExample(client, namespace, "p1");
+  const status = await waitFor("p1 handled", async () => {
+    return ((await getExample(client, namespace, "p1")).status as Record<string, unknown> | undefined)?.createFn;
+  });
+  assert.deepEqual(status, { embedded: true });
+  await program.stop({ signal: "SIGINT" }); // Ctrl-C
+  assert.equal(program.killed, false, program.output);
+  assert.equal(program.exitCode, 0, program.output);
+  const lines = program.lines;
+  assert.ok(lines.includes("Handled p1."), program.output);
+  assert.equal(lines.at(-1), "The operator has returned to the program.", program.output);
 });

@@ -29,7 +29,7 @@ async function get(url: string): Promise<{ status: number; body: Record<string, 
   return { status: response.status, body: await response.json() };
 }
 
-Deno.test("kopf run -L: GET answers the probes' results as JSON, recomputed once per probingMaxAge", async () => {
+Deno.test("kopf run -L: GET answers the probes' results as JSON, recomputed once per probingMaxAge (19.3)", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "liveness");
   const url = `http://127.0.0.1:${freePort()}/healthz`;

@@ -1,11 +1,26 @@
 /**
- * KopfRunner against the shared cluster: the minimal example handled end to end and stopped
- * with exit code 0; a handler file that fails at import re-raised as the runner's error.
+ * KopfRunner against the shared cluster (kopf-features area 27): the documentation's example —
+ * examples/obj.yaml handled by examples/01-minimal, deleted, stopped with exit code 0; a handler
+ * file that fails at import re-raised as the runner's error; and settings given to the operator
+ * through its handler file, since a child process takes no Settings object from the test.
  */
 
 import assert from "node:assert/strict";
+import { parse } from "yaml";
+import { EVENTS } from "../src/api/events.ts";
+import { resourcePath } from "../src/api/paths.ts";
+import type { KubernetesList, KubernetesObject } from "../src/model/body.ts";
 import { KopfRunner, KopfRunnerError } from "../testing.ts";
-import { createExample, freshNamespace, getExample, testCluster, waitFor } from "./support/cluster.ts";
+import {
+  createExample,
+  deleteExample,
+  exampleGone,
+  freshNamespace,
+  getExample,
+  KOPFEXAMPLES,
+  testCluster,
+  waitFor,
+} from "./support/cluster.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -16,30 +31,67 @@ async function brokenHandlers(): Promise<string> {
   return path;
 }
 
-Deno.test("KopfRunner runs examples/01-minimal: status.createFn is set, stop() ends it with exit code 0", async () => {
+/** The Events in a namespace. */
+async function eventsIn(namespace: string): Promise<KubernetesObject[]> {
+  const { client } = await testCluster();
+  return (await client.request<KubernetesList>({ path: resourcePath(EVENTS, { namespace }) })).items;
+}
+
+Deno.test("KopfRunner, the documented example: examples/obj.yaml handled and deleted; stop() ends it with exit code 0, no error, the handler's line in the output (27.2)", async () => {
   const { client, kubeconfig } = await testCluster();
   const namespace = await freshNamespace(client, "runner");
+  const obj = parse(await Deno.readTextFile(`${ROOT}examples/obj.yaml`)) as KubernetesObject;
+  const name = obj.metadata.name!;
   await using runner = await KopfRunner.start(
     ["run", "-n", namespace, "--standalone", "examples/01-minimal/example.ts"],
     { kubeconfig, cwd: ROOT },
   );
-  await createExample(client, namespace, "runner-1", { field: "value" });
+  await client.request({ method: "POST", path: resourcePath(KOPFEXAMPLES, { namespace }), body: obj });
   const createFn = await waitFor("status.createFn", async () => {
-    const body = await getExample(client, namespace, "runner-1");
+    const body = await getExample(client, namespace, name);
     return (body.status as Record<string, unknown> | undefined)?.createFn;
   }).catch((error) => {
     throw new Error(`${error.message}\n--- kopf output ---\n${runner.output}`);
   });
   assert.deepEqual(createFn, { message: "hello world" });
-  assert.match(await runner.waitFor("Handler 'createFn' succeeded."), /\/runner-1\] Handler 'createFn' succeeded\.$/);
+  assert.match(
+    await runner.waitFor("Handler 'createFn' succeeded."),
+    new RegExp(`/${name}\\] Handler 'createFn' succeeded\\.$`),
+  );
+  await deleteExample(client, namespace, name);
+  await exampleGone(client, namespace, name);
 
   await runner.stop();
   assert.equal(runner.exitCode, 0, runner.output);
   assert.equal(runner.error, undefined);
   assert.equal(runner.killed, false);
+  const line = `And here we are! Created with spec: ${JSON.stringify(obj.spec)}`;
+  assert.ok(runner.output.includes(line), runner.output);
+  assert.ok(runner.stderr.includes(line), "the log goes to stderr");
   assert.ok(runner.output.includes("Handler 'createFn' succeeded."), runner.output);
-  assert.ok(runner.output.includes(`And here we are! Created with spec: {"field":"value"}`), runner.output);
   assert.ok(runner.output.includes("Signal SIGTERM is received. Operator is stopping."), runner.output);
+});
+
+Deno.test("KopfRunner: settings reach the operator through its handler file; with posting off, no Event is posted during the run (27.3)", async () => {
+  const { client, kubeconfig } = await testCluster();
+  const seen: Record<string, string[]> = {};
+  for (const posting of ["on", "off"]) {
+    const namespace = await freshNamespace(client, "runner-posting");
+    await using runner = await KopfRunner.start(
+      ["run", "-n", namespace, "--standalone", "tests/fixtures/runner/posting.ts"],
+      { kubeconfig, cwd: ROOT, env: { KOPF_TEST_POSTING: posting }, ready: `Posting is ${posting}.` },
+    );
+    await createExample(client, namespace, "greeted");
+    await waitFor("status.createFn", async () => {
+      return ((await getExample(client, namespace, "greeted")).status as Record<string, unknown> | undefined)
+        ?.createFn;
+    });
+    await runner.stop(); // The operator sends what it has queued before it exits.
+    assert.equal(runner.exitCode, 0, runner.output);
+    seen[posting] = (await eventsIn(namespace)).map((event) => `${event.reason}: ${event.message}`);
+  }
+  // The handler does post (posting on); the startup handler's setting silences it (posting off).
+  assert.deepEqual(seen, { on: ["Greeting: hello from the handler"], off: [] });
 });
 
 Deno.test("KopfRunner with ready: start() resolves once the operator printed the line", async () => {
@@ -61,7 +113,7 @@ Deno.test("KopfRunner with ready: start() resolves once the operator printed the
   assert.equal(runner.exitCode, 0, runner.output);
 });
 
-Deno.test("KopfRunner: a handler file that throws at import — exit code 1, an error naming the file; stop() re-raises it", async () => {
+Deno.test("KopfRunner: a handler file that throws at import — exit code 1, an error naming the file; stop() re-raises it (27.1)", async () => {
   const { kubeconfig } = await testCluster();
   const path = await brokenHandlers();
   try {
@@ -79,7 +131,7 @@ Deno.test("KopfRunner: a handler file that throws at import — exit code 1, an 
   }
 });
 
-Deno.test("KopfRunner: the same failure with reraise: false — stop() resolves, error and exitCode tell it", async () => {
+Deno.test("KopfRunner: the same failure with reraise: false — stop() resolves, error and exitCode tell it (27.1)", async () => {
   const { kubeconfig } = await testCluster();
   const path = await brokenHandlers();
   try {

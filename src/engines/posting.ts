@@ -140,9 +140,17 @@ export class EventPoster implements AsyncDisposable {
 
   /** Resolves once everything queued so far (and since) is sent, or when the signal aborts. */
   async flush(signal?: AbortSignal): Promise<void> {
-    const aborted = new Promise<void>((resolve) => signal?.addEventListener("abort", () => resolve(), { once: true }));
-    while (this.#sending !== undefined && !signal?.aborted) {
-      await Promise.race([this.#sending, aborted]);
+    // The listener is removed at the end: a listener left on an `AbortSignal.timeout()` keeps
+    // Deno's event loop alive until the timeout, so a program would not end after its operator.
+    let onAbort = () => {};
+    const aborted = new Promise<void>((resolve) => onAbort = resolve);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      while (this.#sending !== undefined && !signal?.aborted) {
+        await Promise.race([this.#sending, aborted]);
+      }
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
     }
   }
 
