@@ -2,8 +2,8 @@
  * Memory of an operator with N objects, each with a timer ticking every second (an unchanged
  * result): starts a LocalCluster, creates the objects, runs `kopf run` on
  * `bench/fixtures/steady_timers.ts` as a separate process, waits until every object has its
- * first result, then samples the process's resident memory (RSS) and counts the API server's
- * write requests for the objects during the steady state (from the API server's own metrics).
+ * first result, then samples the process's resident memory (RSS) and CPU time, and counts the
+ * API server's write requests for the objects during the steady state (from its own metrics).
  *
  * Usage: `deno run -A bench/timers_memory.ts [--objects 1000] [--seconds 30] [--v8-flags=FLAGS]`
  * (`--v8-flags` go to the operator's process, e.g. `--max-old-space-size=96` to see how much of
@@ -96,17 +96,20 @@ try {
   });
   console.log(`Every object had its first result ${((Date.now() - launched) / 1000).toFixed(1)} s after the start.`);
   const writesBefore = await writes();
+  const cpuBefore = await cpuSeconds(child.pid);
   const samples: number[] = [];
   for (let second = 0; second < seconds; second++) {
     samples.push(await rss(child.pid));
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
   const writesAfter = await writes();
+  const cpu = await cpuSeconds(child.pid) - cpuBefore;
   const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
   console.log(
     `RSS over ${seconds} s of steady state with ${objects} objects, one timer each at interval 1: ` +
       `min ${mib(Math.min(...samples))} MiB, max ${mib(Math.max(...samples))} MiB, last ${mib(samples.at(-1)!)} MiB.`,
   );
+  console.log(`CPU time of the operator during the steady state: ${cpu.toFixed(1)} s in ${seconds} s.`);
   console.log(`Write requests for kopfexamples during the steady state: ${writesAfter - writesBefore}.`);
 } finally {
   child.kill("SIGTERM");
@@ -119,6 +122,13 @@ async function rss(pid: number): Promise<number> {
   const match = status.match(/^VmRSS:\s+(\d+) kB$/m);
   if (!match) throw new Error(`No VmRSS in /proc/${pid}/status.`);
   return Number(match[1]) * 1024;
+}
+
+/** The CPU time (user and system) a process has used so far, in seconds (Linux: 100 ticks a second). */
+async function cpuSeconds(pid: number): Promise<number> {
+  // The fields after the command name, which is in parentheses and may contain spaces.
+  const fields = (await Deno.readTextFile(`/proc/${pid}/stat`)).split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /** The API server's count of write requests (any verb but reads) for kopfexamples so far. */

@@ -74,12 +74,17 @@ export class ObjectQueues<T> {
    * @returns The items not processed yet, by key (the first of each may be in progress).
    */
   async drain(signal?: AbortSignal): Promise<Map<string, readonly T[]>> {
-    while (this.#queues.size && !signal?.aborted) {
-      const aborted = new Promise<void>((resolve) =>
-        signal?.addEventListener("abort", () => resolve(), { once: true })
-      );
-      // Waiting keys have no worker yet; they get one as running workers finish.
-      await Promise.race([Promise.allSettled([...this.#workers.values()]), aborted]);
+    let onAbort = () => {};
+    const aborted = new Promise<void>((resolve) => onAbort = resolve);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      while (this.#queues.size && !signal?.aborted) {
+        // Waiting keys have no worker yet; they get one as running workers finish.
+        await Promise.race([Promise.allSettled([...this.#workers.values()]), aborted]);
+      }
+    } finally {
+      // A listener left on a timeout signal keeps Deno's process alive until the timeout.
+      signal?.removeEventListener("abort", onAbort);
     }
     return new Map([...this.#queues].map(([key, items]) => [key, [...items]]));
   }
