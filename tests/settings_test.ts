@@ -202,17 +202,19 @@ Deno.test("watching.connectTimeout bounds watch requests to a server that stops 
   );
 });
 
-Deno.test("networking.requestTimeout: requests that take longer fail after their retries (21.26)", async () => {
+Deno.test("networking.requestTimeout: requests that take longer fail after their retries; errorBackoffs [] means none (21.26, 21.28)", async () => {
   const { credentials } = await testCluster();
-  const networking = new NetworkingSettings();
-  networking.requestTimeout = 0.001;
-  networking.errorBackoffs = [0.01, 0.01];
-  using client = new ApiClient(credentials, { networking });
-  await assert.rejects(
-    client.request({ path: "/api/v1/namespaces" }),
-    (error: Error) => error instanceof ApiConnectionError && /requestTimeout/.test(`${error.message} ${error.cause}`),
-  );
-  assert.equal(client.counters.count({ verb: "get" }), 3, "one attempt and two retries");
+  for (const [errorBackoffs, attempts] of [[[0.01, 0.01], 3], [[], 1]] as const) {
+    const networking = new NetworkingSettings();
+    networking.requestTimeout = 0.001;
+    networking.errorBackoffs = [...errorBackoffs];
+    using client = new ApiClient(credentials, { networking });
+    await assert.rejects(
+      client.request({ path: "/api/v1/namespaces" }),
+      (error: Error) => error instanceof ApiConnectionError && /requestTimeout/.test(error.message),
+    );
+    assert.equal(client.counters.count({ verb: "get" }), attempts, `attempts with errorBackoffs ${errorBackoffs}`);
+  }
 });
 
 Deno.test("a startup handler sets the finalizer, turns posting off and shortens the request timeout: all apply (21)", async () => {
@@ -241,6 +243,70 @@ Deno.test("a startup handler sets the finalizer, turns posting off and shortens 
     const events = await client.request<{ items: unknown[] }>({ path: `/api/v1/namespaces/${namespace}/events` });
     assert.equal(events.items.length, 0, "posting is off: no Events");
     assert.equal(operator.running.client.counters.count({ verb: "create", resource: "events" }), 0);
+  } finally {
+    await operator.stop();
+  }
+});
+
+Deno.test("background.instantExitTimeout: a daemon exiting 0.1 s after its stop is waited for; one patch releases the object (21.33)", async () => {
+  const { client } = await testCluster();
+  for (const instantExitTimeout of [0.5, null]) {
+    const namespace = await freshNamespace(client, "instant");
+    const registry = new kopf.Registry();
+    let running = false;
+    kopf.daemon("kopfexamples", { registry }, async function lingering({ stopped }) {
+      running = true;
+      while (!stopped.aborted) await kopf.sleep(30, stopped);
+      await kopf.sleep(0.1); // Some tidying up after the stop.
+    });
+    const settings = new kopf.Settings();
+    settings.background.instantExitTimeout = instantExitTimeout;
+    const lines = await captureLogs();
+    const operator = await runOperator(registry, namespace, { settings });
+    try {
+      await createExample(client, namespace, "i");
+      await waitFor("the daemon", () => running || undefined);
+      const counters = operator.running.client.counters;
+      await waitFor("the finalizer's patch", () => counters.count({ verb: "patch" }) === 1 || undefined);
+      await waitFor("the finalizer", async () => (await getExample(client, namespace, "i")).metadata.finalizers);
+      await deleteExample(client, namespace, "i");
+      await exampleGone(client, namespace, "i");
+      assert.equal(counters.count({ verb: "patch" }), 2, "the finalizer added, then removed: nothing else");
+      const waited = lines.some((line) => line.includes("is still exiting"));
+      // Without the timeout, 10 turns of the event loop are too few for it: the deletion says it waits.
+      assert.equal(waited, instantExitTimeout === null, lines.filter((line) => line.includes("exiting")).join("\n"));
+    } finally {
+      await operator.stop();
+    }
+  }
+});
+
+Deno.test("batching.errorDelays [5]: an object failing in the framework rests 5 s each time (21.20, 30.1)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "delays");
+  const registry = new kopf.Registry();
+  kopf.on.create("kopfexamples", { registry }, function createFn() {
+    return { handled: true };
+  });
+  const settings = new kopf.Settings();
+  settings.batching.errorDelays = [5];
+  const lines = await captureLogs();
+  const operator = await runOperator(registry, namespace, { settings });
+  try {
+    await client.request({
+      method: "POST",
+      path: `/apis/kopf.dev/v1/namespaces/${namespace}/kopfexamples`,
+      body: {
+        apiVersion: "kopf.dev/v1",
+        kind: "KopfExample",
+        // A progress record that is not JSON: reading it fails in the framework, before any handler.
+        metadata: { name: "broken", annotations: { "kopf.zalando.org/createFn": "{not json" } },
+        spec: {},
+      },
+    });
+    const throttled = () => lines.filter((line) => line.includes(`[${namespace}/broken] Throttling for`));
+    await waitFor("two throttlings", () => throttled().length >= 2 || undefined);
+    for (const line of throttled()) assert.match(line, /Throttling for 5 seconds due to an unexpected error/);
   } finally {
     await operator.stop();
   }
