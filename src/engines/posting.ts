@@ -15,6 +15,7 @@ import type { ObjectReference } from "../model/references.ts";
 import { PostingSettings } from "../settings/posting.ts";
 import { EventAggregator, eventKey } from "./event_aggregation.ts";
 import { buildEventBody, type EventFields, eventNamespace, formatTime, truncateMessage } from "./event_body.ts";
+import { untilSettledOrAborted } from "../utils/signals.ts";
 
 // Not an object logger: a failure to post must not produce yet another Event.
 const logger = getLogger(["kopf", "posting"]);
@@ -140,17 +141,8 @@ export class EventPoster implements AsyncDisposable {
 
   /** Resolves once everything queued so far (and since) is sent, or when the signal aborts. */
   async flush(signal?: AbortSignal): Promise<void> {
-    // The listener is removed at the end: a listener left on an `AbortSignal.timeout()` keeps
-    // Deno's event loop alive until the timeout, so a program would not end after its operator.
-    let onAbort = () => {};
-    const aborted = new Promise<void>((resolve) => onAbort = resolve);
-    signal?.addEventListener("abort", onAbort, { once: true });
-    try {
-      while (this.#sending !== undefined && !signal?.aborted) {
-        await Promise.race([this.#sending, aborted]);
-      }
-    } finally {
-      signal?.removeEventListener("abort", onAbort);
+    while (this.#sending !== undefined && !signal?.aborted) {
+      await untilSettledOrAborted(this.#sending, signal);
     }
   }
 

@@ -6,6 +6,8 @@
  * @module
  */
 
+import { untilSettledOrAborted } from "../utils/signals.ts";
+
 /**
  * Processes one item of a key; `more` says whether newer items of the same key are already
  * queued behind it (so that work only the latest state needs can be left to them).
@@ -74,17 +76,9 @@ export class ObjectQueues<T> {
    * @returns The items not processed yet, by key (the first of each may be in progress).
    */
   async drain(signal?: AbortSignal): Promise<Map<string, readonly T[]>> {
-    let onAbort = () => {};
-    const aborted = new Promise<void>((resolve) => onAbort = resolve);
-    signal?.addEventListener("abort", onAbort, { once: true });
-    try {
-      while (this.#queues.size && !signal?.aborted) {
-        // Waiting keys have no worker yet; they get one as running workers finish.
-        await Promise.race([Promise.allSettled([...this.#workers.values()]), aborted]);
-      }
-    } finally {
-      // A listener left on a timeout signal keeps Deno's process alive until the timeout.
-      signal?.removeEventListener("abort", onAbort);
+    while (this.#queues.size && !signal?.aborted) {
+      // Waiting keys have no worker yet; they get one as running workers finish.
+      await untilSettledOrAborted(Promise.allSettled([...this.#workers.values()]), signal);
     }
     return new Map([...this.#queues].map(([key, items]) => [key, [...items]]));
   }

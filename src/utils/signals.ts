@@ -1,5 +1,6 @@
 /**
- * Combining abort signals so that the combination stays alive.
+ * Combining abort signals so that the combination stays alive, and waiting for a promise or an
+ * abort without leaving a listener behind.
  *
  * `AbortSignal.any()` returns a signal that its sources refer to weakly: when nothing else refers
  * to it (e.g. only a pending `fetch` or timer does), it can be collected as garbage, and its
@@ -26,4 +27,25 @@ export function linkSignals(...sources: (AbortSignal | undefined)[]): LinkedSign
     source.addEventListener("abort", () => combined.abort(source.reason), { once: true, signal: detach.signal });
   }
   return { signal: combined.signal, [Symbol.dispose]: () => detach.abort() };
+}
+
+/**
+ * Waits until the promise settles or the signal aborts, whichever comes first (a rejection is
+ * thrown). The listener is removed at the end: one left on an `AbortSignal.timeout()` keeps Deno's
+ * event loop alive until the timeout, so a program would not end when its work is done.
+ */
+export async function untilSettledOrAborted(promise: Promise<unknown>, signal?: AbortSignal): Promise<void> {
+  if (!signal) {
+    await promise;
+    return;
+  }
+  if (signal.aborted) return;
+  let onAbort = () => {};
+  const aborted = new Promise<void>((resolve) => onAbort = resolve);
+  signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    await Promise.race([promise, aborted]);
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+  }
 }
