@@ -20,6 +20,7 @@ import {
   testCluster,
   waitFor,
 } from "./support/cluster.ts";
+import { captureLogs } from "./support/logs.ts";
 import { runOperator } from "./support/operator.ts";
 
 const FINALIZER = "kopf.zalando.org/KopfFinalizerMarker";
@@ -28,13 +29,6 @@ const EXITING = "tests/fixtures/daemons/exiting.ts";
 
 function indexOf(lines: readonly string[], pattern: RegExp): number {
   return lines.findIndex((line) => pattern.test(line));
-}
-
-/** Captures the operator's log lines (plain format) for one test. */
-async function captureLogs(): Promise<string[]> {
-  const lines: string[] = [];
-  await kopf.configureLogging({ format: "plain", level: "debug", write: (line) => lines.push(line) });
-  return lines;
 }
 
 Deno.test("a daemon starts for an object soon after it appears, and the object gets the finalizer (14.1)", async () => {

@@ -25,15 +25,9 @@ import {
   waitFor,
   waitForStatus,
 } from "./support/cluster.ts";
+import { captureLogs } from "./support/logs.ts";
 import { runOperator } from "./support/operator.ts";
 import { TcpProxy } from "./support/tcp_proxy.ts";
-
-/** Captures the operator's log lines (plain format) for one test. */
-async function captureLogs(): Promise<string[]> {
-  const lines: string[] = [];
-  await kopf.configureLogging({ format: "plain", level: "debug", write: (line) => lines.push(line) });
-  return lines;
-}
 
 Deno.test("batching.workerLimit 1: objects are handled one at a time; without it, at once (21.16)", async () => {
   const { client } = await testCluster();
