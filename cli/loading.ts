@@ -15,7 +15,14 @@ export class LoadingError extends Error {
   }
 }
 
-/** Imports files (relative to the working directory) and module specifiers, in order. */
+/**
+ * Imports files (relative to the working directory), then module specifiers, each in order.
+ *
+ * @param files Paths of handler files.
+ * @param modules Module specifiers (`-m`): a path (`./x.ts`, `../x.ts`, `/abs/x.ts`, relative to
+ *   the working directory), a URL (`file:`, `npm:`, `jsr:`, `https:`), or a bare name resolved by
+ *   the import map.
+ */
 export async function loadHandlers(files: string[], modules: string[]): Promise<void> {
   for (const file of files) {
     const path = resolve(file);
@@ -28,7 +35,20 @@ export async function loadHandlers(files: string[], modules: string[]): Promise<
     }
     await importOrExplain(pathToFileURL(path).href, file);
   }
-  for (const specifier of modules) await importOrExplain(specifier, specifier);
+  for (const specifier of modules) await importOrExplain(resolveSpecifier(specifier), specifier);
+}
+
+/**
+ * A `-m` specifier as `import()` needs it: paths become `file:` URLs relative to the working
+ * directory (not to this file); URLs and bare names stay as they are.
+ *
+ * @param specifier The specifier as given.
+ */
+export function resolveSpecifier(specifier: string): string {
+  if (/^\.{1,2}([/\\]|$)/.test(specifier) || specifier.startsWith("/") || /^[a-zA-Z]:[/\\]/.test(specifier)) {
+    return pathToFileURL(resolve(specifier)).href;
+  }
+  return specifier;
 }
 
 async function importOrExplain(specifier: string, shown: string): Promise<void> {

@@ -11,6 +11,23 @@ export class UsageError extends Error {
     super(message);
     this.name = "UsageError";
   }
+
+  /** The command concerned (`run`, `freeze`, `resume`), or `undefined` for `kopf` itself. */
+  get command(): string | undefined {
+    return this.usage.match(/^Usage: kopf ([a-z]+)\b/)?.[1];
+  }
+}
+
+/**
+ * A command line that is valid but asks for what this version cannot do (e.g. peering options
+ * without `--standalone`): one line, exit code 2.
+ */
+export class UnavailableError extends Error {
+  /** @param message the one-line reason, with what to do instead. */
+  constructor(message: string) {
+    super(message);
+    this.name = "UnavailableError";
+  }
 }
 
 /** The usage line of `kopf`. */
@@ -23,11 +40,36 @@ A Kubernetes operator framework: runs handlers written with @kopf/kopf.
 
 Commands:
   run     Run an operator from handler files or modules.
+  freeze  Pause the operators of a peering (a peer record of a higher priority).
+  resume  Resume the operators paused by freeze (remove that record).
 
 Options:
   --version   Print the version and exit.
   -h, --help  Show this message and exit.
+
+Every option of a command also has an environment variable KOPF_<COMMAND>_<OPTION>, e.g.
+KOPF_RUN_LOG_FORMAT=json; the command line wins. See 'kopf COMMAND --help'.
 `;
+
+const LOGGING_HELP = `  -v, --verbose            Log debug messages.
+  -d, --debug              Log debug messages (the same as --verbose).
+  -q, --quiet              Log only warnings and errors.
+      --log-format FORMAT  plain, full (the default) or json.
+      --log-prefix / --no-log-prefix
+                           Prefix object-related messages with [namespace/name] (default:
+                           on, off for json).`;
+
+/** How environment variables work, for the help of a command. */
+function environmentHelp(command: string, example: string): string {
+  const prefix = `KOPF_${command.toUpperCase()}_`;
+  return `Environment:
+  Every option has a default in ${prefix}<OPTION>: the long name in upper case, dashes as
+  underscores, e.g. ${example}. The command line wins over them.
+  Flags take true/false (also 1/0, yes/no, on/off); repeatable options take values separated
+  by spaces. ${prefix}LOG_PREFIX=true|false stands for --log-prefix/--no-log-prefix.
+  ${prefix}NAMESPACE adds namespaces to those of -n (as in Kopf); ${prefix}ALL_NAMESPACES=true
+  is -A. -A on the command line ignores ${prefix}NAMESPACE; -n ignores ${prefix}ALL_NAMESPACES.`;
+}
 
 /** The usage line of `kopf run`. */
 export const RUN_USAGE = "Usage: kopf run [OPTIONS] [FILES]...";
@@ -35,25 +77,82 @@ export const RUN_USAGE = "Usage: kopf run [OPTIONS] [FILES]...";
 /** The help of `kopf run`. */
 export const RUN_HELP = `${RUN_USAGE}
 
-Import the handler files (and -m modules), then run the operator until SIGINT or SIGTERM.
-The first signal stops it gracefully (cleanup handlers included; exit code 0); a second one
-while stopping exits at once (code 130 or 143).
+Import the handler files, then the -m modules (each in the order given), then run the
+operator until SIGINT or SIGTERM. The first signal stops it gracefully (cleanup handlers
+included; exit code 0); a second one while stopping exits at once (code 130 or 143).
 
 Options:
-  -m, --module SPECIFIER   Import a module by specifier (repeatable), e.g. a jsr: or npm: module.
+  -m, --module SPECIFIER   Import a module (repeatable): a path (relative to the working
+                           directory), a file:, npm: or jsr: URL, or a bare name of the
+                           import map.
   -n, --namespace NS       Serve this namespace (repeatable).
   -A, --all-namespaces     Serve all namespaces (cluster-wide).
       --standalone         Run without peering.
+  -p, --priority N         The operator's peering priority (an integer; default 0).
+  -P, --peering NAME       The peering object to use; peering is mandatory then.
+      --dev                Priority 666: a developer's operator pauses the deployed ones.
+                           Peering is not available yet in this version: -p, -P and --dev
+                           need --standalone (they are checked, then unused).
       --context NAME       Use this kubeconfig context instead of the current one.
   -L, --liveness URL       Serve the liveness endpoint at this http:// URL, e.g.
                            http://0.0.0.0:8080/healthz: the probe handlers' results as JSON;
                            HTTP 500 when a probe fails or a watch stream keeps failing.
-  -v, --verbose            Log debug messages.
-  -d, --debug              Log debug messages (the same as --verbose).
-  -q, --quiet              Log only warnings and errors.
-      --log-format FORMAT  plain, full (the default) or json.
-      --log-prefix / --no-log-prefix
-                           Prefix object-related messages with [namespace/name] (default:
-                           on, off for json).
+${LOGGING_HELP}
   -h, --help               Show this message and exit.
+
+${
+  environmentHelp(
+    "run",
+    'KOPF_RUN_STANDALONE=true, KOPF_RUN_LIVENESS=URL, KOPF_RUN_LOG_FORMAT=json,\n  KOPF_RUN_CONTEXT=NAME, KOPF_RUN_PRIORITY=N, KOPF_RUN_PEERING=NAME, KOPF_RUN_MODULE="a b"',
+  )
+}
+`;
+
+/** The usage line of `kopf freeze`. */
+export const FREEZE_USAGE = "Usage: kopf freeze [OPTIONS]";
+
+/** The help of `kopf freeze`. */
+export const FREEZE_HELP = `${FREEZE_USAGE}
+
+Pause the operators of a peering: write a peer record status.<ID> = {priority, lifetime,
+lastseen} on the peering object of the scope (ClusterKopfPeering NAME with -A, KopfPeering
+NAME in each namespace with -n), then exit. Operators of a lower priority pause until the
+record expires or 'kopf resume' removes it. The peering CRDs (peering.yaml) and the object
+must exist.
+
+Options:
+  -P, --peering NAME       The peering object (required).
+  -t, --lifetime SECONDS   How long the freeze lasts (required).
+  -p, --priority N         The priority of the record (default 100).
+      --dev                Priority 666.
+  -i, --id ID              The identity of the record (default: $POD_ID, else <user>@<host>).
+  -m, --message TEXT       A message for the log (not stored, as in Kopf).
+  -n, --namespace NS       The KopfPeering in this namespace (repeatable).
+  -A, --all-namespaces     The ClusterKopfPeering (also without -n and -A, with a warning).
+      --context NAME       Use this kubeconfig context instead of the current one.
+${LOGGING_HELP}
+  -h, --help               Show this message and exit.
+
+${environmentHelp("freeze", "KOPF_FREEZE_PEERING=default, KOPF_FREEZE_LIFETIME=60, KOPF_FREEZE_ID=ID")}
+`;
+
+/** The usage line of `kopf resume`. */
+export const RESUME_USAGE = "Usage: kopf resume [OPTIONS]";
+
+/** The help of `kopf resume`. */
+export const RESUME_HELP = `${RESUME_USAGE}
+
+Resume the operators paused by 'kopf freeze': remove the peer record status.<ID> from the
+peering object of the scope (as freeze wrote it), then exit.
+
+Options:
+  -P, --peering NAME       The peering object (required).
+  -i, --id ID              The identity of the record (default: $POD_ID, else <user>@<host>).
+  -n, --namespace NS       The KopfPeering in this namespace (repeatable).
+  -A, --all-namespaces     The ClusterKopfPeering (also without -n and -A, with a warning).
+      --context NAME       Use this kubeconfig context instead of the current one.
+${LOGGING_HELP}
+  -h, --help               Show this message and exit.
+
+${environmentHelp("resume", "KOPF_RESUME_PEERING=default, KOPF_RESUME_ID=ID")}
 `;
