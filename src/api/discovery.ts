@@ -66,6 +66,11 @@ export interface ResolveOptions {
    * resources without the `patch` verb are not served to them.
    */
   patching?: Iterable<Selector>;
+  /**
+   * Warnings already logged (e.g. by an earlier resolution, before a rescan): they are not logged
+   * again, and those logged now are added.
+   */
+  logged?: Set<string>;
 }
 
 /** What selectors resolved to; the problems are already logged as warnings. */
@@ -124,21 +129,27 @@ export function resolveSelectors(
     served.set(selector, usable);
   }
 
+  const warn = (message: string, details: string) => {
+    const key = `${message}\n${details}`;
+    if (options.logged?.has(key)) return;
+    options.logged?.add(key);
+    logger.warn(message, { details });
+  };
   if (ambiguous.size > 0) {
     const details = [...ambiguous].map(([selector, found]) => `${selector} => ${names(found)}`).join("; ");
-    logger.warn("Ambiguous resources will not be served (try specifying API groups): {details}", { details });
+    warn("Ambiguous resources will not be served (try specifying API groups): {details}", details);
   }
   if (unresolved.length > 0) {
-    const details = unresolved.join(", ");
-    logger.warn("Unresolved resources cannot be served (try creating their CRDs): {details}", { details });
+    warn("Unresolved resources cannot be served (try creating their CRDs): {details}", unresolved.join(", "));
   }
   if (nonwatchable.size > 0) {
-    const details = names(nonwatchable.values());
-    logger.warn("Non-watchable resources will not be served (no list and watch verbs): {details}", { details });
+    warn(
+      "Non-watchable resources will not be served (no list and watch verbs): {details}",
+      names(nonwatchable.values()),
+    );
   }
   if (nonpatchable.size > 0) {
-    const details = names(nonpatchable.values());
-    logger.warn("Non-patchable resources will not be served to stateful handlers: {details}", { details });
+    warn("Non-patchable resources will not be served to stateful handlers: {details}", names(nonpatchable.values()));
   }
   return {
     served,
@@ -227,6 +238,54 @@ export class Discovery {
     this.#resources = [...this.#resources.filter((resource) => !groups.includes(resource.group)), ...fresh];
     return this.#resources;
   }
+}
+
+/** A CustomResourceDefinition, as far as {@linkcode crdReflected} reads it. */
+export interface CrdBody {
+  metadata: { name?: string; deletionTimestamp?: string };
+  spec?: {
+    group?: string;
+    scope?: string;
+    names?: { plural?: string; kind?: string; shortNames?: string[]; categories?: string[] };
+    versions?: { name: string; served?: boolean }[];
+  };
+  status?: { conditions?: { type: string; status: string }[] };
+}
+
+/**
+ * Whether discovered resources already show what a CRD declares, so that a rescan of its group
+ * would find nothing new: an established CRD's served versions are all there (with its kind,
+ * scope, short names and categories) and no other version of it is; a CRD that is deleted or
+ * not (yet) established has none of its resources there. The group's preferred version is not
+ * compared: it changes only with the versions, which are.
+ *
+ * @example
+ * ```ts ignore
+ * if (!crdReflected(event.object, discovery.cached ?? [], event.type === "DELETED")) {
+ *   await discovery.refresh({ groups: [event.object.spec.group] });
+ * }
+ * ```
+ */
+export function crdReflected(crd: CrdBody, resources: Iterable<Resource>, deleted = false): boolean {
+  const group = crd.spec?.group;
+  const plural = crd.spec?.names?.plural;
+  if (group === undefined || plural === undefined) return true;
+  const found = [...resources].filter((resource) => resource.group === group && resource.plural === plural);
+  const established = (crd.status?.conditions ?? []).some((c) => c.type === "Established" && c.status === "True");
+  if (deleted || !established || crd.metadata.deletionTimestamp) return found.length === 0;
+  const served = (crd.spec?.versions ?? []).filter((version) => version.served !== false).map((version) =>
+    version.name
+  );
+  if (found.length !== served.length) return false;
+  const names = crd.spec!.names!;
+  const same = (a: readonly string[] | undefined, b: readonly string[]) =>
+    JSON.stringify([...a ?? []].sort()) === JSON.stringify([...b].sort());
+  return served.every((version) => {
+    const resource = found.find((resource) => resource.version === version);
+    return resource !== undefined && resource.kind === names.kind &&
+      resource.namespaced === (crd.spec!.scope === "Namespaced") &&
+      same(names.shortNames, resource.shortcuts) && same(names.categories, resource.categories);
+  });
 }
 
 function names(resources: Iterable<Resource>): string {

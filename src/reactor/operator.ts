@@ -12,32 +12,36 @@ import type { Credentials } from "../api/credentials.ts";
 import type { Vault } from "../api/vault.ts";
 import { openVault } from "../handling/login.ts";
 import { Discovery } from "../api/discovery.ts";
-import { Watcher, type WatchHealth } from "../api/watching.ts";
+import type { WatchHealth } from "../api/watching.ts";
 import { EventPoster } from "../engines/posting.ts";
 import { type LivenessEndpoint, LivenessServer, parseLivenessEndpoint } from "../engines/probing.ts";
 import { runWithPoster } from "../engines/posting_context.ts";
-import { ObjectQueues } from "../engines/queueing.ts";
 import { runActivity } from "../handling/activities.ts";
 import type { Memo } from "../handling/context.ts";
-import type { BackgroundHandler, ChangeHandler, EventHandler, IndexHandler } from "../handling/handlers.ts";
 import { OperatorIndexes } from "../engines/indexing.ts";
 import type { Indices } from "../model/index_store.ts";
-import { ObjectBackground } from "../engines/background.ts";
 import { allAtOnce, type Lifecycle } from "../handling/lifecycles.ts";
 import { defaultRegistry, type Registry } from "../handling/registry.ts";
+import { type NamespacePatternInput, NamespacePatterns } from "../model/namespace_patterns.ts";
 import { groupsToScan } from "../model/selector.ts";
-import type { KubernetesObject } from "../model/body.ts";
-import { type Resource, resourceName } from "../model/resource.ts";
-import { ObjectLogger } from "../logging/object_logger.ts";
+import { resourceName } from "../model/resource.ts";
 import { Settings } from "../settings/settings.ts";
-import { newMemory, type ObjectMemory, type ObjectWork, processObject } from "./processing.ts";
+import { observeCrds, observeNamespaces } from "./observation.ts";
+import { Orchestrator } from "./orchestration.ts";
+import { ServedResources } from "./resources.ts";
+import { serveResource, streamName } from "./serving.ts";
 
 const logger = getLogger(["kopf", "operator"]);
 
 /** Options of {@linkcode operator}. */
 export interface OperatorOptions {
-  /** Namespaces to serve (exact names); ignored when `clusterwide`. */
-  namespaces?: string[];
+  /**
+   * Namespaces to serve: exact names, or patterns of globs (`myapp-*,!*-pr-*`), or regular
+   * expressions (matching whole names); ignored when `clusterwide`. Patterns other than exact
+   * names make the operator list and watch namespaces, and serve the matching ones as they come
+   * and go (unless `settings.scanning.disabled`).
+   */
+  namespaces?: NamespacePatternInput[];
   /** Serve all namespaces. Also the mode when no namespaces are given. */
   clusterwide?: boolean;
   /** Run without peering (the only mode so far). */
@@ -236,16 +240,51 @@ async function serve(options: Resolved, stop: AbortController): Promise<void> {
 }
 
 /**
- * Serves the liveness endpoint, discovers the resources, runs the streams until the stop, and
- * stops them: streams first, then the objects' queues (up to `settings.batching.exitTimeout`),
- * then the endpoint.
+ * Serves the liveness endpoint, discovers the resources, finds the namespaces, runs the streams
+ * until the stop — starting and stopping streams as namespaces and CRDs come and go — and
+ * stops them: streams, their daemons and timers, and the objects' queues (up to
+ * `settings.batching.exitTimeout`), then the observers and the endpoint.
+ *
+ * Index readiness with streams that come and go: every stream of an indexed resource is expected
+ * by the indexes when it starts — at start all together, later one batch at a time — so that
+ * the handlers (of all resources, indexers aside) wait while a new indexed stream (e.g. in a
+ * namespace that has just appeared) lists and indexes its objects, as they wait at start; a
+ * stream that stops removes its objects from the indexes. `ready` is called once, when the
+ * streams started at the start have listed; streams started later do not delay or repeat it.
  */
 async function watch(options: Resolved, client: ApiClient, stop: AbortController): Promise<void> {
-  const { registry, settings, memo } = options;
+  const { registry, settings, memo, indexes } = options;
+  const signal = stop.signal;
   const streams = new Map<string, WatchHealth>();
-  const running: Promise<void>[] = [];
-  const queues: ObjectQueues<ObjectWork>[] = [];
-  const shutdowns: ((grace: number) => Promise<void>)[] = [];
+  const lifecycle = options.lifecycle ?? allAtOnce;
+  const scanning = !settings.scanning.disabled;
+  const discovery = new Discovery(client, { groups: groupsToScan(registry.selectors) });
+  let served: ServedResources | undefined;
+  const orchestrator = new Orchestrator({
+    streams,
+    grace: EXIT_GRACE,
+    start: ({ resource, namespace }, instance) => {
+      const entry = served?.current.find((entry) => resourceName(entry.resource) === resourceName(resource));
+      const name = streamName(resource, namespace);
+      // Each start of a stream is a new listing to wait for, even for a name seen before.
+      const indexKey = instance === 1 ? name : `${name} (#${instance})`;
+      if (indexes.handlersFor(resource).length > 0) indexes.expect(indexKey);
+      return serveResource({
+        client,
+        resource,
+        namespace,
+        settings,
+        lifecycle,
+        memo,
+        events: entry?.events ?? [],
+        changes: entry?.changes ?? [],
+        background: entry?.background ?? [],
+        indexes,
+        indexKey,
+      });
+    },
+  });
+  const observers: Promise<void>[] = [];
   let probing: LivenessServer | undefined;
   try {
     if (options.endpoint) {
@@ -253,105 +292,82 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
         registry,
         settings,
         memo,
-        indices: options.indexes.indices,
+        indices: indexes.indices,
         streams,
       });
     }
     if (!options.standalone) {
       logger.warn("Peering is not implemented yet; running as if --standalone were given.");
     }
-    const selectors = registry.selectors;
-    const discovery = new Discovery(client, { groups: groupsToScan(selectors) });
-    const patching = registry.handlers.filter((handler) => handler.kind === "change").map((handler) =>
-      handler.selector
-    );
-    const { served } = await discovery.resolve(selectors, { patching, signal: stop.signal });
-    // Handlers with equal selectors share one resolution; the registry lists each selector once.
-    const resolved = new Map([...served].map(([selector, resources]) => [selector.toString(), resources]));
+    served = new ServedResources(registry, discovery, {
+      onChange: (resources) => orchestrator.update({ resources }),
+    });
+    const resources = await served.resolve(signal);
 
-    const byResource = new Map<
-      string,
-      { resource: Resource; events: EventHandler[]; changes: ChangeHandler[]; background: BackgroundHandler[] }
-    >();
-    for (const handler of registry.handlers) {
-      for (const resource of resolved.get(handler.selector.toString()) ?? []) {
-        const key = resourceName(resource);
-        const entry = byResource.get(key) ?? { resource, events: [], changes: [], background: [] };
-        if (handler.kind === "event") entry.events.push(handler);
-        else if (handler.kind === "change") entry.changes.push(handler);
-        else if (handler.kind === "daemon" || handler.kind === "timer") entry.background.push(handler);
-        // Index handlers only need the stream: `indexes.handlersFor()` finds them per resource.
-        byResource.set(key, entry);
-      }
-    }
-
-    const namespaces = options.clusterwide || !options.namespaces?.length ? [null] : options.namespaces;
+    const patterns = options.clusterwide || !options.namespaces?.length
+      ? null
+      : new NamespacePatterns(options.namespaces);
     if (!options.clusterwide && !options.namespaces?.length) {
       logger.warn("No namespaces are given (-n NS or -A); serving all namespaces.");
     }
-    const listed: Promise<void>[] = [];
-    const lifecycle = options.lifecycle ?? allAtOnce;
-    const { indexes } = options;
-    // Every indexed stream is expected before any starts, so that readiness waits for all of them.
-    for (const { resource } of byResource.values()) {
-      if (indexes.handlersFor(resource).length === 0) continue;
-      for (const namespace of resource.namespaced ? namespaces : [null]) {
-        indexes.expect(streamName(resource, namespace));
+    let namespaces: ReadonlySet<string> | null = null;
+    if (patterns) {
+      const observation = await observeNamespaces({
+        client,
+        patterns,
+        scanning,
+        settings: settings.watching,
+        signal,
+        onChange: (namespaces) => void orchestrator.update({ namespaces }),
+      });
+      namespaces = observation.initial;
+      observers.push(observation.done);
+      if (!scanning && !patterns.allExact) {
+        logger.warn(
+          "Namespace patterns are not served with settings.scanning.disabled: only the exact names are: {namespaces}",
+          { namespaces: [...namespaces].join(", ") || "(none)" },
+        );
       }
     }
-    for (const { resource, events, changes, background } of byResource.values()) {
-      const scopes = resource.namespaced ? namespaces : [null];
-      for (const namespace of scopes) {
-        if (stop.signal.aborted) break;
-        const stream = serveResource({
-          client,
-          resource,
-          namespace,
-          settings,
-          lifecycle,
-          memo,
-          events,
-          changes,
-          background,
-          indexes,
-          signal: stop.signal,
-        });
-        streams.set(stream.name, stream.health);
-        running.push(stream.done);
-        listed.push(stream.listed);
-        queues.push(stream.queues);
-        shutdowns.push(stream.shutdown);
-      }
+    if (signal.aborted) return;
+    const initial = await orchestrator.update({ resources, namespaces });
+    if (scanning) {
+      observers.push(observeCrds({
+        client,
+        settings: settings.watching,
+        signal,
+        onChange: (type, crd) => served!.crdChanged(type, crd, signal),
+      }));
     }
-    if (running.length === 0 && !stop.signal.aborted) {
-      logger.warn("There is nothing to serve: no handler's resource was found.");
+    if (initial.length === 0 && !signal.aborted) {
+      logger.warn(
+        scanning
+          ? "There is nothing to serve yet: no handler's resource was found (or no namespace matches)."
+          : "There is nothing to serve: no handler's resource was found (or no namespace matches).",
+      );
     }
-    Promise.all(listed).then(() => {
-      if (!stop.signal.aborted) options.ready?.({ client, streams, liveness: probing?.url });
+    Promise.all(initial.map((stream) => stream.listed)).then(() => {
+      if (!signal.aborted) options.ready?.({ client, streams, liveness: probing?.url });
     });
     await new Promise<void>((resolve) => {
-      if (stop.signal.aborted) resolve();
-      stop.signal.addEventListener("abort", () => resolve(), { once: true });
+      if (signal.aborted) resolve();
+      signal.addEventListener("abort", () => resolve(), { once: true });
     });
   } catch (error) {
     // A stop during discovery interrupts its requests: that is no failure.
-    if (!stop.signal.aborted) throw error;
+    if (!signal.aborted) throw error;
     logger.debug("Stopped while starting: {error}", { error });
   } finally {
-    if (!stop.signal.aborted) stop.abort(new Error("the operator has failed"));
-    // Daemons and timers learn of the stop at once; the queues drain meanwhile.
-    const stopping = Promise.all(shutdowns.map((shutdown) => shutdown(EXIT_GRACE)));
-    await Promise.allSettled(running);
-    const exitTimeout = settings.batching.exitTimeout;
-    const left = await Promise.all(queues.map((queue) => queue.drain(AbortSignal.timeout(exitTimeout * 1000))));
-    const objects = left.flatMap((items) => [...items.values()].map((work) => describe(work[0].object)));
+    if (!signal.aborted) stop.abort(new Error("the operator has failed"));
+    const objects = await orchestrator.close("operatorExiting");
     if (objects.length) {
       logger.warn(
         "Unprocessed objects left after {seconds} s (settings.batching.exitTimeout), not waited for: {objects}",
-        { seconds: exitTimeout, objects: objects.join(", ") },
+        { seconds: settings.batching.exitTimeout, objects: objects.join(", ") },
       );
     }
-    await stopping;
+    await Promise.allSettled(observers);
+    await served?.settled();
     await probing?.close();
   }
 }
@@ -371,184 +387,4 @@ async function cleanup(registry: Registry, settings: Settings, memo: Memo, indic
   } catch (error) {
     logger.error("The cleanup activity has failed; the operator stops anyway: {error}", { error });
   }
-}
-
-/** One stream and the processing of its objects. */
-function serveResource(deps: {
-  client: ApiClient;
-  resource: Resource;
-  namespace: string | null;
-  settings: Settings;
-  lifecycle: Lifecycle;
-  memo: Memo;
-  events: EventHandler[];
-  changes: ChangeHandler[];
-  background: BackgroundHandler[];
-  indexes: OperatorIndexes;
-  signal: AbortSignal;
-}): {
-  name: string;
-  health: WatchHealth;
-  done: Promise<void>;
-  listed: Promise<void>;
-  queues: ObjectQueues<ObjectWork>;
-  /** Stops the daemons and timers of all objects (for the operator's exit) and waits for them. */
-  shutdown: (grace: number) => Promise<void>;
-} {
-  const { client, resource, namespace, settings, signal } = deps;
-  const watcher = new Watcher(client, resource, { namespace, settings: settings.watching, signal });
-  const name = streamName(resource, namespace);
-  const { indexes } = deps;
-  const indexers: IndexHandler[] = indexes.handlersFor(resource);
-  const handled = deps.events.length + deps.changes.length + deps.background.length > 0;
-  const memories = new Map<string, ObjectMemory & { throttles?: number; throttledUntil?: number }>();
-  const wakeups = new Map<string, ReturnType<typeof setTimeout>>();
-  const cycle = {
-    client,
-    resource,
-    settings,
-    lifecycle: deps.lifecycle,
-    eventHandlers: deps.events,
-    changeHandlers: deps.changes,
-    backgroundHandlers: deps.background,
-    indices: indexes.indices,
-    signal,
-  };
-  const backgroundFor = (uid: string, memory: ObjectMemory, object: KubernetesObject) =>
-    new ObjectBackground(object, {
-      client,
-      resource,
-      memo: memory.memo,
-      indices: indexes.indices,
-      defaultBackoff: settings.execution.defaultBackoff,
-      settings: settings.background,
-      // Another look at the object, e.g. to release the finalizer once its daemons have exited.
-      wake: () => {
-        if (signal.aborted || memories.get(uid) !== memory) return;
-        queues.push(uid, { kind: "wakeup", object: memory.background?.live.current ?? object });
-      },
-    });
-  const wakeLater = (uid: string, object: KubernetesObject, seconds: number) => {
-    clearTimeout(wakeups.get(uid));
-    wakeups.set(uid, setTimeout(() => queues.push(uid, { kind: "wakeup", object }), seconds * 1000));
-  };
-
-  const memoryOf = (uid: string, work: ObjectWork): ObjectMemory & { throttles?: number; throttledUntil?: number } => {
-    let memory = memories.get(uid);
-    if (!memory) {
-      memories.set(uid, memory = newMemory(deps.memo, work.kind === "event" && work.type === null));
-      if (deps.background.length) memory.background = backgroundFor(uid, memory, work.object);
-    }
-    return memory;
-  };
-
-  const queues: ObjectQueues<ObjectWork> = new ObjectQueues<ObjectWork>(
-    async (uid, work, more) => {
-      // Handlers never see a partial index: they wait until every indexed stream has been listed.
-      if (!indexes.isReady) await indexes.whenReady(signal).catch(() => {});
-      if (signal.aborted) return;
-      const memory = memoryOf(uid, work);
-      clearTimeout(wakeups.get(uid));
-      wakeups.delete(uid);
-      if (work.kind === "event" && work.type === "DELETED") {
-        memories.delete(uid);
-        void memory.background?.stop("resourceDeleted");
-        await processObject(work, memory, cycle).catch((error) => reportError(work.object, error));
-        return;
-      }
-      // After an unexpected error, the object rests for a while; newer events wait for the end of it.
-      if (memory.throttledUntil !== undefined && Date.now() < memory.throttledUntil) {
-        wakeLater(uid, work.object, (memory.throttledUntil - Date.now()) / 1000);
-        return;
-      }
-      let outcome;
-      try {
-        outcome = await processObject(work, memory, cycle, more);
-        if (memory.throttles) {
-          new ObjectLogger(work.object).info("Throttling is over. Switching back to normal operations.");
-        }
-        memory.throttles = memory.throttledUntil = undefined;
-      } catch (error) {
-        if (signal.aborted) return;
-        const delays = settings.batching.errorDelays;
-        if (delays.length === 0) {
-          reportError(work.object, error);
-          return;
-        }
-        const delay = delays[Math.min(memory.throttles ?? 0, delays.length - 1)];
-        memory.throttles = (memory.throttles ?? 0) + 1;
-        memory.throttledUntil = Date.now() + delay * 1000;
-        reportError(work.object, error, delay);
-        wakeLater(uid, work.object, delay);
-        return;
-      }
-      if (outcome.wakeupAfter !== undefined && !signal.aborted) {
-        // Re-check the latest state of the object later: retries of delayed handlers, or a
-        // consistency wait whose echo never came. No write is needed to wake up.
-        wakeLater(uid, work.object, outcome.wakeupAfter);
-      }
-    },
-    (uid, error) => logger.error("Processing of {uid} failed: {error}", { uid, error }),
-    {
-      limit: settings.batching.workerLimit,
-    },
-  );
-
-  let markListed: () => void = () => {};
-  const listed = new Promise<void>((resolve) => markListed = resolve);
-  const done = (async () => {
-    for await (const event of watcher) {
-      if (event.type === "LISTED") {
-        // Indexing happens right here, in the stream's order: the listing is fully indexed now.
-        if (indexers.length) indexes.listed(name);
-        markListed();
-        continue;
-      }
-      const uid = event.object.metadata.uid;
-      if (!uid) continue;
-      if (indexers.length) {
-        const work: ObjectWork = { kind: "event", type: event.type, object: event.object };
-        const memo = event.type === "DELETED" ? memories.get(uid)?.memo ?? {} : memoryOf(uid, work).memo;
-        await indexes.indexObject(indexers, event.type, event.object, { memo, resource });
-      }
-      if (!handled) {
-        if (event.type === "DELETED") memories.delete(uid);
-        continue;
-      }
-      // A newer state supersedes the state a pending wake-up carries.
-      const pending = wakeups.get(uid);
-      if (pending !== undefined) {
-        clearTimeout(pending);
-        wakeups.delete(uid);
-      }
-      queues.push(uid, { kind: "event", type: event.type, object: event.object });
-    }
-    for (const timer of wakeups.values()) clearTimeout(timer);
-  })().finally(() => {
-    // A stream that stops before its listing must not hold the other handlers back for ever.
-    if (indexers.length) indexes.listed(name);
-  });
-  const shutdown = async (grace: number) => {
-    await Promise.all([...memories.values()].map((memory) => memory.background?.shutdown("operatorExiting", grace)));
-  };
-  return { name, health: watcher.health, done, listed, queues, shutdown };
-}
-
-/** The name of a stream: its resource, and its namespace unless it watches all of them. */
-function streamName(resource: Resource, namespace: string | null): string {
-  return resourceName(resource) + (namespace ? ` in ${namespace}` : "");
-}
-
-/** An object as `namespace/name` (or `name`) for log lines about several objects. */
-function describe(body: KubernetesObject): string {
-  const { namespace, name } = body.metadata;
-  return namespace ? `${namespace}/${name}` : `${name}`;
-}
-
-/** Logs an unexpected error of a cycle with the object's reference. */
-function reportError(body: KubernetesObject, error: unknown, delay?: number): void {
-  const message = delay === undefined
-    ? "An unexpected error while processing the object."
-    : `Throttling for ${delay} seconds due to an unexpected error.`;
-  new ObjectLogger(body).exception(message, error);
 }

@@ -11,6 +11,7 @@ import { NetworkingSettings } from "./networking.ts";
 import { PersistenceSettings } from "./persistence.ts";
 import { PostingSettings } from "./posting.ts";
 import { ProcessSettings } from "./process.ts";
+import { ScanningSettings } from "./scanning.ts";
 import { WatchingSettings } from "./watching.ts";
 
 /**
@@ -45,4 +46,6 @@ export class Settings {
   readonly background: BackgroundSettings = new BackgroundSettings();
   /** Stopping and the liveness endpoint. */
   readonly process: ProcessSettings = new ProcessSettings();
+  /** The runtime observation of namespaces and CRDs. */
+  readonly scanning: ScanningSettings = new ScanningSettings();
 }

@@ -1,0 +1,208 @@
+/**
+ * Runtime observation of the cluster: which namespaces exist (for namespace patterns) and
+ * which CRDs come, change and go (for resources served by CRDs), reported to callbacks.
+ *
+ * @module
+ */
+
+import { getLogger } from "@logtape/logtape";
+import type { ApiClient } from "../api/client.ts";
+import { ApiForbiddenError, describeCause } from "../api/errors.ts";
+import { resourcePath } from "../api/paths.ts";
+import { Watcher, WatchState } from "../api/watching.ts";
+import type { KubernetesList, KubernetesObject } from "../model/body.ts";
+import type { NamespacePatterns } from "../model/namespace_patterns.ts";
+import type { Resource } from "../model/resource.ts";
+import type { WatchingSettings } from "../settings/watching.ts";
+
+const logger = getLogger(["kopf", "observation"]);
+
+/** Namespaces, as the observer lists and watches them. */
+export const NAMESPACES: Resource = {
+  group: "",
+  version: "v1",
+  plural: "namespaces",
+  kind: "Namespace",
+  singular: "namespace",
+  namespaced: false,
+  preferred: true,
+  shortcuts: ["ns"],
+  categories: [],
+  verbs: ["list", "watch"],
+  subresources: [],
+};
+
+/** CustomResourceDefinitions (the preferred and only version of `apiextensions.k8s.io`). */
+export const CRDS: Resource = {
+  group: "apiextensions.k8s.io",
+  version: "v1",
+  plural: "customresourcedefinitions",
+  kind: "CustomResourceDefinition",
+  singular: "customresourcedefinition",
+  namespaced: false,
+  preferred: true,
+  shortcuts: ["crd"],
+  categories: [],
+  verbs: ["list", "watch"],
+  subresources: [],
+};
+
+/** What the observers need. */
+export interface ObserverOptions {
+  /** The API client. */
+  client: ApiClient;
+  /** Watch settings (the operator's). */
+  settings: WatchingSettings;
+  /** Ends the observation. */
+  signal: AbortSignal;
+}
+
+/** A namespace observation that has started: its initial set is known. */
+export interface NamespaceObservation {
+  /** The namespaces served now. */
+  readonly initial: ReadonlySet<string>;
+  /** Whether changes are watched (false: exact names only, e.g. after a 403). */
+  readonly watching: boolean;
+  /** Resolves when the observation ends (with the signal). */
+  readonly done: Promise<void>;
+}
+
+/**
+ * Finds the namespaces to serve and follows them. If every pattern is an exact name, those are
+ * served without any request. Otherwise the namespaces are listed (403: a warning, and only the
+ * exact names are served, assumed to exist), the matching ones that are not terminating are
+ * served, and a watch reports those that appear (`onChange` with the whole new set), become
+ * terminating or are deleted.
+ *
+ * Resolves once the initial set is known; `done` resolves when the signal ends the watch.
+ */
+export async function observeNamespaces(
+  options: ObserverOptions & {
+    patterns: NamespacePatterns;
+    /** Whether to list and watch namespaces at all (`settings.scanning.disabled` turns it off). */
+    scanning: boolean;
+    onChange: (namespaces: ReadonlySet<string>) => void;
+  },
+): Promise<NamespaceObservation> {
+  const { client, patterns, signal } = options;
+  const exact = new Set(patterns.exact);
+  if (patterns.allExact || !options.scanning) {
+    return { initial: exact, watching: false, done: Promise.resolve() };
+  }
+  const state = new WatchState();
+  const served = new Set<string>();
+  const wanted = (body: KubernetesObject) =>
+    body.metadata.name !== undefined && !body.metadata.deletionTimestamp && patterns.matches(body.metadata.name);
+  try {
+    let token: string | undefined;
+    do {
+      const page: KubernetesList = await client.request<KubernetesList>({
+        path: resourcePath(NAMESPACES),
+        query: { limit: options.settings.listPageSize ?? undefined, continue: token },
+        verb: "list",
+        resource: NAMESPACES.plural,
+        signal,
+      });
+      state.resourceVersion ??= page.metadata.resourceVersion ?? "";
+      token = page.metadata.continue || undefined;
+      for (const body of page.items ?? []) {
+        const { name, uid, resourceVersion } = body.metadata;
+        if (uid) {
+          state.known.set(uid, { apiVersion: "v1", kind: "Namespace", metadata: { name, uid, resourceVersion } });
+        }
+        if (wanted(body)) served.add(name!);
+      }
+    } while (token);
+    state.listed = true;
+  } catch (error) {
+    if (!(error instanceof ApiForbiddenError)) throw error;
+    logger.warn(
+      "Not enough permissions to list namespaces. Falling back to a list of namespaces which are assumed to exist: " +
+        "{namespaces}",
+      { namespaces: [...exact].join(", ") || "(none)" },
+    );
+    return { initial: exact, watching: false, done: Promise.resolve() };
+  }
+
+  const initial = new Set(served);
+  const watcher = new Watcher(client, NAMESPACES, { settings: options.settings, signal, state });
+  const done = (async () => {
+    for await (const event of watcher) {
+      if (event.type === "LISTED" || event.type === null) continue;
+      const name = event.object.metadata.name;
+      if (name === undefined) continue;
+      const serve = event.type !== "DELETED" && wanted(event.object);
+      if (serve === served.has(name)) continue;
+      if (serve) served.add(name);
+      else served.delete(name);
+      logger.info(
+        serve ? "Namespace {name} is served from now on." : "Namespace {name} is no longer served ({reason}).",
+        { name, reason: event.type === "DELETED" ? "deleted" : "terminating" },
+      );
+      options.onChange(new Set(served));
+    }
+  })().catch((error) => {
+    logger.error("The observation of namespaces has failed; namespaces are no longer followed: {error}", {
+      error: describeCause(error),
+    });
+  });
+  return { initial, watching: true, done };
+}
+
+/**
+ * Follows the CRDs: every CRD that is added, modified or deleted after the start is reported to
+ * `onChange` (including those that existed at the start: the watch begins with them, as
+ * `ADDED`; the callback decides whether anything changed). Without the permission to watch CRDs
+ * (403), a warning says that changes will not be noticed, and it ends.
+ *
+ * It does not list: the first watch request (without a resourceVersion) delivers the existing
+ * CRDs, and later requests resume from where it stopped.
+ */
+export async function observeCrds(
+  options: ObserverOptions & { onChange: (type: "ADDED" | "MODIFIED" | "DELETED", crd: KubernetesObject) => void },
+): Promise<void> {
+  const { client, signal } = options;
+  // The permission is probed with a watch request of its own: the watcher never gives up on
+  // errors, and a 403 must end the observation with a warning instead.
+  try {
+    const response = await client.open({
+      path: resourcePath(CRDS),
+      query: { watch: "true", allowWatchBookmarks: "true", timeoutSeconds: 1 },
+      verb: "watch",
+      resource: CRDS.plural,
+      signal,
+    });
+    await response.body?.cancel().catch(() => {});
+  } catch (error) {
+    if (signal.aborted) return;
+    if (error instanceof ApiForbiddenError) {
+      logger.warn(
+        "Not enough permissions to watch for resources: changes (creation/deletion/updates) of CRDs will not be " +
+          "noticed; only the resources found at start are served.",
+      );
+      return;
+    }
+    logger.warn("The first request to watch CRDs has failed ({error}); retrying.", { error: describeCause(error) });
+  }
+  const state = new WatchState();
+  state.resourceVersion = ""; // no listing: watch from "now", getting the existing CRDs first
+  state.listed = true; // a relisting after 410 reports the differences to what the watch has seen
+  // The watch starts without a listing's resourceVersion: until the first bookmark, it would
+  // resume from the last CRD's own resourceVersion, which may be too old (410, a relisting). So
+  // its requests are not cut short by the timeouts meant for the resource streams.
+  const settings = Object.assign(Object.create(Object.getPrototypeOf(options.settings)), options.settings, {
+    serverTimeout: null,
+    clientTimeout: null,
+  }) as WatchingSettings;
+  const watcher = new Watcher(client, CRDS, { settings, signal, state });
+  try {
+    for await (const event of watcher) {
+      if (event.type === "LISTED" || event.type === null) continue;
+      options.onChange(event.type, event.object);
+    }
+  } catch (error) {
+    logger.error("The observation of CRDs has failed; CRD changes are no longer noticed: {error}", {
+      error: describeCause(error),
+    });
+  }
+}
