@@ -148,3 +148,26 @@ export {
   type ServiceAccountLoginOptions,
 } from "./src/api/login.ts";
 export type { LoginFn } from "./src/handling/login.ts";
+export {
+  type AdmissionContext,
+  AdmissionError,
+  type AdmissionErrorOptions,
+  type AdmissionFn,
+  type AdmissionHandlerOptions,
+  type AdmissionKind,
+} from "./src/handling/admission.ts";
+export type {
+  AdmissionOperation,
+  AdmissionRequest,
+  AdmissionResponse,
+  AdmissionReview,
+  AdmissionServer,
+  AdmissionServerFn,
+  GroupVersionResource,
+  WebhookClientConfig,
+  WebhookFn,
+  WebhookRequestOptions,
+} from "./src/model/admission.ts";
+export { WebhookError } from "./src/model/admission.ts";
+export { AdmissionSettings } from "./src/settings/admission.ts";
+export { WebhookServer, type WebhookServerOptions } from "./src/kits/webhook_server.ts";

@@ -35,3 +35,4 @@ export {
 export { index, type IndexOptions } from "./src/handling/index_registration.ts";
 export { daemon, type DaemonOptions, timer, type TimerOptions } from "./src/handling/background_registration.ts";
 export { login } from "./src/handling/registration.ts";
+export { mutate, type MutateOptions, validate, type ValidateOptions } from "./src/handling/admission.ts";

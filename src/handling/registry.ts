@@ -7,6 +7,7 @@
 
 import type { Selector } from "../model/selector.ts";
 import type { Activity, ActivityHandler } from "./activities.ts";
+import type { AdmissionHandler } from "./admission.ts";
 import type { ResourceHandler } from "./handlers.ts";
 
 /**
@@ -22,15 +23,31 @@ import type { ResourceHandler } from "./handlers.ts";
 export class Registry {
   readonly #handlers: ResourceHandler[] = [];
   readonly #activities: ActivityHandler[] = [];
+  readonly #webhooks: AdmissionHandler[] = [];
 
   /**
    * Adds a handler. Registering one function for several causes or selectors is fine: a cycle
    * runs a handler id only once. Activity handlers (startup, cleanup, probes) are kept apart
-   * from resource handlers.
+   * from resource handlers, and so are admission handlers (`on.validate`, `on.mutate`), which
+   * need no watching.
    */
-  add(handler: ResourceHandler | ActivityHandler): void {
+  add(handler: ResourceHandler | ActivityHandler | AdmissionHandler): void {
     if (handler.kind === "activity") this.#activities.push(handler);
+    else if (handler.kind === "admission") this.#webhooks.push(handler);
     else this.#handlers.push(handler);
+  }
+
+  /**
+   * The admission handlers (`on.validate`, `on.mutate`), in registration order; of handlers with
+   * the same id, only the first (each id is one webhook).
+   */
+  get webhooks(): readonly AdmissionHandler[] {
+    const seen = new Set<string>();
+    return this.#webhooks.filter((handler) => {
+      if (seen.has(handler.id)) return false;
+      seen.add(handler.id);
+      return true;
+    });
   }
 
   /**

@@ -4,6 +4,7 @@
  * @module
  */
 
+import { AdmissionSettings } from "./admission.ts";
 import { BackgroundSettings } from "./background.ts";
 import { BatchingSettings } from "./batching.ts";
 import { ExecutionSettings } from "./execution.ts";
@@ -48,4 +49,6 @@ export class Settings {
   readonly process: ProcessSettings = new ProcessSettings();
   /** The runtime observation of namespaces and CRDs. */
   readonly scanning: ScanningSettings = new ScanningSettings();
+  /** Admission webhooks: the server and the managed webhook configurations. */
+  readonly admission: AdmissionSettings = new AdmissionSettings();
 }
