@@ -340,11 +340,9 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
       }));
     }
     if (initial.length === 0 && !signal.aborted) {
-      logger.warn(
-        scanning
-          ? "There is nothing to serve yet: no handler's resource was found (or no namespace matches)."
-          : "There is nothing to serve: no handler's resource was found (or no namespace matches).",
-      );
+      // With scanning, namespaces and CRDs that appear later are served: nothing yet is no problem.
+      if (scanning) logger.info("There is nothing to serve yet: no handler's resource or no namespace is found.");
+      else logger.warn("There is nothing to serve: no handler's resource or no namespace is found.");
     }
     Promise.all(initial.map((stream) => stream.listed)).then(() => {
       if (!signal.aborted) options.ready?.({ client, streams, liveness: probing?.url });

@@ -1,0 +1,151 @@
+/**
+ * Resources that come and go while the operator runs (2.7, 2.8, 2.9) against the shared
+ * LocalCluster: each test makes CRDs of its own unique group, so that tests never disturb each
+ * other (the shared kopfexamples CRD is never touched).
+ */
+
+import assert from "node:assert/strict";
+import { reset } from "@logtape/logtape";
+import * as kopf from "@kopf/kopf";
+import type { ApiClient } from "../src/api/client.ts";
+import { ApiNotFoundError } from "../src/api/errors.ts";
+import type { KubernetesObject } from "../src/model/body.ts";
+import { runOperator } from "./support/operator.ts";
+import { createExample, freshNamespace, settle, testCluster, waitFor, waitForStatus } from "./support/cluster.ts";
+
+const CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+
+/** A unique group with a `widgets` CRD in it (not created yet). */
+function widgets(): { group: string; crd: KubernetesObject; path: (namespace: string, name?: string) => string } {
+  const group = `dyn${crypto.randomUUID().slice(0, 8)}.example`;
+  const crd = {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `widgets.${group}` },
+    spec: {
+      group,
+      scope: "Namespaced",
+      names: { plural: "widgets", singular: "widget", kind: "Widget" },
+      versions: [{
+        name: "v1",
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+      }],
+    },
+  };
+  const path = (namespace: string, name?: string) =>
+    `/apis/${group}/v1/namespaces/${namespace}/widgets${name ? `/${name}` : ""}`;
+  return { group, crd, path };
+}
+
+/** Creates a widget, retrying while the API server does not serve the new CRD yet (404). */
+async function createWidget(client: ApiClient, path: string, group: string, name: string): Promise<void> {
+  await waitFor(`widget ${name} to be created`, async () => {
+    try {
+      await client.request({
+        method: "POST",
+        path,
+        body: { apiVersion: `${group}/v1`, kind: "Widget", metadata: { name }, spec: {} },
+      });
+      return true;
+    } catch (error) {
+      if (error instanceof ApiNotFoundError) return undefined;
+      throw error;
+    }
+  });
+}
+
+Deno.test("a CRD created after the start is served; deleting it stops its stream, the operator goes on (2.7, 2.8)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "dyncrd");
+  const { group, crd, path } = widgets();
+  const registry = new kopf.Registry();
+  kopf.on.create(`widgets.${group}`, { registry }, function widgetFn({ name, resource }) {
+    return { widget: name, plural: resource.plural };
+  });
+  kopf.on.create("kopfexamples", { registry }, function kexFn({ name }) {
+    return { kex: name };
+  });
+  const lines: string[] = [];
+  await kopf.configureLogging({ format: "full", level: "debug", write: (line) => lines.push(line) });
+  const operator = await runOperator(registry, namespace);
+  const { streams } = operator.running;
+  const stream = `widgets.v1.${group} in ${namespace}`;
+  try {
+    // 2.7: the selector matches nothing yet: a warning, and the operator runs.
+    assert.ok(
+      lines.some((line) =>
+        line.includes(`Unresolved resources cannot be served (try creating their CRDs): "widgets.${group}"`)
+      ),
+      lines.join("\n"),
+    );
+    assert.deepEqual([...streams.keys()], [`kopfexamples.v1.kopf.dev in ${namespace}`]);
+
+    // 2.8: the CRD appears: its group is rescanned, the stream starts, objects are handled.
+    await client.request({ method: "POST", path: CRDS, body: crd });
+    await waitFor(`the stream ${stream}`, () => streams.has(stream) || undefined);
+    await createWidget(client, path(namespace), group, "w1");
+    const handled = await waitFor("widget w1 to be handled", async () => {
+      const body = await client.request<KubernetesObject>({ path: path(namespace, "w1") });
+      return (body.status as Record<string, unknown> | undefined)?.widgetFn;
+    });
+    assert.deepEqual(handled, { widget: "w1", plural: "widgets" });
+
+    // The CRD goes: its stream stops, the operator keeps serving the rest.
+    await client.request({ method: "DELETE", path: `${CRDS}/widgets.${group}` });
+    await waitFor(`the stream ${stream} to stop`, () => !streams.has(stream) || undefined);
+    await createExample(client, namespace, "after");
+    assert.deepEqual(await waitForStatus(namespace, "after", "kexFn"), { kex: "after" });
+    assert.deepEqual([...streams.keys()], [`kopfexamples.v1.kopf.dev in ${namespace}`]);
+    const errors = lines.filter((line) => /\[(ERROR|CRITICAL|FATAL)/.test(line));
+    assert.deepEqual(errors, [], "no errors logged");
+    const crdRequests = operator.running.client.counters.snapshot();
+    assert.equal(crdRequests["list customresourcedefinitions"], undefined, "CRDs are watched, never listed");
+  } finally {
+    await operator.stop();
+    await reset();
+  }
+});
+
+Deno.test("a CRD of a group that nobody selects causes no rescan (2.10)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "dynskip");
+  const { group, crd } = widgets();
+  const registry = new kopf.Registry();
+  kopf.on.event("kopfexamples.kopf.dev", { registry }, function eventFn() {});
+  const operator = await runOperator(registry, namespace);
+  try {
+    const counters = operator.running.client.counters;
+    await settle(1);
+    const before = counters.count({ verb: "get" });
+    await client.request({ method: "POST", path: CRDS, body: crd });
+    await settle(3);
+    assert.equal(counters.count({ verb: "get" }) - before, 0, "no discovery request for an unselected group");
+  } finally {
+    await operator.stop();
+    await client.request({ method: "DELETE", path: `${CRDS}/widgets.${group}` });
+  }
+});
+
+Deno.test("non-watchable resources are not served, with Kopf's warning (2.9)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "nowatch");
+  const registry = new kopf.Registry();
+  kopf.on.event("bindings.v1", { registry }, function bindingFn() {});
+  kopf.on.event("kopfexamples", { registry }, function eventFn() {});
+  const lines: string[] = [];
+  await kopf.configureLogging({ format: "plain", level: "debug", write: (line) => lines.push(line) });
+  const operator = await runOperator(registry, namespace);
+  try {
+    assert.ok(
+      lines.some((line) => line.includes("Non-watchable resources will not be served") && line.includes("bindings.v1")),
+      lines.join("\n"),
+    );
+    assert.deepEqual([...operator.running.streams.keys()], [`kopfexamples.v1.kopf.dev in ${namespace}`]);
+  } finally {
+    await operator.stop();
+    await reset();
+  }
+});
