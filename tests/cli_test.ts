@@ -170,3 +170,245 @@ Deno.test("--help shows the options of run, exit code 0", async () => {
     assert.ok(stdout.includes(option), option);
   }
 });
+
+/** Starts `kopf <args>` in the background; `stop()` sends SIGTERM and gives the exit code and output. */
+function spawnKopf(args: string[], env: Record<string, string>) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, ...args],
+    cwd: ROOT,
+    env: { NO_COLOR: "1", ...env },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const output = child.output();
+  return {
+    async stop(): Promise<{ code: number; stdout: string; stderr: string }> {
+      try {
+        child.kill("SIGTERM");
+      } catch {
+        // It has exited already.
+      }
+      const result = await output;
+      const decoder = new TextDecoder();
+      return { code: result.code, stdout: decoder.decode(result.stdout), stderr: decoder.decode(result.stderr) };
+    },
+  };
+}
+
+/** Waits until status[key] of a kopfexample is set; returns it. */
+async function statusOf(namespace: string, name: string, key: string): Promise<unknown> {
+  const { client } = await testCluster();
+  return await waitFor(`status.${key} of ${name}`, async () => {
+    const body = await getExample(client, namespace, name);
+    return (body.status as Record<string, unknown> | undefined)?.[key];
+  });
+}
+
+Deno.test("kopf run with two files and two -m modules: the handlers of all four are active (26.1)", async () => {
+  const { client, kubeconfig } = await testCluster();
+  const namespace = await freshNamespace(client, "cli-multi");
+  const moduleD = new URL("./fixtures/cli/module_d.ts", import.meta.url).href;
+  const kopfRun = spawnKopf([
+    "run",
+    "-n",
+    namespace,
+    "--standalone",
+    "tests/fixtures/cli/file_a.ts",
+    "tests/fixtures/cli/file_b.ts",
+    "-m",
+    "./tests/fixtures/cli/module_c.ts",
+    "-m",
+    moduleD,
+  ], { KUBECONFIG: kubeconfig });
+  let result;
+  try {
+    await createExample(client, namespace, "multi-1");
+    assert.equal(await statusOf(namespace, "multi-1", "fromA"), "file_a");
+    assert.equal(await statusOf(namespace, "multi-1", "fromB"), "file_b");
+    assert.equal(await statusOf(namespace, "multi-1", "fromC"), "module_c");
+    assert.equal(await statusOf(namespace, "multi-1", "fromD"), "module_d");
+  } finally {
+    result = await kopfRun.stop();
+  }
+  assert.equal(result.code, 0, result.stderr);
+});
+
+Deno.test("a -m module that cannot be imported: the specifier and the problem, exit code 1 (26.1)", async () => {
+  const { code, stderr } = await kopf(["run", "-A", "--standalone", "-m", "./tests/fixtures/cli/no_such.ts"]);
+  assert.equal(code, 1);
+  assert.match(stderr, /\.\/tests\/fixtures\/cli\/no_such\.ts: failed to import/);
+});
+
+Deno.test("kopf run -n a -A: a usage error, exit code 2 (26.3)", async () => {
+  const { code, stdout, stderr } = await kopf(["run", "-n", "a", "-A", "x.ts"]);
+  assert.equal(code, 2);
+  assert.equal(stdout, "");
+  assert.match(stderr, /^Usage: kopf run/);
+  assert.match(stderr, /^Error: Either --namespace or --all-namespaces can be used, not both\.$/m);
+});
+
+Deno.test("KOPF_RUN_NAMESPACE, KOPF_RUN_STANDALONE and KOPF_RUN_LOG_FORMAT=json are defaults of run (26)", async () => {
+  const { client, kubeconfig } = await testCluster();
+  const namespace = await freshNamespace(client, "cli-env");
+  const kopfRun = spawnKopf(["run", "examples/01-minimal/example.ts"], {
+    KUBECONFIG: kubeconfig,
+    KOPF_RUN_NAMESPACE: namespace,
+    KOPF_RUN_STANDALONE: "true",
+    KOPF_RUN_LOG_FORMAT: "json",
+  });
+  let result;
+  try {
+    await createExample(client, namespace, "env-1");
+    await statusOf(namespace, "env-1", "createFn");
+  } finally {
+    result = await kopfRun.stop();
+  }
+  assert.equal(result.code, 0, result.stderr);
+  const lines = meaningful(result.stderr);
+  const records = lines.map((line) => JSON.parse(line));
+  assert.ok(records.some((record) => record.message === "Handler 'createFn' succeeded."), result.stderr);
+  // KOPF_RUN_STANDALONE=true is --standalone: no warning about running without peering.
+  assert.ok(!records.some((record) => /Peering/.test(record.message)), result.stderr);
+  // The namespace came from KOPF_RUN_NAMESPACE: no warning about serving all namespaces.
+  assert.ok(!records.some((record) => /No namespaces are given/.test(record.message)), result.stderr);
+});
+
+Deno.test("the command line wins over KOPF_RUN_*; KOPF_RUN_NAMESPACE adds to -n (26)", async () => {
+  const { client, kubeconfig } = await testCluster();
+  const given = await freshNamespace(client, "cli-given");
+  const extra = await freshNamespace(client, "cli-extra");
+  const kopfRun = spawnKopf([
+    "run",
+    "--standalone",
+    "-n",
+    given,
+    "--log-format",
+    "plain",
+    "examples/01-minimal/example.ts",
+  ], {
+    KUBECONFIG: kubeconfig,
+    KOPF_RUN_NAMESPACE: extra,
+    KOPF_RUN_LOG_FORMAT: "json",
+  });
+  let result;
+  try {
+    await createExample(client, given, "given-1");
+    await createExample(client, extra, "extra-1");
+    await statusOf(given, "given-1", "createFn");
+    await statusOf(extra, "extra-1", "createFn");
+  } finally {
+    result = await kopfRun.stop();
+  }
+  assert.equal(result.code, 0, result.stderr);
+  const lines = meaningful(result.stderr);
+  const succeeded = lines.filter((line) => line.includes("Handler 'createFn' succeeded."));
+  assert.equal(succeeded.length, 2, result.stderr);
+  assert.ok(lines.every((line) => !line.startsWith("{")), result.stderr); // plain, not json
+});
+
+Deno.test("a bad KOPF_RUN_* value: a usage error naming the variable, exit code 2 (26)", async () => {
+  const { code, stderr } = await kopf(["run", "-A", "x.ts"], { KOPF_RUN_LOG_FORMAT: "xml" });
+  assert.equal(code, 2);
+  assert.match(stderr, /^Error: KOPF_RUN_LOG_FORMAT must be one of plain, full, json, not "xml"\.$/m);
+});
+
+Deno.test("--help on every command and on kopf itself, exit code 0 (26)", async () => {
+  const expected: Record<string, string[]> = {
+    run: [
+      "--module",
+      "--namespace",
+      "--all-namespaces",
+      "--standalone",
+      "--priority",
+      "--peering",
+      "--dev",
+      "--liveness",
+      "--context",
+      "--log-format",
+      "KOPF_RUN_",
+    ],
+    freeze: [
+      "--peering",
+      "--lifetime",
+      "--priority",
+      "--dev",
+      "--id",
+      "--message",
+      "--namespace",
+      "--all-namespaces",
+      "KOPF_FREEZE_",
+    ],
+    resume: ["--peering", "--id", "--namespace", "--all-namespaces", "KOPF_RESUME_"],
+  };
+  for (const [command, options] of Object.entries(expected)) {
+    for (const flag of ["--help", "-h"]) {
+      const { code, stdout } = await kopf([command, flag]);
+      assert.equal(code, 0, `${command} ${flag}`);
+      assert.match(stdout, new RegExp(`^Usage: kopf ${command} `));
+      for (const option of options) assert.ok(stdout.includes(option), `${command}: ${option}`);
+    }
+  }
+  const { code, stdout } = await kopf(["--help"]);
+  assert.equal(code, 0);
+  for (const command of ["run", "freeze", "resume"]) assert.match(stdout, new RegExp(`^  ${command} `, "m"));
+});
+
+Deno.test("--version prints the version of the CLI, exit code 0 (26)", async () => {
+  const { code, stdout } = await kopf(["--version"]);
+  assert.equal(code, 0);
+  const { version } = JSON.parse(await Deno.readTextFile(new URL("../cli/deno.json", import.meta.url)));
+  assert.equal(stdout.trim(), `kopf ${version}`);
+});
+
+Deno.test("peering options without --standalone: one line saying peering is not available yet, exit code 2 (26.4)", async () => {
+  for (const args of [["-P", "default"], ["--priority", "10"], ["--dev"]]) {
+    const { code, stdout, stderr } = await kopf(["run", "-A", ...args, "examples/01-minimal/example.ts"]);
+    assert.equal(code, 2, args.join(" "));
+    assert.equal(stdout, "");
+    const lines = meaningful(stderr);
+    assert.equal(lines.length, 1, stderr);
+    assert.match(lines[0], /^kopf: Peering is not available yet in this version.*--standalone/);
+  }
+  const fromEnv = await kopf(["run", "-A", "examples/01-minimal/example.ts"], { KOPF_RUN_PEERING: "default" });
+  assert.equal(fromEnv.code, 2);
+  assert.match(fromEnv.stderr, /^kopf: Peering is not available yet.*--peering=default/m);
+});
+
+Deno.test("peering options are checked: a priority that is not an integer is a usage error, exit code 2 (26.4)", async () => {
+  const { code, stderr } = await kopf(["run", "-A", "--standalone", "-p", "high", "x.ts"]);
+  assert.equal(code, 2);
+  assert.match(stderr, /^Error: --priority must be an integer, not "high"\.$/m);
+});
+
+Deno.test("peering options with --standalone are accepted: the operator runs (26.4, 25.8)", async () => {
+  const { client, kubeconfig } = await testCluster();
+  const namespace = await freshNamespace(client, "cli-dev");
+  const kopfRun = spawnKopf(
+    ["run", "-n", namespace, "--standalone", "--dev", "-P", "custom", "examples/01-minimal/example.ts"],
+    { KUBECONFIG: kubeconfig },
+  );
+  let result;
+  try {
+    await createExample(client, namespace, "dev-1");
+    await statusOf(namespace, "dev-1", "createFn");
+  } finally {
+    result = await kopfRun.stop();
+  }
+  assert.equal(result.code, 0, result.stderr);
+});
+
+Deno.test("kopf freeze --peering=default without --lifetime: a usage error, exit code 2 (26.6)", async () => {
+  const { code, stdout, stderr } = await kopf(["freeze", "--peering=default"]);
+  assert.equal(code, 2);
+  assert.equal(stdout, "");
+  assert.match(stderr, /^Usage: kopf freeze/);
+  assert.match(stderr, /^Try 'kopf freeze --help' for help\.$/m);
+  assert.match(stderr, /^Error: Missing option '-t' \/ '--lifetime'/m);
+});
+
+Deno.test("kopf resume without --peering: a usage error, exit code 2 (26.7)", async () => {
+  const { code, stderr } = await kopf(["resume", "-A"]);
+  assert.equal(code, 2);
+  assert.match(stderr, /^Error: Missing option '-P' \/ '--peering'/m);
+});
