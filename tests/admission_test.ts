@@ -602,3 +602,73 @@ Deno.test("an API error on writing the managed configurations fails ready and do
   await assert.rejects(admission.done, (error: unknown) => error instanceof ApiError);
   await admission.close();
 });
+
+Deno.test("subresources and DELETE: a status-only handler reviews status updates; a DELETE-only handler sees the old object (18.11, 6.8)", async () => {
+  const id = uniqueId();
+  const registry = new kopf.Registry();
+  kopf.on.validate(
+    "kopfexamples",
+    { registry, labels: { [LABEL]: id }, subresource: "status" },
+    function statusGuard({ subresource, patch: _patch, body }) {
+      const status = body.status as Record<string, unknown> | undefined;
+      if (status?.phase === "forbidden") throw new kopf.AdmissionError(`No ${subresource} like that.`, { code: 422 });
+    },
+  );
+  kopf.on.validate(
+    "kopfexamples",
+    { registry, labels: { [LABEL]: id }, operations: ["DELETE"] },
+    function deletionGuard({ name, operation, new: now }) {
+      throw new kopf.AdmissionError(`Keep ${name} (${operation}, new=${now}).`, { code: 409 });
+    },
+  );
+  await withAdmission(registry, id, async (_admission, cluster) => {
+    const namespace = await freshNamespace(cluster.client, "admission");
+    assert.equal((await createKex(cluster, namespace, example("obj", id))).status, 201);
+    const statusPath = resourcePath(KOPFEXAMPLES, { namespace, name: "obj", subresource: "status" });
+    const merge = { contentType: "application/merge-patch+json" };
+    const denied = await untilActive("status denial", async () => {
+      const response = await kube(cluster, "PATCH", statusPath, { status: { phase: "forbidden" } }, {
+        ...merge,
+        dryRun: true,
+      });
+      return response.status >= 400 ? response : undefined;
+    });
+    assert.equal(denied.status, 422);
+    assert.match(statusOf(denied).message!, /No status like that\./);
+    assert.equal((await kube(cluster, "PATCH", statusPath, { status: { phase: "fine" } }, merge)).status, 200);
+    // The main body is not reviewed by the status handler, even with the forbidden phase in it.
+    assert.equal((await patchKex(cluster, namespace, "obj", { spec: { phase: "forbidden" } })).status, 200);
+    const path = resourcePath(KOPFEXAMPLES, { namespace, name: "obj" });
+    const deletion = await untilActive("deletion denial", async () => {
+      const response = await kube(cluster, "DELETE", path, undefined, { dryRun: true });
+      return response.status >= 400 ? response : undefined;
+    });
+    assert.equal(deletion.status, 409);
+    assert.match(statusOf(deletion).message!, /Keep obj \(DELETE, new=null\)\./);
+  });
+});
+
+Deno.test("update(): newly served resources get their rules in the managed configuration (18.10)", async () => {
+  const id = uniqueId();
+  const registry = new kopf.Registry();
+  kopf.on.validate("kopfexamples", { registry, labels: { [LABEL]: id } }, function later() {});
+  const cluster = await testCluster();
+  const settings = new kopf.Settings();
+  settings.admission.server = new kopf.WebhookServer({ addr: "127.0.0.1" });
+  const managed = `${id}.admission.kopf.dev`;
+  settings.admission.managed = managed;
+  const admission = await startAdmission({ registry, settings, client: cluster.client, resources: [] });
+  try {
+    await admission.ready;
+    const names = async () => {
+      const body = (await kube(cluster, "GET", webhookConfigurationPath("validating", managed))).body;
+      return ((body.webhooks as { name: string }[] | undefined) ?? []).map((webhook) => webhook.name);
+    };
+    assert.deepEqual(await names(), [], "no resource, no webhook");
+    await admission.update([KOPFEXAMPLES]);
+    assert.deepEqual(await names(), [`later.${managed}`]);
+  } finally {
+    await admission.close();
+    await deleteConfigurations(cluster, managed);
+  }
+});
