@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
 import { ApiError } from "../src/api/errors.ts";
+import { captureLogs } from "./support/logs.ts";
 import { resourcePath } from "../src/api/paths.ts";
 import { webhookConfigurationPath } from "../src/api/webhook_configurations.ts";
 import { NO_SERVER_MESSAGE, type RunningAdmission, startAdmission } from "../src/engines/admission_startup.ts";
@@ -397,6 +398,7 @@ Deno.test("managed configurations: one webhook per handler with Kopf's fields; o
     function statusCheck() {},
   );
   kopf.on.mutate("kopfexamples", { registry, labels: { [LABEL]: id } }, function defaults() {});
+  const lines = await captureLogs();
   const cluster = await testCluster();
   const settings = new kopf.Settings();
   settings.admission.server = new kopf.WebhookServer({ addr: "127.0.0.1" });
@@ -457,6 +459,9 @@ Deno.test("managed configurations: one webhook per handler with Kopf's fields; o
     ]);
     const mutatingAfter = (await kube(cluster, "GET", webhookConfigurationPath("mutating", managed))).body;
     assert.equal((mutatingAfter.webhooks as unknown[] | undefined)?.length ?? 0, 0);
+    assert.ok(lines.includes(`Reconfiguring the validating webhook ${managed}.`), lines.join("\n"));
+    assert.ok(lines.includes(`Reconfiguring the mutating webhook ${managed}.`));
+    assert.ok(lines.some((line) => line.startsWith(`Cleaning up the admission webhook ${managed}`)));
   } finally {
     await admission.close();
     await deleteConfigurations(cluster, managed);
