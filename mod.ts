@@ -170,4 +170,10 @@ export type {
 } from "./src/model/admission.ts";
 export { WebhookError } from "./src/model/admission.ts";
 export { AdmissionSettings } from "./src/settings/admission.ts";
-export { WebhookServer, type WebhookServerOptions } from "./src/kits/webhook_server.ts";
+export {
+  WebhookDockerDesktopServer,
+  WebhookK3dServer,
+  WebhookMinikubeServer,
+  WebhookServer,
+  type WebhookServerOptions,
+} from "./src/kits/webhook_server.ts";

@@ -231,3 +231,74 @@ async function answer(
     return plain(500, `The admission review failed: ${(error as Error)?.message ?? error}`);
   }
 }
+
+/**
+ * A {@linkcode WebhookServer} for K3d/K3s clusters (also in a VM): the API server reaches the
+ * host at `host.k3d.internal`, which is the default `host` (and is in the generated certificate).
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "@kopf/kopf";
+ * kopf.on.startup(function configure({ settings }) {
+ *   settings.admission.server = new kopf.WebhookK3dServer({ port: 54321 });
+ *   settings.admission.managed = "auto.kopf.dev";
+ * });
+ * ```
+ */
+export class WebhookK3dServer extends WebhookServer {
+  /**
+   * Makes a server whose URL names `host.k3d.internal` unless `host` is given.
+   *
+   * @param options where and how to listen.
+   */
+  constructor(options: WebhookServerOptions = {}) {
+    super({ ...options, host: options.host ?? "host.k3d.internal" });
+  }
+}
+
+/**
+ * A {@linkcode WebhookServer} for Minikube clusters (also in a VM): the API server reaches the host
+ * at `host.minikube.internal`, which is the default `host` (and is in the generated certificate).
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "@kopf/kopf";
+ * kopf.on.startup(function configure({ settings }) {
+ *   settings.admission.server = new kopf.WebhookMinikubeServer({ port: 54321 });
+ *   settings.admission.managed = "auto.kopf.dev";
+ * });
+ * ```
+ */
+export class WebhookMinikubeServer extends WebhookServer {
+  /**
+   * Makes a server whose URL names `host.minikube.internal` unless `host` is given.
+   *
+   * @param options where and how to listen.
+   */
+  constructor(options: WebhookServerOptions = {}) {
+    super({ ...options, host: options.host ?? "host.minikube.internal" });
+  }
+}
+
+/**
+ * A {@linkcode WebhookServer} for Docker Desktop's Kubernetes (and kind on Docker Desktop): the API
+ * server reaches the host at `host.docker.internal`, which is the default `host`.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "@kopf/kopf";
+ * kopf.on.startup(function configure({ settings }) {
+ *   settings.admission.server = new kopf.WebhookDockerDesktopServer({ port: 54321 });
+ * });
+ * ```
+ */
+export class WebhookDockerDesktopServer extends WebhookServer {
+  /**
+   * Makes a server whose URL names `host.docker.internal` unless `host` is given.
+   *
+   * @param options where and how to listen.
+   */
+  constructor(options: WebhookServerOptions = {}) {
+    super({ ...options, host: options.host ?? "host.docker.internal" });
+  }
+}

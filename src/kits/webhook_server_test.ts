@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import { base64, type WebhookClientConfig, type WebhookFn } from "../model/admission.ts";
 import { createSelfSignedCertificates } from "./certificates.ts";
-import { WebhookServer } from "./webhook_server.ts";
+import {
+  WebhookDockerDesktopServer,
+  WebhookK3dServer,
+  WebhookMinikubeServer,
+  WebhookServer,
+} from "./webhook_server.ts";
 
 const echo: WebhookFn = (review, options) =>
   Promise.resolve(
@@ -84,4 +89,16 @@ Deno.test("given certificate files: served as is; the caBundle is the cafile, no
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("dev servers name the host that their clusters reach the host machine by (18.9)", async () => {
+  assert.equal(new WebhookK3dServer().host, "host.k3d.internal");
+  assert.equal(new WebhookMinikubeServer().host, "host.minikube.internal");
+  assert.equal(new WebhookDockerDesktopServer().host, "host.docker.internal");
+  assert.equal(new WebhookK3dServer({ host: "other" }).host, "other");
+  await serving(new WebhookK3dServer({ addr: "127.0.0.1" }), (config) => {
+    assert.match(config.url!, /^https:\/\/host\.k3d\.internal:\d+$/);
+    assert.ok(config.caBundle);
+    return Promise.resolve();
+  });
 });
