@@ -78,11 +78,14 @@ export function envFlag(env: Environment, name: string, usage: string): boolean 
   throw new UsageError(`${name} must be true or false (or 1/0, yes/no, on/off), not "${raw}".`, usage);
 }
 
-/** Reads a list environment variable: values separated by spaces (or commas); unset or empty → `undefined`. */
+/**
+ * Reads a list environment variable: values separated by whitespace (commas belong to a value,
+ * as in a namespace pattern `app-*,!app-test`); unset or empty → `undefined`.
+ */
 export function envList(env: Environment, name: string): string[] | undefined {
   const raw = env(name)?.trim();
   if (!raw) return undefined;
-  const values = raw.split(/[\s,]+/).filter(Boolean);
+  const values = raw.split(/\s+/).filter(Boolean);
   return values.length ? values : undefined;
 }
 

@@ -109,6 +109,8 @@ Deno.test("KOPF_RUN_<OPTION> gives defaults for every option; the command line w
 
 Deno.test("KOPF_RUN_NAMESPACE adds namespaces to -n; -A on the command line ignores it (26)", () => {
   assert.deepEqual(parseRunOptions(["x.ts"], env({ KOPF_RUN_NAMESPACE: "a b" })).namespaces, ["a", "b"]);
+  const patterns = parseRunOptions(["x.ts"], env({ KOPF_RUN_NAMESPACE: " app-*,!app-test\tother " })).namespaces;
+  assert.deepEqual(patterns, ["app-*,!app-test", "other"]);
   const both = parseRunOptions(["-n", "c", "x.ts"], env({ KOPF_RUN_NAMESPACE: "a" }));
   assert.deepEqual(both.namespaces, ["c", "a"]);
   assert.equal(both.clusterwide, false);

@@ -180,6 +180,26 @@ Deno.test("kopf freeze -n a -n b --dev -i ID writes the record on the KopfPeerin
   for (const namespace of [first, second]) assert.deepEqual(await peeringStatus(namespace, name), {}, namespace);
 });
 
+Deno.test("kopf freeze -n PATTERN patches the KopfPeering of each existing namespace that matches (25.9, 26.6, 3.2)", async () => {
+  const { client } = await testCluster();
+  const prefix = `pat${crypto.randomUUID().slice(0, 6)}`;
+  const first = await freshNamespace(client, prefix);
+  const second = await freshNamespace(client, prefix);
+  const excluded = await freshNamespace(client, `${prefix}-x`);
+  const name = await createPeering(first);
+  await createPeering(second, { name });
+  await createPeering(excluded, { name });
+  const frozen = await kopf(["freeze", "-n", `${prefix}-*,!${prefix}-x-*`, "-i", "ops-2", "-P", name, "-t", "30"]);
+  assert.equal(frozen.code, 0, frozen.stderr);
+  for (const namespace of [first, second]) {
+    assert.deepEqual(Object.keys(await peeringStatus(namespace, name)), ["ops-2"], namespace);
+  }
+  assert.deepEqual(await peeringStatus(excluded, name), {});
+  const resumed = await kopf(["resume", "-n", `${prefix}-*`, "-i", "ops-2", "-P", name]);
+  assert.equal(resumed.code, 0, resumed.stderr);
+  for (const namespace of [first, second]) assert.deepEqual(await peeringStatus(namespace, name), {}, namespace);
+});
+
 Deno.test("kopf freeze and resume keep other peers' records; POD_ID is the identity when set (25.2, 25.9)", async () => {
   const other = { priority: 0, lifetime: 60, lastseen: "2024-05-01T12:00:00.000000+00:00" };
   const name = await createPeering(null, { status: { "someone@elsewhere/20240501120000/abc": other } });

@@ -17,8 +17,11 @@
 
 import { getLogger } from "@logtape/logtape";
 import { ApiClient } from "../api/client.ts";
+import { resourcePath } from "../api/paths.ts";
 import { Registry } from "../handling/registry.ts";
 import { openVault } from "../handling/login.ts";
+import type { KubernetesObject } from "../model/body.ts";
+import { NamespacePatterns } from "../model/namespace_patterns.ts";
 import { buildPeerRecord, commandIdentity, FREEZE_PRIORITY, type PeerRecord } from "../model/peering.ts";
 import { Settings } from "../settings/settings.ts";
 import { describeTarget, type PeeringTarget, peeringTargets, removePeer, touchPeer } from "./peering_records.ts";
@@ -44,7 +47,10 @@ export interface PeeringCommandOptions {
   peering: string;
   /** The `ClusterKopfPeering` (all namespaces); also without namespaces, with a warning. */
   clusterwide?: boolean;
-  /** …or a `KopfPeering` in each of these namespaces. */
+  /**
+   * …or a `KopfPeering` in each of these namespaces: names or patterns as `-n` takes them
+   * (globs, `!` exclusions); patterns are matched against the namespaces that exist now.
+   */
   namespaces?: readonly string[];
   /** The identity of the record; default `POD_ID`, else `<user>@<host>`. */
   id?: string;
@@ -117,7 +123,6 @@ async function patchAll(options: PeeringCommandOptions, record: PeerRecord | nul
     logger.warn("No namespaces are given (-n NS or -A); using the cluster-wide ClusterKopfPeering.");
     clusterwide = true;
   }
-  const targets = peeringTargets(options.peering, { clusterwide, namespaces: options.namespaces });
   const vault = await openVault(
     {
       registry: new Registry(),
@@ -131,6 +136,8 @@ async function patchAll(options: PeeringCommandOptions, record: PeerRecord | nul
     () => {},
   );
   using client = new ApiClient(vault);
+  const namespaces = clusterwide ? [] : await matchNamespaces(client, options.namespaces ?? [], options.signal);
+  const targets = peeringTargets(options.peering, { clusterwide, namespaces });
   const outcomes = await Promise.allSettled(targets.map((target) => {
     return record
       ? touchPeer(client, target, identity, record, options.signal)
@@ -143,4 +150,15 @@ async function patchAll(options: PeeringCommandOptions, record: PeerRecord | nul
     throw new AggregateError(failures, messages.join(" "));
   }
   return { identity, targets, record };
+}
+
+/** The namespaces of `-n`: the names as given, or, with globs, the existing namespaces that match. */
+async function matchNamespaces(client: ApiClient, given: readonly string[], signal?: AbortSignal): Promise<string[]> {
+  const patterns = new NamespacePatterns(given);
+  if (patterns.allExact) return patterns.exact;
+  const path = resourcePath({ group: "", version: "v1", plural: "namespaces", namespaced: false });
+  const list = await client.request<{ items?: KubernetesObject[] }>({ path, signal });
+  const matching = (list.items ?? []).map((item) => item.metadata.name).filter((name) => patterns.matches(name));
+  if (!matching.length) throw new Error(`No namespace matches ${patterns}: there is no peering object to patch.`);
+  return matching;
 }
