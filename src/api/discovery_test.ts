@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { configure, type LogRecord, reset } from "@logtape/logtape";
-import { discoverResources, Discovery, resolveSelectors } from "./discovery.ts";
+import { crdReflected, discoverResources, Discovery, resolveSelectors } from "./discovery.ts";
 import type { Resource } from "../model/resource.ts";
 import { resourceName } from "../model/resource.ts";
 import { EVERYTHING, Selector } from "../model/selector.ts";
@@ -505,4 +505,53 @@ Deno.test("Discovery retries the first scan after a failure", async () => {
   await assert.rejects(discovery.resources(), { name: "ApiForbiddenError" });
   fail = false;
   assert.ok((await discovery.resources()).some((resource) => resource.plural === "pods"));
+});
+
+Deno.test("warnings already logged are not repeated when a rescan resolves again", async () => {
+  const logged = new Set<string>();
+  const missing = new Selector("missingthings");
+  const first = await warningsOf(() => resolveSelectors([missing], [], { logged }));
+  const again = await warningsOf(() => resolveSelectors([missing], [], { logged }));
+  const other = await warningsOf(() => resolveSelectors([missing, new Selector("others")], [], { logged }));
+  assert.deepEqual(first, ['Unresolved resources cannot be served (try creating their CRDs): "missingthings"']);
+  assert.deepEqual(again, []);
+  assert.deepEqual(other, [
+    'Unresolved resources cannot be served (try creating their CRDs): "missingthings", "others"',
+  ]);
+});
+
+Deno.test("crdReflected: whether discovery already shows a CRD as it is (2.8)", () => {
+  const resource = (version: string, extra: Partial<Resource> = {}): Resource => ({
+    group: "w.example",
+    version,
+    plural: "widgets",
+    kind: "Widget",
+    singular: "widget",
+    namespaced: true,
+    preferred: version === "v1",
+    shortcuts: ["wd"],
+    categories: [],
+    verbs: VERBS,
+    subresources: [],
+    ...extra,
+  });
+  const established = { conditions: [{ type: "Established", status: "True" }] };
+  const crd = (versions: string[], status: unknown = established, categories: string[] = []) => ({
+    metadata: { name: "widgets.w.example" },
+    spec: {
+      group: "w.example",
+      scope: "Namespaced",
+      names: { plural: "widgets", kind: "Widget", shortNames: ["wd"], categories },
+      versions: versions.map((name) => ({ name, served: true })),
+    },
+    status: status as { conditions: { type: string; status: string }[] },
+  });
+  assert.equal(crdReflected(crd(["v1"]), [resource("v1")]), true);
+  assert.equal(crdReflected(crd(["v1"]), []), false, "established but not discovered yet");
+  assert.equal(crdReflected(crd(["v1", "v2"]), [resource("v1")]), false, "a new version");
+  assert.equal(crdReflected(crd(["v1"]), [resource("v1"), resource("v2")]), false, "a removed version");
+  assert.equal(crdReflected(crd(["v1"], established, ["mycat"]), [resource("v1")]), false, "a new category");
+  assert.equal(crdReflected(crd(["v1"], {}), []), true, "not established: nothing to discover yet");
+  assert.equal(crdReflected(crd(["v1"]), [resource("v1")], true), false, "deleted but still discovered");
+  assert.equal(crdReflected(crd(["v1"]), [], true), true, "deleted and gone");
 });

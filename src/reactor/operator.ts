@@ -22,7 +22,7 @@ import { OperatorIndexes } from "../engines/indexing.ts";
 import type { Indices } from "../model/index_store.ts";
 import { allAtOnce, type Lifecycle } from "../handling/lifecycles.ts";
 import { defaultRegistry, type Registry } from "../handling/registry.ts";
-import { type NamespacePatternInput, NamespacePatterns } from "../model/namespace_patterns.ts";
+import { NamespacePatterns } from "../model/namespace_patterns.ts";
 import { groupsToScan } from "../model/selector.ts";
 import { resourceName } from "../model/resource.ts";
 import { Settings } from "../settings/settings.ts";
@@ -41,7 +41,7 @@ export interface OperatorOptions {
    * names make the operator list and watch namespaces, and serve the matching ones as they come
    * and go (unless `settings.scanning.disabled`).
    */
-  namespaces?: NamespacePatternInput[];
+  namespaces?: (string | RegExp)[];
   /** Serve all namespaces. Also the mode when no namespaces are given. */
   clusterwide?: boolean;
   /** Run without peering (the only mode so far). */

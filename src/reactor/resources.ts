@@ -10,7 +10,7 @@ import { type CrdBody, crdReflected, type Discovery } from "../api/discovery.ts"
 import { describeCause } from "../api/errors.ts";
 import type { BackgroundHandler, ChangeHandler, EventHandler } from "../handling/handlers.ts";
 import type { Registry } from "../handling/registry.ts";
-import { type Resource, resourceName } from "../model/resource.ts";
+import { resourceName } from "../model/resource.ts";
 import type { Selector } from "../model/selector.ts";
 import { sleep } from "../utils/sleep.ts";
 import type { ServedResource } from "./orchestration.ts";
@@ -68,7 +68,9 @@ export class ServedResources {
     this.#registry = registry;
     this.#discovery = discovery;
     this.#selectors = registry.selectors;
-    this.#patching = registry.handlers.filter((handler) => handler.kind === "change").map((handler) =>
+    // Stateful handlers keep their state on the objects: their resources must be patchable.
+    const stateful = new Set(["change", "daemon", "timer"]);
+    this.#patching = registry.handlers.filter((handler) => stateful.has(handler.kind)).map((handler) =>
       handler.selector
     );
     this.#onChange = options.onChange;
@@ -180,9 +182,4 @@ export class ServedResources {
       if (!fresh && delay !== Infinity) await sleep(delay, signal);
     }
   }
-}
-
-/** The resource names for messages. */
-export function namesOf(resources: Iterable<{ resource: Resource }>): string {
-  return [...resources].map(({ resource }) => resourceName(resource)).join(", ");
 }
