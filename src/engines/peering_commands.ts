@@ -158,7 +158,8 @@ async function matchNamespaces(client: ApiClient, given: readonly string[], sign
   if (patterns.allExact) return patterns.exact;
   const path = resourcePath({ group: "", version: "v1", plural: "namespaces", namespaced: false });
   const list = await client.request<{ items?: KubernetesObject[] }>({ path, signal });
-  const matching = (list.items ?? []).map((item) => item.metadata.name).filter((name) => patterns.matches(name));
+  const matching = (list.items ?? []).map((item) => item.metadata.name ?? "")
+    .filter((name) => name && patterns.matches(name));
   if (!matching.length) throw new Error(`No namespace matches ${patterns}: there is no peering object to patch.`);
   return matching;
 }
