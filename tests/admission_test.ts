@@ -677,3 +677,102 @@ Deno.test("update(): newly served resources get their rules in the managed confi
     await deleteConfigurations(cluster, managed);
   }
 });
+
+/**
+ * Whether `kopf.operator()` starts admission yet (its file is owned elsewhere): the two tests below
+ * run once it calls `startAdmission`, and are reported as ignored until then.
+ */
+const INTEGRATED = (await Deno.readTextFile(new URL("../src/reactor/operator.ts", import.meta.url)))
+  .includes("startAdmission");
+
+Deno.test({
+  name: "kopf.operator() with a validate handler and no admission server fails with Kopf's message (18.6)",
+  ignore: !INTEGRATED,
+  fn: async () => {
+    const cluster = await testCluster();
+    const namespace = await freshNamespace(cluster.client, "admission");
+    const registry = new kopf.Registry();
+    kopf.on.validate("kopfexamples", { registry }, function unserved() {});
+    await assert.rejects(
+      kopf.operator({ registry, credentials: cluster.credentials, namespaces: [namespace], standalone: true }),
+      (error: Error) => error.message.includes(NO_SERVER_MESSAGE),
+    );
+  },
+});
+
+Deno.test({
+  name:
+    "kopf.operator() serves admission set up by a startup handler; non-persistent webhooks go on exit (18.6, 18.10)",
+  ignore: !INTEGRATED,
+  fn: async () => {
+    const id = uniqueId();
+    const managed = `${id}.admission.kopf.dev`;
+    const cluster = await testCluster();
+    const namespace = await freshNamespace(cluster.client, "admission");
+    const registry = new kopf.Registry();
+    kopf.on.startup({ registry }, function configure({ settings }) {
+      settings.admission.server = new kopf.WebhookServer({ addr: "127.0.0.1" });
+      settings.admission.managed = managed;
+    });
+    kopf.on.validate("kopfexamples", { registry, labels: { [LABEL]: id } }, function deny() {
+      throw new kopf.AdmissionError("Denied by the operator.", { code: 400 });
+    });
+    kopf.on.validate(
+      "kopfexamples",
+      { registry, labels: { [LABEL]: id, never: "matches" }, persistent: true },
+      function kept() {},
+    );
+    const controller = new AbortController();
+    const done = kopf.operator({
+      registry,
+      credentials: cluster.credentials,
+      namespaces: [namespace],
+      standalone: true,
+      signal: controller.signal,
+    });
+    try {
+      const denied = await untilActive("denial through the operator", async () => {
+        const response = await createKex(cluster, namespace, example(`probe-${uniqueId()}`, id), true);
+        return response.status >= 400 ? response : undefined;
+      });
+      assert.match(statusOf(denied).message!, /Denied by the operator\./);
+    } finally {
+      controller.abort();
+      await done;
+    }
+    try {
+      const after = (await kube(cluster, "GET", webhookConfigurationPath("validating", managed))).body;
+      assert.deepEqual((after.webhooks as { name: string }[]).map((webhook) => webhook.name), [`kept.${managed}`]);
+    } finally {
+      await deleteConfigurations(cluster, managed);
+    }
+  },
+});
+
+Deno.test("the operator's stop signal closes admission gracefully: non-persistent webhooks are removed (18.10)", async () => {
+  const id = uniqueId();
+  const registry = new kopf.Registry();
+  kopf.on.validate("kopfexamples", { registry, labels: { [LABEL]: id } }, function transient() {});
+  kopf.on.mutate("kopfexamples", { registry, labels: { [LABEL]: id }, persistent: true }, function lasting() {});
+  const cluster = await testCluster();
+  const settings = new kopf.Settings();
+  settings.admission.server = new kopf.WebhookServer({ addr: "127.0.0.1" });
+  const managed = `${id}.admission.kopf.dev`;
+  settings.admission.managed = managed;
+  const controller = new AbortController();
+  const admission = await startAdmission({ registry, settings, client: cluster.client, signal: controller.signal });
+  try {
+    await admission.ready;
+    controller.abort();
+    await admission.done;
+    const names = async (type: "validating" | "mutating") => {
+      const body = (await kube(cluster, "GET", webhookConfigurationPath(type, managed))).body;
+      return ((body.webhooks as { name: string }[] | undefined) ?? []).map((webhook) => webhook.name);
+    };
+    assert.deepEqual(await names("validating"), []);
+    assert.deepEqual(await names("mutating"), [`lasting.${managed}`]);
+  } finally {
+    await admission.close();
+    await deleteConfigurations(cluster, managed);
+  }
+});

@@ -46,7 +46,10 @@ export interface StartAdmissionOptions {
   memoOf?: (uid: string) => Memo | undefined;
   /** The operator's indexes, given to handlers as `indices`. */
   indices?: Indices;
-  /** Stops the server without cleaning up the configurations (prefer `close()`). */
+  /**
+   * The operator's stop: cancels the discovery while starting, and once started, closes as
+   * `close()` does (cleaning up the non-persistent webhooks, then stopping the server).
+   */
   signal?: AbortSignal;
 }
 
@@ -167,9 +170,6 @@ export async function startAdmission(options: StartAdmissionOptions): Promise<Ru
   resolved = resolve(handlers, resources);
 
   const stop = new AbortController();
-  const onAbort = () => stop.abort(options.signal?.reason);
-  if (options.signal?.aborted) stop.abort(options.signal.reason);
-  options.signal?.addEventListener("abort", onAbort, { once: true });
   const manager = managed ? new WebhookConfigurationManager(options.client, { managed, handlers }) : undefined;
   let clientConfig: WebhookClientConfig | undefined;
   let markReady: () => void = () => {};
@@ -185,16 +185,12 @@ export async function startAdmission(options: StartAdmissionOptions): Promise<Ru
   };
 
   const done = (async () => {
-    try {
-      for await (const config of serveWith(server, fn, stop.signal)) {
-        clientConfig = config;
-        await reconfigure();
-        markReady();
-      }
-      if (!stop.signal.aborted) throw new Error("The admission server has exited unexpectedly.");
-    } finally {
-      options.signal?.removeEventListener("abort", onAbort);
+    for await (const config of serveWith(server, fn, stop.signal)) {
+      clientConfig = config;
+      await reconfigure();
+      markReady();
     }
+    if (!stop.signal.aborted) throw new Error("The admission server has exited unexpectedly.");
   })();
   // Whoever waits for `ready` learns of a failure before the first endpoint too.
   const readyOrFailed = Promise.race([ready, done.then(() => {})]);
@@ -204,7 +200,8 @@ export async function startAdmission(options: StartAdmissionOptions): Promise<Ru
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
-      if (manager && !stop.signal.aborted) {
+      options.signal?.removeEventListener("abort", onAbort);
+      if (manager) {
         await queue;
         await manager.cleanup();
       }
@@ -213,6 +210,10 @@ export async function startAdmission(options: StartAdmissionOptions): Promise<Ru
     })();
     return closing;
   };
+  // The operator's stop is a graceful exit: the same as `close()`.
+  const onAbort = () => void close();
+  if (options.signal?.aborted) void close();
+  else options.signal?.addEventListener("abort", onAbort, { once: true });
   return {
     active: true,
     ready: readyOrFailed,
