@@ -6,6 +6,7 @@
  */
 
 import type { LogFormat } from "@kopf/kopf";
+import { DEV_PRIORITY, FREEZE_PRIORITY } from "@kopf/kopf/peering";
 import {
   checkPeeringName,
   type Environment,
@@ -21,11 +22,7 @@ import {
   resolveScope,
   SCOPE_OPTIONS,
 } from "./options.ts";
-import { DEV_PRIORITY } from "./run_options.ts";
 import { FREEZE_USAGE, RESUME_USAGE, UsageError } from "./usage.ts";
-
-/** The priority of `kopf freeze` without `--priority` or `--dev`: above operators of the default priority 0. */
-export const FREEZE_PRIORITY = 100;
 
 /** The parsed command line of `kopf resume` (and the common part of `kopf freeze`). */
 export interface ResumeOptions {

@@ -6,6 +6,7 @@
  */
 
 import type { LogFormat } from "@kopf/kopf";
+import { DEV_PRIORITY } from "@kopf/kopf/peering";
 import {
   checkPeeringName,
   type Environment,
@@ -19,9 +20,6 @@ import {
   SCOPE_OPTIONS,
 } from "./options.ts";
 import { RUN_USAGE, UsageError } from "./usage.ts";
-
-/** The priority of `--dev`: above every ordinary operator. */
-export const DEV_PRIORITY = 666;
 
 /** The parsed command line of `kopf run`. */
 export interface RunOptions {

@@ -247,6 +247,27 @@ Deno.test("KOPF_FREEZE_* and KOPF_RESUME_* give the defaults of freeze and resum
   }
 });
 
+Deno.test("freeze and resume take the logging options: --log-format json, -q (26.2, 26.6, 26.7)", async () => {
+  const name = await createPeering(null);
+  try {
+    const frozen = await kopf(["freeze", "-A", "-P", name, "-t", "60", "-m", "upgrade", "--log-format", "json"]);
+    assert.equal(frozen.code, 0, frozen.stderr);
+    const records = meaningful(frozen.stderr).map((line) => JSON.parse(line));
+    const freezing = records.find((record) => String(record.message).startsWith("Freezing operations"));
+    assert.ok(freezing, frozen.stderr);
+    assert.match(
+      freezing.message,
+      /for 60 s as 'tester@.*' with priority 100: ClusterKopfPeering ".*"\. Message: upgrade$/,
+    );
+    const resumed = await kopf(["resume", "-A", "-P", name, "-q"]);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.deepEqual(meaningful(resumed.stderr), []);
+    assert.deepEqual(await peeringStatus(null, name), {});
+  } finally {
+    await deletePeering(null, name);
+  }
+});
+
 Deno.test("kopf freeze on a missing ClusterKopfPeering: one line saying what to create, exit code 1 (25.9)", async () => {
   await applyPeeringCrds();
   const name = `missing-${crypto.randomUUID().slice(0, 8)}`;

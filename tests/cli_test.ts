@@ -412,3 +412,18 @@ Deno.test("kopf resume without --peering: a usage error, exit code 2 (26.7)", as
   assert.equal(code, 2);
   assert.match(stderr, /^Error: Missing option '-P' \/ '--peering'/m);
 });
+
+Deno.test("kopf run without peering options and without --standalone runs standalone with a warning (26.4, 25.8)", async () => {
+  const { client, kubeconfig } = await testCluster();
+  const namespace = await freshNamespace(client, "cli-nopeer");
+  const kopfRun = spawnKopf(["run", "-n", namespace, "examples/01-minimal/example.ts"], { KUBECONFIG: kubeconfig });
+  let result;
+  try {
+    await createExample(client, namespace, "nopeer-1");
+    await statusOf(namespace, "nopeer-1", "createFn");
+  } finally {
+    result = await kopfRun.stop();
+  }
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stderr, /Peering is not implemented yet; running as if --standalone were given\./);
+});
