@@ -59,17 +59,30 @@ const LOGGING_HELP = `  -v, --verbose            Log debug messages.
                            Prefix object-related messages with [namespace/name] (default:
                            on, off for json).`;
 
-/** How environment variables work, for the help of a command. */
-function environmentHelp(command: string, example: string): string {
+/** How environment variables work, for the help of a command: every variable, then the rules. */
+function environmentHelp(command: string, options: string[]): string {
   const prefix = `KOPF_${command.toUpperCase()}_`;
-  return `Environment:
-  Every option has a default in ${prefix}<OPTION>: the long name in upper case, dashes as
-  underscores, e.g. ${example}. The command line wins over them.
-  Flags take true/false (also 1/0, yes/no, on/off); repeatable options take values separated
-  by spaces. ${prefix}LOG_PREFIX=true|false stands for --log-prefix/--no-log-prefix.
-  ${prefix}NAMESPACE adds namespaces to those of -n (as in Kopf); ${prefix}ALL_NAMESPACES=true
+  const names = options.map((option) => prefix + option.toUpperCase().replaceAll("-", "_"));
+  const lines: string[] = [];
+  let line = " ";
+  for (const name of names) {
+    if (line.length + name.length + 1 > 94) {
+      lines.push(line);
+      line = " ";
+    }
+    line += ` ${name}`;
+  }
+  lines.push(line);
+  return `Environment (defaults of the options; the command line wins):
+${lines.join("\n")}
+  ${prefix}<OPTION> is the long option in upper case with dashes as underscores. Flags take
+  true/false (also 1/0, yes/no, on/off); repeatable options take values separated by spaces.
+  ${prefix}LOG_PREFIX=true|false stands for --log-prefix/--no-log-prefix.
+  ${prefix}NAMESPACE adds to the namespaces of -n (as in Kopf); ${prefix}ALL_NAMESPACES=true
   is -A. -A on the command line ignores ${prefix}NAMESPACE; -n ignores ${prefix}ALL_NAMESPACES.`;
 }
+
+const LOGGING_ENV = ["verbose", "debug", "quiet", "log-format", "log-prefix"];
 
 /** The usage line of `kopf run`. */
 export const RUN_USAGE = "Usage: kopf run [OPTIONS] [FILES]...";
@@ -85,7 +98,8 @@ Options:
   -m, --module SPECIFIER   Import a module (repeatable): a path (relative to the working
                            directory), a file:, npm: or jsr: URL, or a bare name of the
                            import map.
-  -n, --namespace NS       Serve this namespace (repeatable).
+  -n, --namespace PATTERN  Serve the namespaces that match (repeatable): a name, or globs
+                           such as app-*,!app-test.
   -A, --all-namespaces     Serve all namespaces (cluster-wide).
       --standalone         Run without peering.
   -p, --priority N         The operator's peering priority (an integer; default 0).
@@ -101,10 +115,18 @@ ${LOGGING_HELP}
   -h, --help               Show this message and exit.
 
 ${
-  environmentHelp(
-    "run",
-    'KOPF_RUN_STANDALONE=true, KOPF_RUN_LIVENESS=URL, KOPF_RUN_LOG_FORMAT=json,\n  KOPF_RUN_CONTEXT=NAME, KOPF_RUN_PRIORITY=N, KOPF_RUN_PEERING=NAME, KOPF_RUN_MODULE="a b"',
-  )
+  environmentHelp("run", [
+    "module",
+    "namespace",
+    "all-namespaces",
+    "standalone",
+    "priority",
+    "peering",
+    "dev",
+    "context",
+    "liveness",
+    ...LOGGING_ENV,
+  ])
 }
 `;
 
@@ -127,13 +149,27 @@ Options:
       --dev                Priority 666.
   -i, --id ID              The identity of the record (default: $POD_ID, else <user>@<host>).
   -m, --message TEXT       A message for the log (not stored, as in Kopf).
-  -n, --namespace NS       The KopfPeering in this namespace (repeatable).
+  -n, --namespace PATTERN  The KopfPeering in each namespace that matches (repeatable): a
+                           name, or globs such as app-*,!app-test (existing namespaces).
   -A, --all-namespaces     The ClusterKopfPeering (also without -n and -A, with a warning).
       --context NAME       Use this kubeconfig context instead of the current one.
 ${LOGGING_HELP}
   -h, --help               Show this message and exit.
 
-${environmentHelp("freeze", "KOPF_FREEZE_PEERING=default, KOPF_FREEZE_LIFETIME=60, KOPF_FREEZE_ID=ID")}
+${
+  environmentHelp("freeze", [
+    "peering",
+    "lifetime",
+    "priority",
+    "dev",
+    "id",
+    "message",
+    "namespace",
+    "all-namespaces",
+    "context",
+    ...LOGGING_ENV,
+  ])
+}
 `;
 
 /** The usage line of `kopf resume`. */
@@ -148,11 +184,12 @@ peering object of the scope (as freeze wrote it), then exit.
 Options:
   -P, --peering NAME       The peering object (required).
   -i, --id ID              The identity of the record (default: $POD_ID, else <user>@<host>).
-  -n, --namespace NS       The KopfPeering in this namespace (repeatable).
+  -n, --namespace PATTERN  The KopfPeering in each namespace that matches (repeatable): a
+                           name, or globs such as app-*,!app-test (existing namespaces).
   -A, --all-namespaces     The ClusterKopfPeering (also without -n and -A, with a warning).
       --context NAME       Use this kubeconfig context instead of the current one.
 ${LOGGING_HELP}
   -h, --help               Show this message and exit.
 
-${environmentHelp("resume", "KOPF_RESUME_PEERING=default, KOPF_RESUME_ID=ID")}
+${environmentHelp("resume", ["peering", "id", "namespace", "all-namespaces", "context", ...LOGGING_ENV])}
 `;

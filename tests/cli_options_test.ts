@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import { resolveSpecifier } from "../cli/loading.ts";
 import { type Environment, envName } from "../cli/options.ts";
-import { parseFreezeOptions, parseResumeOptions } from "../cli/peering_options.ts";
-import { parseRunOptions, peeringUnavailable } from "../cli/run_options.ts";
-import { UsageError } from "../cli/usage.ts";
+import { FREEZE_OPTIONS, parseFreezeOptions, parseResumeOptions, RESUME_OPTIONS } from "../cli/peering_options.ts";
+import { parseRunOptions, peeringUnavailable, RUN_OPTIONS } from "../cli/run_options.ts";
+import { FREEZE_HELP, RESUME_HELP, RUN_HELP, UsageError } from "../cli/usage.ts";
 
 const NO_ENV: Environment = () => undefined;
 const env = (values: Record<string, string>): Environment => (name) => values[name];
@@ -182,4 +182,20 @@ Deno.test("kopf resume: --peering is required; without -n and -A it is cluster-w
   usageError(() => parseResumeOptions(["-A", "-P", "d", "-t", "5"], NO_ENV), /Unknown option '-t'/);
   const options = parseResumeOptions(["-P", "default"], NO_ENV);
   assert.deepEqual([options.clusterwide, options.scopeDefaulted], [true, true]);
+});
+
+Deno.test("each command's --help names every option and its KOPF_<COMMAND>_<OPTION> variable (26)", () => {
+  const commands = [["run", RUN_OPTIONS, RUN_HELP], ["freeze", FREEZE_OPTIONS, FREEZE_HELP], [
+    "resume",
+    RESUME_OPTIONS,
+    RESUME_HELP,
+  ]] as const;
+  for (const [command, specs, help] of commands) {
+    for (const spec of specs) {
+      assert.ok(help.includes(`--${spec.long}`), `${command}: --${spec.long}`);
+      if (spec.short) assert.ok(help.includes(`-${spec.short}, --${spec.long}`), `${command}: -${spec.short}`);
+      if (spec.long === "no-log-prefix") continue; // KOPF_<COMMAND>_LOG_PREFIX=false
+      assert.ok(help.includes(envName(command, spec.long)), `${command}: ${envName(command, spec.long)}`);
+    }
+  }
 });
