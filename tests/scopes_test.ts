@@ -289,3 +289,28 @@ Deno.test("without permission to list namespaces: a warning, and only the exact 
     await reset();
   }
 });
+
+Deno.test("permission to list but not to watch namespaces: a warning, and the listed ones stay served (3.5)", async () => {
+  const { client, credentials } = await testCluster();
+  const prefix = `lw-${crypto.randomUUID().slice(0, 6)}`;
+  const early = `${prefix}-1`;
+  await ensureNamespace(client, early);
+  const restricted = await restrictedCredentials(client, credentials, [
+    { apiGroups: [""], resources: ["namespaces"], verbs: ["list"] },
+    { apiGroups: ["kopf.dev"], resources: ["kopfexamples"], verbs: ["get", "list", "watch", "patch"] },
+    { apiGroups: ["kopf.dev"], resources: ["kopfexamples/status"], verbs: ["get", "patch"] },
+    { apiGroups: ["", "events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
+  ]);
+  const { registry } = recordingRegistry();
+  const lines = await captureLogs();
+  const operator = await runOperator(registry, early, { namespaces: [`${prefix}-*`], credentials: restricted });
+  try {
+    assert.ok(lines.some((line) => line.includes("Not enough permissions to watch namespaces")), lines.join("\n"));
+    assert.deepEqual([...operator.running.streams.keys()], [`${KEX} in ${early}`]);
+    await createExample(client, early, "served");
+    assert.deepEqual(await waitForStatus(early, "served", "createFn"), { served: early });
+  } finally {
+    await operator.stop();
+    await reset();
+  }
+});

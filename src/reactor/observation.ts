@@ -47,6 +47,38 @@ export const CRDS: Resource = {
   subresources: [],
 };
 
+/**
+ * Opens and closes one watch request to learn whether watching is permitted: the watcher never
+ * gives up on errors, but a 403 must end an observation with a warning instead. Resolves with
+ * `false` on 403, `true` otherwise (other failures are the watcher's to retry).
+ */
+async function mayWatch(
+  client: ApiClient,
+  resource: Resource,
+  signal: AbortSignal,
+  resourceVersion?: string,
+): Promise<boolean> {
+  try {
+    const response = await client.open({
+      path: resourcePath(resource),
+      query: { watch: "true", allowWatchBookmarks: "true", timeoutSeconds: 1, resourceVersion },
+      verb: "watch",
+      resource: resource.plural,
+      signal,
+    });
+    await response.body?.cancel().catch(() => {});
+  } catch (error) {
+    if (error instanceof ApiForbiddenError) return false;
+    if (!signal.aborted) {
+      logger.warn("The first request to watch {plural} has failed ({error}); retrying.", {
+        plural: resource.plural,
+        error: describeCause(error),
+      });
+    }
+  }
+  return true;
+}
+
 /** What the observers need. */
 export interface ObserverOptions {
   /** The API client. */
@@ -72,7 +104,7 @@ export interface NamespaceObservation {
  * served without any request. Otherwise the namespaces are listed (403: a warning, and only the
  * exact names are served, assumed to exist), the matching ones that are not terminating are
  * served, and a watch reports those that appear (`onChange` with the whole new set), become
- * terminating or are deleted.
+ * terminating or are deleted (403 for the watch: a warning, and the listed ones stay served).
  *
  * Resolves once the initial set is known; `done` resolves when the signal ends the watch.
  */
@@ -125,6 +157,14 @@ export async function observeNamespaces(
   }
 
   const initial = new Set(served);
+  if (!await mayWatch(client, NAMESPACES, signal, state.resourceVersion ?? undefined)) {
+    logger.warn(
+      "Not enough permissions to watch namespaces: namespaces created or deleted later will not be noticed; " +
+        "serving those that exist now: {namespaces}",
+      { namespaces: [...initial].join(", ") || "(none)" },
+    );
+    return { initial, watching: false, done: Promise.resolve() };
+  }
   const watcher = new Watcher(client, NAMESPACES, { settings: options.settings, signal, state });
   const done = (async () => {
     for await (const event of watcher) {
@@ -156,34 +196,21 @@ export async function observeNamespaces(
  * (403), a warning says that changes will not be noticed, and it ends.
  *
  * It does not list: the first watch request (without a resourceVersion) delivers the existing
- * CRDs, and later requests resume from where it stopped.
+ * CRDs, and later requests resume from where it stopped. Before it, one short watch request
+ * checks the permission (as for namespaces).
  */
 export async function observeCrds(
   options: ObserverOptions & { onChange: (type: "ADDED" | "MODIFIED" | "DELETED", crd: KubernetesObject) => void },
 ): Promise<void> {
   const { client, signal } = options;
-  // The permission is probed with a watch request of its own: the watcher never gives up on
-  // errors, and a 403 must end the observation with a warning instead.
-  try {
-    const response = await client.open({
-      path: resourcePath(CRDS),
-      query: { watch: "true", allowWatchBookmarks: "true", timeoutSeconds: 1 },
-      verb: "watch",
-      resource: CRDS.plural,
-      signal,
-    });
-    await response.body?.cancel().catch(() => {});
-  } catch (error) {
-    if (signal.aborted) return;
-    if (error instanceof ApiForbiddenError) {
-      logger.warn(
-        "Not enough permissions to watch for resources: changes (creation/deletion/updates) of CRDs will not be " +
-          "noticed; only the resources found at start are served.",
-      );
-      return;
-    }
-    logger.warn("The first request to watch CRDs has failed ({error}); retrying.", { error: describeCause(error) });
+  if (!await mayWatch(client, CRDS, signal)) {
+    logger.warn(
+      "Not enough permissions to watch for resources: changes (creation/deletion/updates) of CRDs will not be " +
+        "noticed; only the resources found at start are served.",
+    );
+    return;
   }
+  if (signal.aborted) return;
   const state = new WatchState();
   state.resourceVersion = ""; // no listing: watch from "now", getting the existing CRDs first
   state.listed = true; // a relisting after 410 reports the differences to what the watch has seen

@@ -1,7 +1,9 @@
 /**
  * `operator()`: runs the startup handlers, connects, serves the liveness endpoint, discovers the
- * resources the handlers select, runs one watch stream per resource and namespace, feeds the
- * events into per-object queues, and stops cleanly: streams, queues, cleanup handlers, Events.
+ * resources the handlers select, runs one watch stream per resource and namespace — starting and
+ * stopping streams as namespaces and CRDs come and go (`orchestration.ts`, `observation.ts`,
+ * `resources.ts`) — feeds the events into per-object queues (`serving.ts`), and stops cleanly:
+ * streams, queues, cleanup handlers, Events.
  *
  * @module
  */
@@ -78,7 +80,10 @@ export interface OperatorOptions {
 export interface RunningOperator {
   /** The API client, with its request counters. */
   readonly client: ApiClient;
-  /** The health of each watch stream, by a name like `kopfexamples.v1.kopf.dev in ns`. */
+  /**
+   * The health of each running watch stream, by a name like `kopfexamples.v1.kopf.dev in ns`; a live
+   * view: streams appear and disappear as namespaces and CRDs come and go.
+   */
   readonly streams: ReadonlyMap<string, WatchHealth>;
   /** The URL of the liveness endpoint (with the actual port), if one is served. */
   readonly liveness?: string;
