@@ -57,7 +57,7 @@ async function createWidget(client: ApiClient, path: string, group: string, name
   });
 }
 
-Deno.test("a CRD created after the start is served; deleting it stops its stream, the operator goes on (2.7, 2.8)", async () => {
+Deno.test("a CRD created after the start is served, follows its new version, and its deletion stops its stream; the operator goes on (2.7, 2.8)", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "dyncrd");
   const { group, crd, path } = widgets();
@@ -93,9 +93,28 @@ Deno.test("a CRD created after the start is served; deleting it stops its stream
     });
     assert.deepEqual(handled, { widget: "w1", plural: "widgets" });
 
+    // The CRD changes: a new version v2 becomes the group's preferred one; the selector follows it.
+    const crdPath = `${CRDS}/widgets.${group}`;
+    const current = await client.request<KubernetesObject & { spec: { versions: unknown[] } }>({ path: crdPath });
+    const v1 = current.spec.versions[0] as Record<string, unknown>;
+    await client.request({
+      method: "PATCH",
+      path: crdPath,
+      contentType: "application/merge-patch+json",
+      body: { spec: { versions: [v1, { ...v1, name: "v2", storage: false }] } },
+    });
+    const stream2 = `widgets.v2.${group} in ${namespace}`;
+    await waitFor(`the stream ${stream2}`, () => (streams.has(stream2) && !streams.has(stream)) || undefined);
+    await createWidget(client, path(namespace), group, "w2");
+    const handled2 = await waitFor("widget w2 to be handled", async () => {
+      const body = await client.request<KubernetesObject>({ path: path(namespace, "w2") });
+      return (body.status as Record<string, unknown> | undefined)?.widgetFn;
+    });
+    assert.deepEqual(handled2, { widget: "w2", plural: "widgets" });
+
     // The CRD goes: its stream stops, the operator keeps serving the rest.
     await client.request({ method: "DELETE", path: `${CRDS}/widgets.${group}` });
-    await waitFor(`the stream ${stream} to stop`, () => !streams.has(stream) || undefined);
+    await waitFor(`the stream ${stream2} to stop`, () => !streams.has(stream2) || undefined);
     await createExample(client, namespace, "after");
     assert.deepEqual(await waitForStatus(namespace, "after", "kexFn"), { kex: "after" });
     assert.deepEqual([...streams.keys()], [`kopfexamples.v1.kopf.dev in ${namespace}`]);

@@ -323,7 +323,11 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
         scanning,
         settings: settings.watching,
         signal,
-        onChange: (namespaces) => void orchestrator.update({ namespaces }),
+        onChange: (namespaces) => {
+          orchestrator.update({ namespaces }).catch((error) => {
+            logger.error("Starting or stopping streams for the namespaces has failed: {error}", { error });
+          });
+        },
       });
       namespaces = observation.initial;
       observers.push(observation.done);
