@@ -13,6 +13,7 @@ import type { Credentials } from "../src/api/credentials.ts";
 import { ApiConflictError } from "../src/api/errors.ts";
 import { resourcePath } from "../src/api/paths.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
+import { KopfProcess } from "./support/kopf_process.ts";
 import { captureLogs } from "./support/logs.ts";
 import { runOperator } from "./support/operator.ts";
 import {
@@ -313,4 +314,18 @@ Deno.test("permission to list but not to watch namespaces: a warning, and the li
     await operator.stop();
     await reset();
   }
+});
+
+Deno.test("kopf run -n 'dyn-*': a namespace created after the start is served, its object handled (3.4, CLI)", async () => {
+  const { client } = await testCluster();
+  const prefix = `dyn-${crypto.randomUUID().slice(0, 6)}`;
+  await using kopfRun = await KopfProcess.start(`${prefix}-*`, ["examples/01-minimal/example.ts"]);
+  await kopfRun.waitForLine(/nothing to serve yet/);
+  const namespace = `${prefix}-1`;
+  await ensureNamespace(client, namespace);
+  await kopfRun.waitForLine(new RegExp(`Namespace ${namespace} is served from now on`));
+  await createExample(client, namespace, "cli");
+  assert.deepEqual(await waitForStatus(namespace, "cli", "createFn"), { message: "hello world" });
+  const status = await kopfRun.stop();
+  assert.equal(status.code, 0, kopfRun.output);
 });
