@@ -7,7 +7,9 @@
 import assert from "node:assert/strict";
 import { reset } from "@logtape/logtape";
 import * as kopf from "@kopf/kopf";
-import type { ApiClient } from "../src/api/client.ts";
+import { ApiClient } from "../src/api/client.ts";
+import type { Credentials } from "../src/api/credentials.ts";
+import { LocalCluster } from "../src/kits/local_cluster/local_cluster.ts";
 import { ApiNotFoundError } from "../src/api/errors.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
 import { runOperator } from "./support/operator.ts";
@@ -166,5 +168,80 @@ Deno.test("non-watchable resources are not served, with Kopf's warning (2.9)", a
   } finally {
     await operator.stop();
     await reset();
+  }
+});
+
+Deno.test("an aggregated API that is down: a selector with a group never reads it; a group-less one warns and serves (2.10)", async () => {
+  // A cluster of its own: a broken APIService would make every other test's discovery warn.
+  await using cluster = await LocalCluster.start();
+  const credentials: Credentials = {
+    server: cluster.server,
+    tls: { caCerts: [cluster.caCert], insecure: false },
+    source: "LocalCluster",
+    authorization: () => Promise.resolve(`Bearer ${cluster.token}`),
+    invalidate: () => {},
+  };
+  using client = new ApiClient(credentials);
+  const namespace = "default";
+  await client.request({
+    method: "POST",
+    path: `/api/v1/namespaces/${namespace}/services`,
+    body: { metadata: { name: "nowhere" }, spec: { ports: [{ port: 443 }] } },
+  });
+  await client.request({
+    method: "POST",
+    path: "/apis/apiregistration.k8s.io/v1/apiservices",
+    body: {
+      metadata: { name: "v1.broken.example" },
+      spec: {
+        group: "broken.example",
+        version: "v1",
+        service: { namespace, name: "nowhere", port: 443 },
+        insecureSkipTLSVerify: true,
+        groupPriorityMinimum: 1000,
+        versionPriority: 15,
+      },
+    },
+  });
+  // Wait until discovery lists the group (as stale or failing): only then is the test meaningful.
+  await waitFor("the broken group in discovery", async () => {
+    const apis = await client.request<{ items?: { metadata?: { name?: string } }[]; groups?: { name: string }[] }>({
+      path: "/apis",
+      accept: "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json",
+    });
+    const names = [...apis.items ?? [], ...apis.groups?.map((group) => ({ metadata: { name: group.name } })) ?? []];
+    return names.some((item) => item.metadata?.name === "broken.example") || undefined;
+  });
+
+  for (const selector of [{ group: "", version: "v1", plural: "pods" }, "pods"] as const) {
+    const registry = new kopf.Registry();
+    kopf.on.event(selector, { registry }, function podFn() {});
+    const lines: string[] = [];
+    await kopf.configureLogging({ format: "plain", level: "debug", write: (line) => lines.push(line) });
+    const controller = new AbortController();
+    let running: kopf.RunningOperator | undefined;
+    const done = kopf.operator({
+      registry,
+      credentials,
+      namespaces: [namespace],
+      standalone: true,
+      signal: controller.signal,
+      ready: (operator) => running = operator,
+    });
+    try {
+      await waitFor("the operator to be ready", () => running);
+      assert.deepEqual([...running!.streams.keys()], [`pods.v1 in ${namespace}`], String(selector));
+      const broken = lines.filter((line) => line.includes("broken.example/v1"));
+      if (typeof selector === "string") {
+        assert.ok(broken.length > 0, `the group-less selector warns about the broken API:\n${lines.join("\n")}`);
+      } else {
+        assert.deepEqual(broken, [], "the core-group selector never reads the broken API");
+        assert.equal(running!.client.counters.count({ verb: "get", resource: "/apis" }), 0, "no /apis request");
+      }
+    } finally {
+      controller.abort();
+      await done;
+      await reset();
+    }
   }
 });
