@@ -170,6 +170,7 @@ export type {
 } from "./src/model/admission.ts";
 export { WebhookError } from "./src/model/admission.ts";
 export { AdmissionSettings } from "./src/settings/admission.ts";
+export { ScanningSettings } from "./src/settings/scanning.ts";
 export {
   WebhookDockerDesktopServer,
   WebhookK3dServer,

@@ -678,16 +678,8 @@ Deno.test("update(): newly served resources get their rules in the managed confi
   }
 });
 
-/**
- * Whether `kopf.operator()` starts admission yet (its file is owned elsewhere): the two tests below
- * run once it calls `startAdmission`, and are reported as ignored until then.
- */
-const INTEGRATED = (await Deno.readTextFile(new URL("../src/reactor/operator.ts", import.meta.url)))
-  .includes("startAdmission");
-
 Deno.test({
   name: "kopf.operator() with a validate handler and no admission server fails with Kopf's message (18.6)",
-  ignore: !INTEGRATED,
   fn: async () => {
     const cluster = await testCluster();
     const namespace = await freshNamespace(cluster.client, "admission");
@@ -703,7 +695,6 @@ Deno.test({
 Deno.test({
   name:
     "kopf.operator() serves admission set up by a startup handler; non-persistent webhooks go on exit (18.6, 18.10)",
-  ignore: !INTEGRATED,
   fn: async () => {
     const id = uniqueId();
     const managed = `${id}.admission.kopf.dev`;

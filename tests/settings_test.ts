@@ -265,7 +265,11 @@ Deno.test("background.instantExitTimeout: a daemon exiting 0.1 s after its stop 
       await waitFor("the finalizer", async () => (await getExample(client, namespace, "i")).metadata.finalizers);
       await deleteExample(client, namespace, "i");
       await exampleGone(client, namespace, "i");
-      assert.equal(counters.count({ verb: "patch" }), 2, "the finalizer added, then removed: nothing else");
+      // The finalizer added, then removed — nothing else (no touch-dummy). A removal that loses a race
+      // with the API server's own update of the deleted object is sent once more on the fresh object.
+      const patches = counters.count({ verb: "patch" });
+      const sent = lines.filter((line) => line.includes("Sending PATCH")).join("\n");
+      assert.ok(patches === 2 || patches === 3, `patches: ${patches}\n${sent}`);
       const waited = lines.some((line) => line.includes("is still exiting"));
       // Without the timeout, 10 turns of the event loop are too few for it: the deletion says it waits.
       assert.equal(waited, instantExitTimeout === null, lines.filter((line) => line.includes("exiting")).join("\n"));

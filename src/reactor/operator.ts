@@ -19,6 +19,7 @@ import { EventPoster } from "../engines/posting.ts";
 import { type LivenessEndpoint, LivenessServer, parseLivenessEndpoint } from "../engines/probing.ts";
 import { runWithPoster } from "../engines/posting_context.ts";
 import { runActivity } from "../handling/activities.ts";
+import { type RunningAdmission, startAdmission } from "../engines/admission_startup.ts";
 import type { Memo } from "../handling/context.ts";
 import { OperatorIndexes } from "../engines/indexing.ts";
 import type { Indices } from "../model/index_store.ts";
@@ -263,7 +264,11 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
   const streams = new Map<string, WatchHealth>();
   const lifecycle = options.lifecycle ?? allAtOnce;
   const scanning = !settings.scanning.disabled;
-  const discovery = new Discovery(client, { groups: groupsToScan(registry.selectors) });
+  // Admission handlers' groups are scanned too: their webhooks' rules name the served resources.
+  const webhookSelectors = registry.webhooks.map((handler) => handler.selector);
+  const discovery = new Discovery(client, { groups: groupsToScan([...registry.selectors, ...webhookSelectors]) });
+  let admission: RunningAdmission | undefined;
+  let admissionFailure: unknown;
   let served: ServedResources | undefined;
   const orchestrator = new Orchestrator({
     streams,
@@ -306,8 +311,25 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
     }
     served = new ServedResources(registry, discovery, {
       onChange: (resources) => orchestrator.update({ resources }),
+      onRescan: (resources) => admission?.update(resources),
     });
     const resources = await served.resolve(signal);
+    // After the startup handlers (which may set settings.admission) and the discovery, so that
+    // the API server is never sent to a webhook for resources not known yet.
+    admission = await startAdmission({
+      registry,
+      settings,
+      client,
+      resources: discovery.cached ?? [],
+      memo,
+      indices: indexes.indices,
+      signal,
+    });
+    admission.done.catch((error) => {
+      admissionFailure ??= error;
+      stop.abort(error);
+    });
+    await admission.ready;
 
     const patterns = options.clusterwide || !options.namespaces?.length
       ? null
@@ -366,6 +388,7 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
     logger.debug("Stopped while starting: {error}", { error });
   } finally {
     if (!signal.aborted) stop.abort(new Error("the operator has failed"));
+    await admission?.close();
     const objects = await orchestrator.close("operatorExiting");
     if (objects.length) {
       logger.warn(
@@ -377,6 +400,8 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
     await served?.settled();
     await probing?.close();
   }
+  // The stop is already signalled when the server fails, so the catch above does not see it.
+  if (admissionFailure !== undefined) throw admissionFailure;
 }
 
 /** Runs the cleanup handlers; their failures are logged, never raised. */

@@ -10,7 +10,7 @@ import { type CrdBody, crdReflected, type Discovery } from "../api/discovery.ts"
 import { describeCause } from "../api/errors.ts";
 import type { BackgroundHandler, ChangeHandler, EventHandler } from "../handling/handlers.ts";
 import type { Registry } from "../handling/registry.ts";
-import { resourceName } from "../model/resource.ts";
+import { type Resource, resourceName } from "../model/resource.ts";
 import type { Selector } from "../model/selector.ts";
 import { sleep } from "../utils/sleep.ts";
 import type { ServedResource } from "./orchestration.ts";
@@ -55,6 +55,7 @@ export class ServedResources {
   readonly #patching: Selector[];
   readonly #logged = new Set<string>();
   readonly #onChange: (resources: ResourceHandlers[]) => void | Promise<unknown>;
+  readonly #onRescan: ((resources: readonly Resource[]) => void | Promise<unknown>) | undefined;
   readonly #pending = new Map<string, PendingCrd>();
   #current = new Map<string, ResourceHandlers>();
   #rescanning: Promise<void> | undefined;
@@ -63,7 +64,11 @@ export class ServedResources {
   constructor(
     registry: Registry,
     discovery: Discovery,
-    options: { onChange: (resources: ResourceHandlers[]) => void | Promise<unknown> },
+    options: {
+      onChange: (resources: ResourceHandlers[]) => void | Promise<unknown>;
+      /** Called after each rescan with everything discovery knows now (e.g. for admission webhooks' rules). */
+      onRescan?: (resources: readonly Resource[]) => void | Promise<unknown>;
+    },
   ) {
     this.#registry = registry;
     this.#discovery = discovery;
@@ -74,6 +79,7 @@ export class ServedResources {
       handler.selector
     );
     this.#onChange = options.onChange;
+    this.#onRescan = options.onRescan;
   }
 
   /** The served resources now. */
@@ -150,6 +156,7 @@ export class ServedResources {
       const groups = [...new Set(batch.map(([, pending]) => pending.crd.spec!.group!))];
       try {
         await this.#discovery.refresh({ groups, signal });
+        await this.#onRescan?.(this.#discovery.cached ?? []);
         const before = JSON.stringify(this.current.map((entry) => [resourceName(entry.resource), entry.signature]));
         const after = await this.resolve(signal);
         if (JSON.stringify(after.map((entry) => [resourceName(entry.resource), entry.signature])) !== before) {
