@@ -256,8 +256,8 @@ export interface CrdBody {
  * Whether discovered resources already show what a CRD declares, so that a rescan of its group
  * would find nothing new: an established CRD's served versions are all there (with its kind,
  * scope, short names and categories) and no other version of it is; a CRD that is deleted or
- * not (yet) established has none of its resources there. The group's preferred version is not
- * compared: it changes only with the versions, which are.
+ * not (yet) established has none of its resources there. The preferred version is compared too:
+ * discovery may list a new version before it makes it the group's preferred one.
  *
  * @example
  * ```ts ignore
@@ -280,12 +280,33 @@ export function crdReflected(crd: CrdBody, resources: Iterable<Resource>, delete
   const names = crd.spec!.names!;
   const same = (a: readonly string[] | undefined, b: readonly string[]) =>
     JSON.stringify([...a ?? []].sort()) === JSON.stringify([...b].sort());
+  // The group's preferred version is its highest-priority version, whichever CRD serves it.
+  const groupVersions = [...resources].filter((resource) => resource.group === group).map((r) => r.version);
+  const preferred = [...new Set([...groupVersions, ...served])].sort(compareVersionPriority)[0];
   return served.every((version) => {
     const resource = found.find((resource) => resource.version === version);
     return resource !== undefined && resource.kind === names.kind &&
       resource.namespaced === (crd.spec!.scope === "Namespaced") &&
-      same(names.shortNames, resource.shortcuts) && same(names.categories, resource.categories);
+      same(names.shortNames, resource.shortcuts) && same(names.categories, resource.categories) &&
+      resource.preferred === (version === preferred);
   });
+}
+
+/**
+ * Orders API versions by Kubernetes' priority, highest first: release versions (`v2` before
+ * `v1`), then betas, then alphas (each by major, then minor number, higher first), then other
+ * names alphabetically.
+ */
+export function compareVersionPriority(a: string, b: string): number {
+  const rank = (version: string): [number, number, number, string] => {
+    const match = version.match(/^v(\d+)(?:(alpha|beta)(\d+))?$/);
+    if (!match) return [3, 0, 0, version];
+    const stage = match[2] === undefined ? 0 : match[2] === "beta" ? 1 : 2;
+    return [stage, -Number(match[1]), -Number(match[3] ?? 0), ""];
+  };
+  const [x, y] = [rank(a), rank(b)];
+  for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return (x[i] as number) - (y[i] as number);
+  return x[3].localeCompare(y[3]);
 }
 
 function names(resources: Iterable<Resource>): string {

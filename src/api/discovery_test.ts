@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { configure, type LogRecord, reset } from "@logtape/logtape";
-import { crdReflected, discoverResources, Discovery, resolveSelectors } from "./discovery.ts";
+import { compareVersionPriority, crdReflected, discoverResources, Discovery, resolveSelectors } from "./discovery.ts";
 import type { Resource } from "../model/resource.ts";
 import { resourceName } from "../model/resource.ts";
 import { EVERYTHING, Selector } from "../model/selector.ts";
@@ -554,4 +554,26 @@ Deno.test("crdReflected: whether discovery already shows a CRD as it is (2.8)", 
   assert.equal(crdReflected(crd(["v1"], {}), []), true, "not established: nothing to discover yet");
   assert.equal(crdReflected(crd(["v1"]), [resource("v1")], true), false, "deleted but still discovered");
   assert.equal(crdReflected(crd(["v1"]), [], true), true, "deleted and gone");
+  const v2 = resource("v2", { preferred: true });
+  assert.equal(crdReflected(crd(["v1", "v2"]), [resource("v1", { preferred: false }), v2]), true);
+  assert.equal(
+    crdReflected(crd(["v1", "v2"]), [resource("v1"), resource("v2", { preferred: false })]),
+    false,
+    "v2 listed, but not preferred yet",
+  );
+});
+
+Deno.test("compareVersionPriority: releases, then betas, then alphas, higher first; other names last", () => {
+  const versions = ["v1alpha1", "foo", "v1", "v2beta1", "v11alpha2", "v2", "v1beta2", "bar", "v10beta3"];
+  assert.deepEqual(versions.sort(compareVersionPriority), [
+    "v2",
+    "v1",
+    "v10beta3",
+    "v2beta1",
+    "v1beta2",
+    "v11alpha2",
+    "v1alpha1",
+    "bar",
+    "foo",
+  ]);
 });

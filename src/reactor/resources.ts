@@ -27,8 +27,8 @@ export interface ResourceHandlers extends ServedResource {
   readonly background: BackgroundHandler[];
 }
 
-/** Rescans of one CRD's group until discovery shows the CRD as it is (discovery lags behind CRDs). */
-const RESCAN_DELAYS = [0.5, 1, 2, 4, 8, 10, 10, 10];
+/** Rescans of one CRD's group until discovery shows the CRD as it is (discovery lags behind CRDs; about 2 min in all). */
+const RESCAN_DELAYS = [0.5, 1, 2, 4, 8, 10, 10, 10, 20, 30, 30];
 
 interface PendingCrd {
   readonly crd: CrdBody;
