@@ -27,6 +27,16 @@ export function isIpAddress(name: string): boolean {
   return /^\d{1,3}(\.\d{1,3}){3}$/.test(name) || name.includes(":");
 }
 
+/** Options of {@linkcode createSelfSignedCertificates}. */
+export interface SelfSignedOptions {
+  /** Days of validity; 365 by default. */
+  days?: number;
+  /** The CA's common name; `kopf-webhook-ca <common name>` by default. */
+  caName?: string;
+  /** Whether the certificate may also authenticate a client (e.g. a control plane's own components). */
+  clientAuth?: boolean;
+}
+
 /**
  * Creates a CA and a serving certificate for the names (host names and IP addresses, in the
  * subject alternative names; the common name is the first host name). Valid from an hour ago for
@@ -40,7 +50,7 @@ export function isIpAddress(name: string): boolean {
  */
 export async function createSelfSignedCertificates(
   names: readonly string[],
-  options: { days?: number } = {},
+  options: SelfSignedOptions = {},
 ): Promise<SelfSignedCertificates> {
   const unique = [...new Set(names.filter((name) => name !== ""))];
   if (unique.length === 0) throw new TypeError("A serving certificate needs at least one host name or IP address.");
@@ -51,7 +61,7 @@ export async function createSelfSignedCertificates(
   const caKeys = await generateKeys();
   const ca = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serialNumber(),
-    name: `CN=kopf-webhook-ca ${commonName}`,
+    name: `CN=${options.caName ?? `kopf-webhook-ca ${commonName}`}`,
     notBefore,
     notAfter,
     keys: caKeys,
@@ -76,7 +86,10 @@ export async function createSelfSignedCertificates(
     extensions: [
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+      new x509.ExtendedKeyUsageExtension([
+        x509.ExtendedKeyUsage.serverAuth,
+        ...(options.clientAuth ? [x509.ExtendedKeyUsage.clientAuth] : []),
+      ]),
       new x509.SubjectAlternativeNameExtension(
         unique.map((name): x509.JsonGeneralName => ({ type: isIpAddress(name) ? "ip" : "dns", value: name })),
       ),
