@@ -5,48 +5,22 @@
  */
 
 import assert from "node:assert/strict";
-import { parseAllDocuments } from "yaml";
-import { ApiConflictError, ApiNotFoundError } from "../src/api/errors.ts";
+import { ApiNotFoundError } from "../src/api/errors.ts";
 import { resourcePath } from "../src/api/paths.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
 import { parseLastseen } from "../src/model/peering.ts";
-import type { Resource } from "../src/model/resource.ts";
 import { CLUSTER_PEERING_RESOURCE, NAMESPACED_PEERING_RESOURCE } from "../src/engines/peering_records.ts";
-import { freshNamespace, testCluster, waitFor } from "./support/cluster.ts";
+import { applyCrds, freshNamespace, testCluster, waitFor } from "./support/cluster.ts";
 
 const CLI = new URL("../cli/main.ts", import.meta.url).pathname;
 const ROOT = new URL("..", import.meta.url).pathname;
 const HOST = Deno.hostname();
 
-const CRDS: Pick<Resource, "group" | "version" | "plural" | "namespaced"> = {
-  group: "apiextensions.k8s.io",
-  version: "v1",
-  plural: "customresourcedefinitions",
-  namespaced: false,
-};
-
 let applied: Promise<void> | undefined;
 
 /** Applies the peering CRDs of peering.yaml (if absent) and waits until they are established. */
 function applyPeeringCrds(): Promise<void> {
-  applied ??= (async () => {
-    const { client } = await testCluster();
-    const text = await Deno.readTextFile(new URL("../peering.yaml", import.meta.url));
-    for (const document of parseAllDocuments(text)) {
-      const crd = document.toJS() as KubernetesObject;
-      try {
-        await client.request({ method: "POST", path: resourcePath(CRDS), body: crd });
-      } catch (error) {
-        if (!(error instanceof ApiConflictError)) throw error;
-      }
-      await waitFor(`the CRD ${crd.metadata.name} to be established`, async () => {
-        const path = resourcePath(CRDS, { name: crd.metadata.name });
-        const current = await client.request<KubernetesObject>({ path });
-        const conditions = (current.status as { conditions?: { type: string; status: string }[] })?.conditions ?? [];
-        return conditions.some((c) => c.type === "Established" && c.status === "True") || undefined;
-      });
-    }
-  })();
+  applied ??= testCluster().then(({ client }) => applyCrds(client, new URL("../peering.yaml", import.meta.url)));
   return applied;
 }
 

@@ -105,8 +105,13 @@ export async function connect(kubeconfig: string): Promise<TestCluster> {
 }
 
 /** Applies examples/crd.yaml (if absent) and waits until it is established. */
-export async function applyExampleCrd(client: ApiClient): Promise<void> {
-  const text = await Deno.readTextFile(new URL("../../examples/crd.yaml", import.meta.url));
+export function applyExampleCrd(client: ApiClient): Promise<void> {
+  return applyCrds(client, new URL("../../examples/crd.yaml", import.meta.url));
+}
+
+/** Applies the CRDs of a YAML file (those absent) and waits until each is established. */
+export async function applyCrds(client: ApiClient, file: URL): Promise<void> {
+  const text = await Deno.readTextFile(file);
   for (const document of parseAllDocuments(text)) {
     const crd = document.toJS() as KubernetesObject;
     try {
