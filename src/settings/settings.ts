@@ -8,7 +8,9 @@ import { AdmissionSettings } from "./admission.ts";
 import { BackgroundSettings } from "./background.ts";
 import { BatchingSettings } from "./batching.ts";
 import { ExecutionSettings } from "./execution.ts";
+import { LeaderElectionSettings } from "./leader_election.ts";
 import { NetworkingSettings } from "./networking.ts";
+import { PeeringSettings } from "./peering.ts";
 import { PersistenceSettings } from "./persistence.ts";
 import { PostingSettings } from "./posting.ts";
 import { ProcessSettings } from "./process.ts";
@@ -51,4 +53,8 @@ export class Settings {
   readonly scanning: ScanningSettings = new ScanningSettings();
   /** Admission webhooks: the server and the managed webhook configurations. */
   readonly admission: AdmissionSettings = new AdmissionSettings();
+  /** Keep-alives on the peering objects, priorities, pausing for peers. */
+  readonly peering: PeeringSettings = new PeeringSettings();
+  /** Leader election among replicas with a Lease (off by default). */
+  readonly leaderElection: LeaderElectionSettings = new LeaderElectionSettings();
 }
