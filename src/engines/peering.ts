@@ -475,6 +475,8 @@ class TargetPeering {
     this.#context = context;
     this.firstEvaluation = new Promise((resolve) => this.#evaluatedOnce = resolve);
     this.#abort = linkSignals(context.signal, this.#own.signal);
+    // A pending recheck must not outlive the peering, also when only the caller's signal aborts.
+    this.#abort.signal.addEventListener("abort", () => clearTimeout(this.#recheck), { once: true });
   }
 
   start(): void {
