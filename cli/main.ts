@@ -17,14 +17,14 @@ import { freeze, resume } from "@kopf/kopf/peering";
 import { loadHandlers, LoadingError } from "./loading.ts";
 import type { Logging } from "./options.ts";
 import { parseFreezeOptions, parseResumeOptions } from "./peering_options.ts";
-import { parseRunOptions, peeringUnavailable } from "./run_options.ts";
-import { FREEZE_HELP, MAIN_HELP, MAIN_USAGE, RESUME_HELP, RUN_HELP, UnavailableError, UsageError } from "./usage.ts";
+import { parseRunOptions } from "./run_options.ts";
+import { FREEZE_HELP, MAIN_HELP, MAIN_USAGE, RESUME_HELP, RUN_HELP, UsageError } from "./usage.ts";
 import denoJson from "./deno.json" with { type: "json" };
 
 /**
  * Exit codes: 0 success (also after a graceful stop by SIGINT/SIGTERM), 1 a failure while running
  * (e.g. a startup handler failed for good, a peering object is missing), 2 a usage error (as
- * Click, which Kopf uses, does) or options this version cannot honour. A second SIGINT/SIGTERM
+ * Click, which Kopf uses, does). A second SIGINT/SIGTERM
  * while stopping exits at once with 130/143, from within the operator.
  */
 export type ExitCode = 0 | 1 | 2;
@@ -62,10 +62,6 @@ export async function main(args: string[]): Promise<ExitCode> {
       console.error(`${error.usage}\nTry 'kopf ${command}--help' for help.\n\nError: ${error.message}`);
       return 2;
     }
-    if (error instanceof UnavailableError) {
-      console.error(`kopf: ${error.message}`);
-      return 2;
-    }
     if (error instanceof LoadingError) {
       console.error(`kopf: ${error.message}`);
       return 1;
@@ -81,14 +77,26 @@ async function run(args: string[]): Promise<ExitCode> {
     console.log(RUN_HELP);
     return 0;
   }
-  const unavailable = peeringUnavailable(options);
-  if (unavailable) throw new UnavailableError(unavailable);
   await configure(options);
   await loadHandlers(options.files, options.modules);
+  const settings = new kopf.Settings();
+  if (options.leaderElection) {
+    const { leaseName, leaseNamespace, leaseDuration, renewDeadline, retryPeriod } = options.leaderElection;
+    const election = settings.leaderElection;
+    election.enabled = true;
+    election.leaseName = leaseName ?? election.leaseName;
+    election.leaseNamespace = leaseNamespace ?? election.leaseNamespace;
+    election.leaseDuration = leaseDuration ?? election.leaseDuration;
+    election.renewDeadline = renewDeadline ?? election.renewDeadline;
+    election.retryPeriod = retryPeriod ?? election.retryPeriod;
+  }
   await kopf.operator({
     namespaces: options.namespaces,
     clusterwide: options.clusterwide,
     standalone: options.standalone,
+    priority: options.priority,
+    peeringName: options.peering,
+    settings,
     context: options.context,
     liveness: options.liveness,
   });

@@ -11,8 +11,10 @@ import {
   checkPeeringName,
   type Environment,
   LOGGING_OPTIONS,
+  optionName,
   type OptionSpec,
   parseCommand,
+  type ParsedCommand,
   processEnvironment,
   resolveLogging,
   resolvePriority,
@@ -39,10 +41,26 @@ export interface RunOptions {
   context?: string;
   /** The liveness endpoint URL (`-L/--liveness`), e.g. `http://0.0.0.0:8080/healthz`. */
   liveness?: string;
+  /** Leader election (`--leader-elect` and its `--leader-elect-*` options); `undefined` when off. */
+  leaderElection?: LeaderElectionOptions;
   level: "debug" | "info" | "warning";
   format: LogFormat;
   prefix?: boolean;
   help: boolean;
+}
+
+/** What `--leader-elect-*` give; unset fields keep `settings.leaderElection`'s defaults. */
+export interface LeaderElectionOptions {
+  /** `--leader-elect-resource-name`: the Lease's name. */
+  leaseName?: string;
+  /** `--leader-elect-resource-namespace`: the Lease's namespace. */
+  leaseNamespace?: string;
+  /** `--leader-elect-lease-duration` in seconds. */
+  leaseDuration?: number;
+  /** `--leader-elect-renew-deadline` in seconds. */
+  renewDeadline?: number;
+  /** `--leader-elect-retry-period` in seconds. */
+  retryPeriod?: number;
 }
 
 /** The options of `kopf run`, each with its `KOPF_RUN_<OPTION>` default unless said otherwise. */
@@ -54,6 +72,12 @@ export const RUN_OPTIONS: readonly OptionSpec[] = [
   { long: "peering", short: "P", type: "string" },
   { long: "dev", type: "boolean" },
   { long: "liveness", short: "L", type: "string" },
+  { long: "leader-elect", type: "boolean" },
+  { long: "leader-elect-resource-name", type: "string" },
+  { long: "leader-elect-resource-namespace", type: "string" },
+  { long: "leader-elect-lease-duration", type: "string" },
+  { long: "leader-elect-renew-deadline", type: "string" },
+  { long: "leader-elect-retry-period", type: "string" },
   { long: "context", type: "string" },
   ...LOGGING_OPTIONS,
 ];
@@ -81,6 +105,7 @@ export function parseRunOptions(args: string[], env: Environment = processEnviro
     dev: values.dev === true,
     context: values.context as string | undefined,
     liveness,
+    leaderElection: parsed.help ? undefined : resolveLeaderElection(parsed),
     ...logging,
     help: parsed.help,
   };
@@ -88,24 +113,6 @@ export function parseRunOptions(args: string[], env: Environment = processEnviro
     throw new UsageError("Nothing to run: give handler files or -m modules.", RUN_USAGE);
   }
   return options;
-}
-
-/**
- * The peering options that this version cannot honour without `--standalone`: the operator has no
- * peering yet. Returns the one-line reason, or `undefined` when the options are fine.
- *
- * @param options The parsed options.
- */
-export function peeringUnavailable(options: RunOptions): string | undefined {
-  if (options.standalone) return undefined;
-  const asked: string[] = [];
-  if (options.peering !== undefined) asked.push(`--peering=${options.peering}`);
-  if (options.dev) asked.push("--dev");
-  else if (options.priority !== undefined) asked.push(`--priority=${options.priority}`);
-  if (!asked.length) return undefined;
-  return `Peering is not available yet in this version of kopf, but ${asked.join(" and ")} ` +
-    `${asked.length > 1 ? "ask" : "asks"} for it: run with --standalone (or KOPF_RUN_STANDALONE=true), ` +
-    `or without the peering options.`;
 }
 
 /** The liveness endpoint must be an `http://` URL with a host (as in Kopf), e.g. `http://0.0.0.0:8080/healthz`. */
@@ -122,4 +129,49 @@ function checkLiveness(value: string): void {
   if (url.search || url.hash || url.username || url.password) {
     throw new UsageError(`--liveness takes a host, a port and a path only, not "${value}".`, RUN_USAGE);
   }
+}
+
+/** The `--leader-elect-*` options need `--leader-elect`; durations are positive seconds, in controller-runtime's order. */
+function resolveLeaderElection(parsed: ParsedCommand): LeaderElectionOptions | undefined {
+  const values = parsed.values;
+  const given = RUN_OPTIONS.filter((spec) => spec.long.startsWith("leader-elect-") && values[spec.long] !== undefined);
+  if (values["leader-elect"] !== true) {
+    if (given.length) {
+      const name = optionName("run", parsed, given[0].long);
+      throw new UsageError(`${name} needs --leader-elect (or KOPF_RUN_LEADER_ELECT=true).`, RUN_USAGE);
+    }
+    return undefined;
+  }
+  const options: LeaderElectionOptions = {
+    leaseName: values["leader-elect-resource-name"] as string | undefined,
+    leaseNamespace: values["leader-elect-resource-namespace"] as string | undefined,
+    leaseDuration: seconds(parsed, "leader-elect-lease-duration"),
+    renewDeadline: seconds(parsed, "leader-elect-renew-deadline"),
+    retryPeriod: seconds(parsed, "leader-elect-retry-period"),
+  };
+  for (const long of ["leader-elect-resource-name", "leader-elect-resource-namespace"]) {
+    const value = values[long] as string | undefined;
+    if (value !== undefined && !/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(value)) {
+      throw new UsageError(
+        `${optionName("run", parsed, long)} must be an object name (lower-case letters, digits, "-" and "."), ` +
+          `not "${value}".`,
+        RUN_USAGE,
+      );
+    }
+  }
+  return options;
+}
+
+/** A duration in seconds: a positive number, fractions allowed. */
+function seconds(parsed: ParsedCommand, long: string): number | undefined {
+  const raw = parsed.values[long] as string | undefined;
+  if (raw === undefined) return undefined;
+  const value = Number(raw.trim());
+  if (raw.trim() === "" || !Number.isFinite(value) || value <= 0) {
+    throw new UsageError(
+      `${optionName("run", parsed, long)} must be a positive number of seconds, not "${raw}".`,
+      RUN_USAGE,
+    );
+  }
+  return value;
 }

@@ -18,18 +18,6 @@ export class UsageError extends Error {
   }
 }
 
-/**
- * A command line that is valid but asks for what this version cannot do (e.g. peering options
- * without `--standalone`): one line, exit code 2.
- */
-export class UnavailableError extends Error {
-  /** @param message the one-line reason, with what to do instead. */
-  constructor(message: string) {
-    super(message);
-    this.name = "UnavailableError";
-  }
-}
-
 /** The usage line of `kopf`. */
 export const MAIN_USAGE = "Usage: kopf [--version] [--help] COMMAND [ARGS]...";
 
@@ -105,8 +93,18 @@ Options:
   -p, --priority N         The operator's peering priority (an integer; default 0).
   -P, --peering NAME       The peering object to use; peering is mandatory then.
       --dev                Priority 666: a developer's operator pauses the deployed ones.
-                           Peering is not available yet in this version: -p, -P and --dev
-                           need --standalone (they are checked, then unused).
+      --leader-elect       Replicas elect a leader with a Lease: only the leader handles
+                           objects, the others stand by with their watch streams running.
+      --leader-elect-resource-name NAME
+                           The Lease's name (default: kopf). One per operator.
+      --leader-elect-resource-namespace NS
+                           The Lease's namespace (default: the pod's own, else default).
+      --leader-elect-lease-duration SECONDS
+                           How long a leader's claim lasts after a renewal (default 15).
+      --leader-elect-renew-deadline SECONDS
+                           How long a leader tries to renew before it stops leading (default 10).
+      --leader-elect-retry-period SECONDS
+                           Between renewals and between attempts (default 2).
       --context NAME       Use this kubeconfig context instead of the current one.
   -L, --liveness URL       Serve the liveness endpoint at this http:// URL, e.g.
                            http://0.0.0.0:8080/healthz: the probe handlers' results as JSON;
@@ -123,6 +121,12 @@ ${
     "priority",
     "peering",
     "dev",
+    "leader-elect",
+    "leader-elect-resource-name",
+    "leader-elect-resource-namespace",
+    "leader-elect-lease-duration",
+    "leader-elect-renew-deadline",
+    "leader-elect-retry-period",
     "context",
     "liveness",
     ...LOGGING_ENV,

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { resolveSpecifier } from "../cli/loading.ts";
 import { type Environment, envName } from "../cli/options.ts";
 import { FREEZE_OPTIONS, parseFreezeOptions, parseResumeOptions, RESUME_OPTIONS } from "../cli/peering_options.ts";
-import { parseRunOptions, peeringUnavailable, RUN_OPTIONS } from "../cli/run_options.ts";
+import { parseRunOptions, RUN_OPTIONS } from "../cli/run_options.ts";
 import { FREEZE_HELP, RESUME_HELP, RUN_HELP, UsageError } from "../cli/usage.ts";
 
 const NO_ENV: Environment = () => undefined;
@@ -59,15 +59,41 @@ Deno.test("priority is an integer; --dev is 666; -P gives the peering name (26.4
   usageError(() => parseRunOptions(["-P", "Not_Valid", "x.ts"], NO_ENV), /--peering must be the name/);
 });
 
-Deno.test("peering options without --standalone are refused with a reason; with it they are accepted (26.4)", () => {
-  for (const args of [["-P", "default"], ["-p", "5"], ["--dev"]]) {
-    const reason = peeringUnavailable(parseRunOptions([...args, "x.ts"], NO_ENV));
-    assert.match(reason ?? "", /Peering is not available yet in this version.*--standalone/, args.join(" "));
-    assert.equal(peeringUnavailable(parseRunOptions([...args, "--standalone", "x.ts"], NO_ENV)), undefined);
-  }
-  assert.equal(peeringUnavailable(parseRunOptions(["x.ts"], NO_ENV)), undefined);
-  const fromEnv = parseRunOptions(["x.ts"], env({ KOPF_RUN_PEERING: "default" }));
-  assert.match(peeringUnavailable(fromEnv) ?? "", /--peering=default/);
+Deno.test("--leader-elect and its options: durations in seconds, names checked, nothing without --leader-elect (26.4)", () => {
+  assert.equal(parseRunOptions(["x.ts"], NO_ENV).leaderElection, undefined);
+  assert.deepEqual(parseRunOptions(["--leader-elect", "x.ts"], NO_ENV).leaderElection, {
+    leaseName: undefined,
+    leaseNamespace: undefined,
+    leaseDuration: undefined,
+    renewDeadline: undefined,
+    retryPeriod: undefined,
+  });
+  const given = parseRunOptions([
+    "--leader-elect",
+    "--leader-elect-resource-name=mine",
+    "--leader-elect-resource-namespace=ops",
+    "--leader-elect-lease-duration=4",
+    "--leader-elect-renew-deadline=3",
+    "--leader-elect-retry-period=0.5",
+    "x.ts",
+  ], NO_ENV);
+  assert.deepEqual(given.leaderElection, {
+    leaseName: "mine",
+    leaseNamespace: "ops",
+    leaseDuration: 4,
+    renewDeadline: 3,
+    retryPeriod: 0.5,
+  });
+  const fromEnv = parseRunOptions(
+    ["x.ts"],
+    env({ KOPF_RUN_LEADER_ELECT: "true", KOPF_RUN_LEADER_ELECT_RESOURCE_NAME: "env" }),
+  );
+  assert.equal(fromEnv.leaderElection?.leaseName, "env");
+  usageError(() => parseRunOptions(["--leader-elect-retry-period=1", "x.ts"], NO_ENV), /needs --leader-elect/);
+  usageError(
+    () => parseRunOptions(["--leader-elect", "--leader-elect-lease-duration=-1", "x.ts"], NO_ENV),
+    /positive number/,
+  );
 });
 
 Deno.test("KOPF_RUN_<OPTION> gives defaults for every option; the command line wins (26)", () => {

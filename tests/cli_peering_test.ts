@@ -7,66 +7,14 @@
 import assert from "node:assert/strict";
 import { ApiNotFoundError } from "../src/api/errors.ts";
 import { resourcePath } from "../src/api/paths.ts";
-import type { KubernetesObject } from "../src/model/body.ts";
 import { parseLastseen } from "../src/model/peering.ts";
-import { CLUSTER_PEERING_RESOURCE, NAMESPACED_PEERING_RESOURCE } from "../src/engines/peering_records.ts";
-import { applyCrds, freshNamespace, testCluster, waitFor } from "./support/cluster.ts";
+import { NAMESPACED_PEERING_RESOURCE } from "../src/engines/peering_records.ts";
+import { freshNamespace, testCluster } from "./support/cluster.ts";
+import { applyPeeringCrds, createPeering, deletePeering, peeringStatus } from "./support/peering.ts";
 
 const CLI = new URL("../cli/main.ts", import.meta.url).pathname;
 const ROOT = new URL("..", import.meta.url).pathname;
 const HOST = Deno.hostname();
-
-let applied: Promise<void> | undefined;
-
-/** Applies the peering CRDs of peering.yaml (if absent) and waits until they are established. */
-function applyPeeringCrds(): Promise<void> {
-  applied ??= testCluster().then(({ client }) => applyCrds(client, new URL("../peering.yaml", import.meta.url)));
-  return applied;
-}
-
-/** Creates a peering object (cluster-wide without a namespace) with a fresh name; returns the name. */
-async function createPeering(
-  namespace: string | null,
-  { name = `peering-${crypto.randomUUID().slice(0, 8)}`, status }: { name?: string; status?: Record<string, unknown> } =
-    {},
-): Promise<string> {
-  await applyPeeringCrds();
-  const { client } = await testCluster();
-  const resource = namespace === null ? CLUSTER_PEERING_RESOURCE : NAMESPACED_PEERING_RESOURCE;
-  const body = {
-    apiVersion: "kopf.dev/v1",
-    kind: resource.kind,
-    metadata: { name, ...(namespace === null ? {} : { namespace }) },
-  };
-  // The CRD was only just established: creating may need a moment longer.
-  await waitFor(`${resource.kind} ${name} to be created`, async () => {
-    await client.request({ method: "POST", path: resourcePath(resource, { namespace }), body });
-    return true;
-  });
-  if (status) {
-    await client.request({
-      method: "PATCH",
-      path: resourcePath(resource, { namespace, name }),
-      body: { status },
-      contentType: "application/merge-patch+json",
-    });
-  }
-  return name;
-}
-
-/** The `status` of a peering object. */
-async function peeringStatus(namespace: string | null, name: string): Promise<Record<string, unknown>> {
-  const { client } = await testCluster();
-  const resource = namespace === null ? CLUSTER_PEERING_RESOURCE : NAMESPACED_PEERING_RESOURCE;
-  const body = await client.request<KubernetesObject>({ path: resourcePath(resource, { namespace, name }) });
-  return (body.status as Record<string, unknown> | undefined) ?? {};
-}
-
-async function deletePeering(namespace: string | null, name: string): Promise<void> {
-  const { client } = await testCluster();
-  const resource = namespace === null ? CLUSTER_PEERING_RESOURCE : NAMESPACED_PEERING_RESOURCE;
-  await client.request({ method: "DELETE", path: resourcePath(resource, { namespace, name }) });
-}
 
 /** Runs `kopf <args>` to completion as user `tester` without POD_ID (unless `env` says otherwise). */
 async function kopf(

@@ -361,18 +361,33 @@ Deno.test("--version prints the version of the CLI, exit code 0 (26)", async () 
   assert.equal(stdout.trim(), `kopf ${version}`);
 });
 
-Deno.test("peering options without --standalone: one line saying peering is not available yet, exit code 2 (26.4)", async () => {
-  for (const args of [["-P", "default"], ["--priority", "10"], ["--dev"]]) {
+Deno.test("--leader-elect-* options without --leader-elect, or durations that are not positive: one line, exit code 2 (26.4)", async () => {
+  const cases: [string[], RegExp][] = [
+    [["--leader-elect-resource-name", "mine"], /^Error: --leader-elect-resource-name needs --leader-elect/m],
+    [
+      ["--leader-elect", "--leader-elect-lease-duration", "0"],
+      /^Error: --leader-elect-lease-duration must be a positive number of seconds, not "0"\.$/m,
+    ],
+    [
+      ["--leader-elect", "--leader-elect-retry-period", "soon"],
+      /--leader-elect-retry-period must be a positive number/,
+    ],
+    [
+      ["--leader-elect", "--leader-elect-resource-name", "Not_Valid"],
+      /--leader-elect-resource-name must be an object name/,
+    ],
+  ];
+  for (const [args, pattern] of cases) {
     const { code, stdout, stderr } = await kopf(["run", "-A", ...args, "examples/01-minimal/example.ts"]);
     assert.equal(code, 2, args.join(" "));
     assert.equal(stdout, "");
-    const lines = meaningful(stderr);
-    assert.equal(lines.length, 1, stderr);
-    assert.match(lines[0], /^kopf: Peering is not available yet in this version.*--standalone/);
+    assert.match(stderr, pattern);
   }
-  const fromEnv = await kopf(["run", "-A", "examples/01-minimal/example.ts"], { KOPF_RUN_PEERING: "default" });
+  const fromEnv = await kopf(["run", "-A", "examples/01-minimal/example.ts"], {
+    KOPF_RUN_LEADER_ELECT_RETRY_PERIOD: "1",
+  });
   assert.equal(fromEnv.code, 2);
-  assert.match(fromEnv.stderr, /^kopf: Peering is not available yet.*--peering=default/m);
+  assert.match(fromEnv.stderr, /KOPF_RUN_LEADER_ELECT_RETRY_PERIOD needs --leader-elect/);
 });
 
 Deno.test("peering options are checked: a priority that is not an integer is a usage error, exit code 2 (26.4)", async () => {
@@ -411,19 +426,4 @@ Deno.test("kopf resume without --peering: a usage error, exit code 2 (26.7)", as
   const { code, stderr } = await kopf(["resume", "-A"]);
   assert.equal(code, 2);
   assert.match(stderr, /^Error: Missing option '-P' \/ '--peering'/m);
-});
-
-Deno.test("kopf run without peering options and without --standalone runs standalone with a warning (26.4, 25.8)", async () => {
-  const { client, kubeconfig } = await testCluster();
-  const namespace = await freshNamespace(client, "cli-nopeer");
-  const kopfRun = spawnKopf(["run", "-n", namespace, "examples/01-minimal/example.ts"], { KUBECONFIG: kubeconfig });
-  let result;
-  try {
-    await createExample(client, namespace, "nopeer-1");
-    await statusOf(namespace, "nopeer-1", "createFn");
-  } finally {
-    result = await kopfRun.stop();
-  }
-  assert.equal(result.code, 0, result.stderr);
-  assert.match(result.stderr, /Peering is not implemented yet; running as if --standalone were given\./);
 });

@@ -22,11 +22,7 @@ import { getLogger } from "@logtape/logtape";
 import type { ApiClient } from "../api/client.ts";
 import { discoverResources } from "../api/discovery.ts";
 import { describeCause } from "../api/errors.ts";
-import { Watcher } from "../api/watching.ts";
-import type { KubernetesObject } from "../model/body.ts";
 import type { Resource } from "../model/resource.ts";
-import { buildPeerRecord, parsePeers, type Peer } from "../model/peering.ts";
-import { findConflicts } from "../model/peering_conflicts.ts";
 import type { PeeringSettings } from "../settings/peering.ts";
 import type { WatchingSettings } from "../settings/watching.ts";
 import { type LinkedSignal, linkSignals } from "../utils/signals.ts";
@@ -37,9 +33,8 @@ import {
   type PeeringTarget,
   peeringTargets,
   removePeer,
-  touchPeer,
-  writePeers,
 } from "./peering_records.ts";
+import { type PeeringConfig, TargetPeering, where } from "./peering_target.ts";
 
 const logger = getLogger(["kopf", "peering"]);
 
@@ -68,40 +63,8 @@ export interface PeeringOptions {
   signal?: AbortSignal;
 }
 
-/** The settings as read at start: later changes to the settings object do not matter. */
-interface Config {
-  name: string;
-  priority: number;
-  lifetime: number;
-  mandatory: boolean;
-  standalone: boolean;
-  stealth: boolean;
-  clusterwide: boolean;
-}
-
 /** What is known of the peering CRD of the scope. */
 type CrdState = "unknown" | "found" | "missing" | "standalone";
-
-/**
- * Seconds until the next keep-alive: `lifetime` minus a random 5…10 s, at least 1 s, so that the
- * record is refreshed before it expires even with some delay on the way.
- *
- * @example
- * ```ts
- * import { keepAliveInterval } from "./peering.ts";
- * keepAliveInterval(60, () => 0); // 55
- * keepAliveInterval(7, () => 0); // 2
- * keepAliveInterval(7, () => 0.99); // 1 (never less)
- * ```
- *
- * @param lifetime The lifetime of the record, in seconds.
- * @param random A random generator in [0, 1).
- * @returns The interval in seconds.
- */
-export function keepAliveInterval(lifetime: number, random: () => number = Math.random): number {
-  const margin = 5 + Math.floor(random() * 6);
-  return Math.max(1, lifetime - margin);
-}
 
 /**
  * The peering of one running operator. Start it with {@linkcode Peering.start}, read
@@ -109,7 +72,7 @@ export function keepAliveInterval(lifetime: number, random: () => number = Math.
  */
 export class Peering {
   readonly #client: ApiClient;
-  readonly #config: Config;
+  readonly #config: PeeringConfig;
   readonly #watching: WatchingSettings;
   readonly #identity: string;
   readonly #onChange: (paused: boolean) => void;
@@ -419,246 +382,6 @@ export class Peering {
   #track(task: Promise<unknown>): void {
     const tracked = task.catch((error) => {
       logger.error("Peering failed unexpectedly: {error}", { error });
-    }).finally(() => this.#tasks.delete(tracked));
-    this.#tasks.add(tracked);
-  }
-}
-
-/** How a peering object is named in keep-alive messages: `'default' cluster-wide` or `'default' in 'ns'`. */
-function where(target: PeeringTarget): string {
-  return target.namespace === null ? `'${target.name}' cluster-wide` : `'${target.name}' in '${target.namespace}'`;
-}
-
-function identities(peers: readonly Peer[]): string {
-  return `[${peers.map((peer) => peer.identity).join(", ")}]`;
-}
-
-/** What a TargetPeering needs from the operator's peering. */
-interface TargetContext {
-  client: ApiClient;
-  config: Config;
-  watching: WatchingSettings;
-  identity: string;
-  signal: AbortSignal;
-  /** Called after every evaluation, so that the operator's `paused` is recomputed. */
-  evaluated: () => void;
-}
-
-/** Why one peering object pauses the operator, or not: for messages on changes only. */
-type Verdict =
-  | { state: "running" | "absent-ok" }
-  | { state: "absent" }
-  | { state: "higher" | "same"; peers: string };
-
-/** The peering on one peering object: its watch stream, its keep-alives, and its verdict. */
-class TargetPeering {
-  readonly target: PeeringTarget;
-  /** Resolves after the first evaluation (or when stopped). */
-  readonly firstEvaluation: Promise<void>;
-  /** Whether this peering object pauses the operator; undefined until the first evaluation. */
-  paused: boolean | undefined;
-  readonly #context: TargetContext;
-  /** Aborted by stop(). */
-  readonly #own = new AbortController();
-  /** Aborted by stop() or when the operator's peering stops: ends the loops. */
-  readonly #abort: LinkedSignal;
-  readonly #removing = new Set<string>();
-  readonly #tasks = new Set<Promise<unknown>>();
-  #evaluatedOnce: () => void = () => {};
-  #body: KubernetesObject | undefined;
-  #listed = false;
-  #verdict: Verdict | undefined;
-  #recheck: ReturnType<typeof setTimeout> | undefined;
-
-  constructor(target: PeeringTarget, context: TargetContext) {
-    this.target = target;
-    this.#context = context;
-    this.firstEvaluation = new Promise((resolve) => this.#evaluatedOnce = resolve);
-    this.#abort = linkSignals(context.signal, this.#own.signal);
-    // A pending recheck must not outlive the peering, also when only the caller's signal aborts.
-    this.#abort.signal.addEventListener("abort", () => clearTimeout(this.#recheck), { once: true });
-  }
-
-  start(): void {
-    this.#track(this.#watch());
-    this.#track(this.#keepAlive());
-  }
-
-  async stop(): Promise<void> {
-    this.#own.abort();
-    clearTimeout(this.#recheck);
-    this.#evaluatedOnce();
-    while (this.#tasks.size) await Promise.allSettled([...this.#tasks]);
-    this.#abort[Symbol.dispose]();
-  }
-
-  /** Follows the peering object; the Watcher resumes by itself, this only guards against the unexpected. */
-  async #watch(): Promise<void> {
-    const signal = this.#abort.signal;
-    const { client, watching, config } = this.#context;
-    while (!signal.aborted) {
-      try {
-        const watcher = new Watcher(client, peeringResource(this.target), {
-          namespace: this.target.namespace,
-          fieldSelector: `metadata.name=${config.name}`,
-          settings: watching,
-          signal,
-        });
-        for await (const event of watcher) {
-          if (event.type === "LISTED") {
-            this.#listed = true;
-            this.#evaluate();
-            continue;
-          }
-          if (event.object.metadata.name !== config.name) continue;
-          this.#body = event.type === "DELETED" ? undefined : event.object;
-          if (this.#listed) this.#evaluate();
-        }
-      } catch (error) {
-        if (signal.aborted) return;
-        logger.error("The watch of the peering in {where} failed; restarting it in 1 s: {error}", {
-          where: where(this.target),
-          error,
-        });
-        await sleep(1, signal);
-      }
-    }
-  }
-
-  /** Writes own record now and then every keepAliveInterval() seconds. */
-  async #keepAlive(): Promise<void> {
-    const signal = this.#abort.signal;
-    const { client, config, identity } = this.#context;
-    while (!signal.aborted) {
-      try {
-        const record = buildPeerRecord({ priority: config.priority, lifetime: config.lifetime });
-        await touchPeer(client, this.target, identity, record, signal);
-        if (!config.stealth) logger.debug("Keep-alive in {where}: ok.", { where: where(this.target) });
-      } catch (error) {
-        if (signal.aborted) return;
-        if (error instanceof PeeringNotFoundError) {
-          logger.debug("Keep-alive in {where}: not found.", { where: where(this.target) });
-        } else {
-          logger.error("Keep-alive in {where} failed; trying again at the next interval: {error}", {
-            where: where(this.target),
-            error: describeCause(error),
-          });
-        }
-      }
-      await sleep(keepAliveInterval(config.lifetime), signal);
-    }
-  }
-
-  /** Judges the last seen state of the peering object; removes dead peers; plans a recheck. */
-  #evaluate(): void {
-    if (this.#abort.signal.aborted) return;
-    clearTimeout(this.#recheck);
-    this.#recheck = undefined;
-    const { config, identity } = this.#context;
-    const previous = this.#verdict;
-    let verdict: Verdict;
-    if (!this.#body) {
-      verdict = { state: config.mandatory ? "absent" : "absent-ok" };
-    } else {
-      const now = new Date();
-      const conflicts = findConflicts({
-        peers: parsePeers(this.#body.status, now),
-        identity,
-        priority: config.priority,
-        now,
-      });
-      if (conflicts.dead.length) this.#removeDead(conflicts.dead);
-      verdict = conflicts.higher.length
-        ? { state: "higher", peers: identities(conflicts.higher) }
-        : conflicts.same.length
-        ? { state: "same", peers: identities(conflicts.same) }
-        : { state: "running" };
-      if (conflicts.recheckAt) {
-        // The blocking peers expire then unless refreshed: look again (a refresh brings an event anyway).
-        const delay = Math.max(0, conflicts.recheckAt.getTime() - Date.now()) + 10;
-        this.#recheck = setTimeout(() => this.#evaluate(), delay);
-      }
-    }
-    this.#verdict = verdict;
-    this.#report(previous, verdict);
-    this.paused = verdict.state === "absent" || verdict.state === "higher" || verdict.state === "same";
-    this.#evaluatedOnce();
-    this.#context.evaluated();
-  }
-
-  /** Logs a change of the verdict (not the same one again on every event). */
-  #report(previous: Verdict | undefined, verdict: Verdict): void {
-    const same = previous?.state === verdict.state &&
-      (!("peers" in verdict) || ("peers" in previous && previous.peers === verdict.peers));
-    if (same) return;
-    switch (verdict.state) {
-      case "absent":
-        logger.warn("{message} Operations are paused until then (peering is mandatory).", {
-          message: new PeeringNotFoundError(this.target, false).message,
-        });
-        return;
-      case "absent-ok":
-        logger.debug("There is no peering object in {where}: not paused by peers there.", {
-          where: where(this.target),
-        });
-        return;
-      case "higher":
-        logger.info("Pausing operations in favour of {peers}.", { peers: verdict.peers });
-        return;
-      case "same":
-        logger.warn("Possibly conflicting operators with the same priority: {peers}.", { peers: verdict.peers });
-        logger.warn("Pausing all operators, including self: {peers}.", { peers: verdict.peers });
-        return;
-      case "running":
-        if (previous?.state === "higher") {
-          logger.info("Resuming operations after the pause. The operators of a higher priority are gone: {peers}.", {
-            peers: previous.peers,
-          });
-        } else if (previous?.state === "same") {
-          logger.info(
-            "Resuming operations after the pause. Conflicting operators with the same priority are gone: {peers}.",
-            { peers: previous.peers },
-          );
-        } else if (previous?.state === "absent") {
-          logger.info("Resuming operations after the pause. The peering object in {where} exists now.", {
-            where: where(this.target),
-          });
-        }
-        return;
-    }
-  }
-
-  /** Removes the records of dead peers in one merge-patch (not again while one is under way). */
-  #removeDead(dead: readonly Peer[]): void {
-    const fresh = dead.filter((peer) => !this.#removing.has(peer.identity));
-    if (!fresh.length) return;
-    for (const peer of fresh) this.#removing.add(peer.identity);
-    const records = Object.fromEntries(fresh.map((peer) => [peer.identity, null]));
-    logger.debug("Removing the records of dead peers in {where}: {peers}.", {
-      where: where(this.target),
-      peers: identities(fresh),
-    });
-    const signal = this.#abort.signal;
-    this.#track(
-      writePeers(this.#context.client, this.target, records, signal).catch((error) => {
-        if (signal.aborted) return;
-        if (error instanceof PeeringNotFoundError) {
-          logger.debug("The dead peers in {where} are gone with their peering object.", { where: where(this.target) });
-        } else {
-          logger.error("Cannot remove the records of dead peers in {where}; trying again on the next event: {error}", {
-            where: where(this.target),
-            error: describeCause(error),
-          });
-        }
-      }).finally(() => {
-        for (const peer of fresh) this.#removing.delete(peer.identity);
-      }),
-    );
-  }
-
-  #track(task: Promise<unknown>): void {
-    const tracked = task.catch((error) => {
-      logger.error("Peering in {where} failed unexpectedly: {error}", { where: where(this.target), error });
     }).finally(() => this.#tasks.delete(tracked));
     this.#tasks.add(tracked);
   }

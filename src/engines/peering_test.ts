@@ -5,7 +5,8 @@ import type { KubernetesObject } from "../model/body.ts";
 import { formatLastseen } from "../model/peering.ts";
 import { PeeringSettings } from "../settings/peering.ts";
 import { WatchingSettings } from "../settings/watching.ts";
-import { keepAliveInterval, Peering } from "./peering.ts";
+import { Peering } from "./peering.ts";
+import { keepAliveInterval } from "./peering_target.ts";
 
 /** A fake API server with the peering CRDs (or not) and one ClusterKopfPeering (or none), scriptable. */
 class PeeringFake implements AsyncDisposable {

@@ -2,7 +2,7 @@
  * `operator()`: runs the startup handlers, connects, serves the liveness endpoint, discovers the
  * resources the handlers select, runs one watch stream per resource and namespace — starting and
  * stopping streams as namespaces and CRDs come and go (`orchestration.ts`, `observation.ts`,
- * `resources.ts`) — feeds the events into per-object queues (`serving.ts`), and stops cleanly:
+ * `resources.ts`) and as peering or leader election allow (`activation.ts`) — feeds the events into per-object queues (`serving.ts`), and stops cleanly:
  * streams, queues, cleanup handlers, Events.
  *
  * @module
@@ -13,7 +13,7 @@ import { ApiClient } from "../api/client.ts";
 import type { Credentials } from "../api/credentials.ts";
 import type { Vault } from "../api/vault.ts";
 import { openVault } from "../handling/login.ts";
-import { Discovery } from "../api/discovery.ts";
+import { type CrdBody, Discovery } from "../api/discovery.ts";
 import type { WatchHealth } from "../api/watching.ts";
 import { EventPoster } from "../engines/posting.ts";
 import { type LivenessEndpoint, LivenessServer, parseLivenessEndpoint } from "../engines/probing.ts";
@@ -26,9 +26,11 @@ import type { Indices } from "../model/index_store.ts";
 import { allAtOnce, type Lifecycle } from "../handling/lifecycles.ts";
 import { defaultRegistry, type Registry } from "../handling/registry.ts";
 import { NamespacePatterns } from "../model/namespace_patterns.ts";
+import { operatorIdentity } from "../model/peering.ts";
 import { groupsToScan } from "../model/selector.ts";
 import { resourceName } from "../model/resource.ts";
 import { Settings } from "../settings/settings.ts";
+import { Activation } from "./activation.ts";
 import { observeCrds, observeNamespaces } from "./observation.ts";
 import { Orchestrator } from "./orchestration.ts";
 import { ServedResources } from "./resources.ts";
@@ -47,8 +49,23 @@ export interface OperatorOptions {
   namespaces?: (string | RegExp)[];
   /** Serve all namespaces. Also the mode when no namespaces are given. */
   clusterwide?: boolean;
-  /** Run without peering (the only mode so far). */
+  /**
+   * Run without peering: no keep-alives, never paused by other operators
+   * (`settings.peering.standalone`). Otherwise peering is used when its CRDs exist.
+   */
   standalone?: boolean;
+  /** The peering priority (`settings.peering.priority`; Kopf's `--priority`, `--dev` is 666). */
+  priority?: number;
+  /**
+   * The peering object's name (`settings.peering.name`); giving it makes peering mandatory: the
+   * operator stays paused while the peering CRD or the object is missing (Kopf's `--peering`).
+   */
+  peeringName?: string;
+  /**
+   * This operator's identity in peering records and in the leader-election Lease; by default
+   * `POD_ID`, else `<user>@<host>/<time>/<3 random characters>`.
+   */
+  identity?: string;
   /** The handlers to run; the default registry otherwise. */
   registry?: Registry;
   /** Settings; Kopf's defaults otherwise. Startup handlers may change them. */
@@ -73,7 +90,10 @@ export interface OperatorOptions {
    * `http://0.0.0.0:8080/healthz` (only `http`; port 0 picks a free one): see `on.probe`.
    */
   liveness?: string;
-  /** Called once the startup handlers have succeeded and every stream has listed its objects. */
+  /**
+   * Called once the startup handlers have succeeded and every stream has listed its objects — or,
+   * when peering pauses the operator from the start, once that is known.
+   */
   ready?: (operator: RunningOperator) => void;
 }
 
@@ -123,6 +143,14 @@ const KILLED_BY: Partial<Record<Deno.Signal, number>> = { SIGINT: 130, SIGTERM: 
 export async function operator(options: OperatorOptions = {}): Promise<void> {
   const registry = options.registry ?? defaultRegistry;
   const settings = options.settings ?? new Settings();
+  // As Kopf does: the options override the settings before the startup handlers, which may change them.
+  if (options.standalone !== undefined) settings.peering.standalone = options.standalone;
+  if (options.priority !== undefined) settings.peering.priority = options.priority;
+  if (options.peeringName !== undefined) {
+    settings.peering.name = options.peeringName;
+    settings.peering.mandatory = true;
+  }
+  settings.peering.clusterwide = options.clusterwide || !options.namespaces?.length;
   const memo = options.memo ?? {};
   // The indexes exist (empty) from the start, so that every handler, even a startup one, sees them.
   const indexes = new OperatorIndexes(registry.handlers, { settings });
@@ -270,6 +298,7 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
   let admission: RunningAdmission | undefined;
   let admissionFailure: unknown;
   let served: ServedResources | undefined;
+  let activation: Activation | undefined;
   const orchestrator = new Orchestrator({
     streams,
     grace: EXIT_GRACE,
@@ -291,6 +320,7 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
         background: entry?.background ?? [],
         indexes,
         indexKey,
+        gate: activation?.gate,
       });
     },
   });
@@ -305,9 +335,6 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
         indices: indexes.indices,
         streams,
       });
-    }
-    if (!options.standalone) {
-      logger.warn("Peering is not implemented yet; running as if --standalone were given.");
     }
     served = new ServedResources(registry, discovery, {
       onChange: (resources) => orchestrator.update({ resources }),
@@ -346,6 +373,7 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
         settings: settings.watching,
         signal,
         onChange: (namespaces) => {
+          activation?.updateNamespaces(namespaces);
           orchestrator.update({ namespaces }).catch((error) => {
             logger.error("Starting or stopping streams for the namespaces has failed: {error}", { error });
           });
@@ -361,16 +389,29 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
       }
     }
     if (signal.aborted) return;
+    // Before any stream starts: an operator that a peer pauses must not touch a single object.
+    activation = await Activation.start({
+      client,
+      settings,
+      identity: options.identity ?? operatorIdentity(),
+      orchestrator,
+      namespaces: namespaces ? [...namespaces] : [],
+      signal,
+    });
+    const pausedAtStart = orchestrator.paused;
     const initial = await orchestrator.update({ resources, namespaces });
     if (scanning) {
       observers.push(observeCrds({
         client,
         settings: settings.watching,
         signal,
-        onChange: (type, crd) => served!.crdChanged(type, crd, signal),
+        onChange: (type, crd) => {
+          activation?.crdChanged((crd as CrdBody).spec?.group);
+          served!.crdChanged(type, crd, signal);
+        },
       }));
     }
-    if (initial.length === 0 && !signal.aborted) {
+    if (initial.length === 0 && !signal.aborted && !pausedAtStart) {
       // With scanning, namespaces and CRDs that appear later are served: nothing yet is no problem.
       if (scanning) logger.info("There is nothing to serve yet: no handler's resource or no namespace is found.");
       else logger.warn("There is nothing to serve: no handler's resource or no namespace is found.");
@@ -396,6 +437,8 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
         { seconds: settings.batching.exitTimeout, objects: objects.join(", ") },
       );
     }
+    // After the streams: a replica taking over the Lease must not overlap with this one's work.
+    await activation?.close();
     await Promise.allSettled(observers);
     await served?.settled();
     await probing?.close();

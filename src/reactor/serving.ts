@@ -20,6 +20,7 @@ import { ObjectLogger } from "../logging/object_logger.ts";
 import type { KubernetesObject } from "../model/body.ts";
 import { type Resource, resourceName } from "../model/resource.ts";
 import type { Settings } from "../settings/settings.ts";
+import type { Gate } from "../utils/gate.ts";
 import type { StreamHandle } from "./orchestration.ts";
 import { newMemory, type ObjectMemory, type ObjectWork, processObject } from "./processing.ts";
 
@@ -52,6 +53,12 @@ export interface ServeDeps {
    * resource is indexed); the caller has already `expect`ed it.
    */
   indexKey: string;
+  /**
+   * While closed (e.g. a replica standing by for the leadership), the stream watches and indexes
+   * but handles nothing: it keeps the latest state of each object, and hands all of them to the
+   * handlers as listed objects when the gate opens. Always open when absent.
+   */
+  gate?: Gate;
 }
 
 /**
@@ -163,6 +170,14 @@ export function serveResource(deps: ServeDeps): StreamHandle {
     },
   );
 
+  // The latest state of each object seen while the gate is closed: handled when it opens.
+  const parked = new Map<string, KubernetesObject>();
+  const unsubscribe = deps.gate?.subscribe((open) => {
+    if (!open || signal.aborted) return;
+    for (const [uid, object] of parked) queues.push(uid, { kind: "event", type: null, object });
+    parked.clear();
+  });
+
   let markListed: () => void = () => {};
   const listed = new Promise<void>((resolve) => markListed = resolve);
   const done = (async () => {
@@ -184,6 +199,15 @@ export function serveResource(deps: ServeDeps): StreamHandle {
         if (event.type === "DELETED") memories.delete(uid);
         continue;
       }
+      if (deps.gate && !deps.gate.isOpen) {
+        if (event.type === "DELETED") {
+          parked.delete(uid);
+          memories.delete(uid);
+        } else {
+          parked.set(uid, event.object);
+        }
+        continue;
+      }
       // A newer state supersedes the state a pending wake-up carries.
       const pending = wakeups.get(uid);
       if (pending !== undefined) {
@@ -200,6 +224,7 @@ export function serveResource(deps: ServeDeps): StreamHandle {
   });
   const stop = async (cause: StopCause, grace: number): Promise<string[]> => {
     controller.abort(new Error(`the stream ${name} is stopping (${cause})`));
+    unsubscribe?.();
     // Daemons and timers learn of the stop at once; the queues drain meanwhile.
     const stopping = Promise.all([...memories.values()].map((memory) => memory.background?.shutdown(cause, grace)));
     await done;
@@ -208,6 +233,7 @@ export function serveResource(deps: ServeDeps): StreamHandle {
     await stopping;
     for (const timer of wakeups.values()) clearTimeout(timer);
     memories.clear();
+    parked.clear();
     // Objects no longer served leave the indexes; when the operator exits, nobody reads them.
     if (indexers.length && cause !== "operatorExiting") {
       for (const identity of watcher.state.known.values()) indexes.forget(identity as KubernetesObject);

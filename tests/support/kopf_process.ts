@@ -39,10 +39,15 @@ export class KopfProcess implements AsyncDisposable {
    * Starts `kopf run --standalone -n <namespace> <args…>` from the repository root (so that a
    * handler file under `tests/fixtures/` imports `@kopf/kopf` from the checkout).
    */
-  static async start(namespace: string, args: string[], env: Record<string, string> = {}): Promise<KopfProcess> {
+  static start(namespace: string, args: string[], env: Record<string, string> = {}): Promise<KopfProcess> {
+    return KopfProcess.command(["run", "--standalone", "-n", namespace, ...args], env);
+  }
+
+  /** Starts `kopf <args…>` as given (e.g. with peering options) from the repository root. */
+  static async command(args: string[], env: Record<string, string> = {}): Promise<KopfProcess> {
     const { kubeconfig } = await testCluster();
     const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", CLI, "run", "--standalone", "-n", namespace, ...args],
+      args: ["run", "-A", CLI, ...args],
       cwd: ROOT,
       env: { NO_COLOR: "1", KUBECONFIG: kubeconfig, ...env },
       stdin: "null",

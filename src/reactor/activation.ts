@@ -1,0 +1,180 @@
+/**
+ * Whether this operator handles objects now: peering may pause it in favour of other operators
+ * (Kopf's priorities, `kopf freeze`), and with leader election only the replica that holds the
+ * Lease handles objects while the others stand by with their streams watching.
+ *
+ * Pausing (peering) stops the streams, their daemons and timers; standing by (leadership) keeps
+ * the streams running behind a closed {@linkcode Gate}. With leader election, only the leader
+ * takes part in peering: the replicas of one operator share a priority, and Kopf's peering would
+ * pause all of them at once.
+ *
+ * @module
+ */
+
+import { getLogger } from "@logtape/logtape";
+import type { ApiClient } from "../api/client.ts";
+import { LeaderElector } from "../engines/leader_election.ts";
+import { Peering } from "../engines/peering.ts";
+import type { LeaderElectionSettings } from "../settings/leader_election.ts";
+import type { Settings } from "../settings/settings.ts";
+import { Gate } from "../utils/gate.ts";
+import type { Orchestrator } from "./orchestration.ts";
+
+const logger = getLogger(["kopf", "activation"]);
+
+/** The groups whose CRDs define the peering resources. */
+const PEERING_GROUPS = new Set(["kopf.dev", "zalando.org"]);
+
+/** What {@linkcode Activation.start} needs. */
+export interface ActivationOptions {
+  /** The API client. */
+  client: ApiClient;
+  /** The operator's settings (`peering`, `leaderElection`, `watching`), read at start. */
+  settings: Settings;
+  /** This operator's identity in peering records and in the Lease. */
+  identity: string;
+  /** The streams to pause and resume. */
+  orchestrator: Orchestrator;
+  /** The namespaces served now (for namespaced peering); empty when cluster-wide. */
+  namespaces: readonly string[];
+  /**
+   * The operator's stop: it interrupts a start that cannot finish (e.g. while the API is down);
+   * afterwards, {@linkcode Activation.close} stops everything and releases what it holds.
+   */
+  signal: AbortSignal;
+}
+
+/**
+ * Pauses and resumes the operator's streams for peering, and opens and closes the gate of the
+ * streams for leader election.
+ */
+export class Activation {
+  /**
+   * The gate the streams wait at: open while this replica leads; absent without leader
+   * election (the streams then handle objects whenever they run).
+   */
+  readonly gate: Gate | undefined;
+  readonly #options: ActivationOptions;
+  #namespaces: readonly string[];
+  #peering: Peering | undefined;
+  #elector: LeaderElector | undefined;
+  #closed = false;
+  /** Transitions, one after another: each one awaits the streams' stops and starts. */
+  #queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(options: ActivationOptions) {
+    this.#options = options;
+    this.#namespaces = options.namespaces;
+    this.gate = options.settings.leaderElection.enabled ? new Gate(false) : undefined;
+  }
+
+  /**
+   * Starts leader election (if enabled) or peering (unless standalone). Resolves once the
+   * initial state is known: with peering, whether the operator starts paused (the orchestrator
+   * is paused then); with leader election at once, standing by until the Lease is won.
+   */
+  static async start(options: ActivationOptions): Promise<Activation> {
+    const activation = new Activation(options);
+    const { settings } = options;
+    if (settings.leaderElection.enabled) {
+      checkDurations(settings.leaderElection);
+      activation.#elector = LeaderElector.start({
+        client: options.client,
+        settings: settings.leaderElection,
+        watching: settings.watching,
+        identity: options.identity,
+        onChange: (leading) => activation.#enqueue(() => activation.#lead(leading)),
+      });
+      logger.info("Standing by for the leadership (Lease {lease}) as {identity}.", {
+        lease: activation.#elector.lease,
+        identity: options.identity,
+      });
+    } else if (!settings.peering.standalone) {
+      await activation.#startPeering();
+    }
+    return activation;
+  }
+
+  /** The served namespaces have changed: namespaced peering follows them. */
+  updateNamespaces(namespaces: Iterable<string>): void {
+    this.#namespaces = [...namespaces];
+    this.#peering?.updateNamespaces(this.#namespaces);
+  }
+
+  /** A CRD has appeared, changed or gone: peering detects its resources again if it is one of theirs. */
+  crdChanged(group: string | undefined): void {
+    if (group !== undefined && PEERING_GROUPS.has(group)) this.#peering?.crdChanged();
+  }
+
+  /** Stops peering (removing this operator's records) and leader election (releasing the Lease). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#queue;
+    await this.#peering?.close();
+    this.#peering = undefined;
+    await this.#elector?.close();
+  }
+
+  async #startPeering(): Promise<void> {
+    const { client, settings, identity, orchestrator, signal } = this.#options;
+    // Only a start is interrupted by the stop: later, close() stops peering and removes the records.
+    const starting = new AbortController();
+    const interrupt = () => starting.abort(signal.reason);
+    signal.addEventListener("abort", interrupt, { once: true });
+    let peering: Peering;
+    try {
+      peering = await Peering.start({
+        client,
+        settings: settings.peering,
+        watching: settings.watching,
+        identity,
+        namespaces: this.#namespaces,
+        signal: starting.signal,
+        onChange: (paused) => this.#enqueue(() => paused ? orchestrator.pause() : orchestrator.resume()),
+      });
+    } finally {
+      signal.removeEventListener("abort", interrupt);
+    }
+    this.#peering = peering;
+    if (peering.paused) await orchestrator.pause();
+  }
+
+  async #lead(leading: boolean): Promise<void> {
+    const { orchestrator } = this.#options;
+    if (this.#closed || this.#options.signal.aborted) return;
+    if (leading) {
+      await this.#startPeering();
+      this.gate!.set(true);
+      return;
+    }
+    this.gate!.set(false);
+    await this.#peering?.close();
+    this.#peering = undefined;
+    // New streams behind the closed gate: the daemons and timers of the old ones stop
+    // (operatorPausing), and the objects' work is left to the new leader.
+    await orchestrator.pause();
+    await orchestrator.resume();
+  }
+
+  #enqueue(step: () => Promise<unknown>): void {
+    this.#queue = this.#queue.then(step).catch((error) => {
+      logger.error("Pausing or resuming the operator has failed: {error}", { error });
+    });
+  }
+}
+
+/**
+ * The durations must be positive and ordered as client-go requires: a leader gives up before its
+ * claim lapses, and renews more than once before it gives up.
+ */
+function checkDurations(settings: LeaderElectionSettings): void {
+  const { leaseDuration, renewDeadline, retryPeriod } = settings;
+  const positive = [leaseDuration, renewDeadline, retryPeriod].every((value) => Number.isFinite(value) && value > 0);
+  if (!positive || !(leaseDuration > renewDeadline && renewDeadline > retryPeriod)) {
+    throw new RangeError(
+      `settings.leaderElection needs leaseDuration > renewDeadline > retryPeriod > 0 (seconds), but they are ` +
+        `${leaseDuration} > ${renewDeadline} > ${retryPeriod}: e.g. 15, 10 and 2 (the defaults), or ` +
+        `--leader-elect-lease-duration, --leader-elect-renew-deadline and --leader-elect-retry-period.`,
+    );
+  }
+}
