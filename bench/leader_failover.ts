@@ -13,12 +13,11 @@
  */
 
 import { parseArgs } from "node:util";
-import { parseAllDocuments } from "yaml";
 import { LocalCluster } from "../testing.ts";
 import { ApiClient } from "../src/api/client.ts";
-import { ApiConflictError } from "../src/api/errors.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
+import { prepareExamples } from "./example_namespace.ts";
 
 const { values } = parseArgs({
   options: {
@@ -37,22 +36,7 @@ const collection = `/apis/kopf.dev/v1/namespaces/${namespace}/kopfexamples`;
 
 await using cluster = await LocalCluster.start();
 const client = new ApiClient(await loadKubeconfig({ path: cluster.kubeconfig }));
-for (const document of parseAllDocuments(await Deno.readTextFile(new URL("examples/crd.yaml", root)))) {
-  try {
-    await client.request({
-      method: "POST",
-      path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-      body: document.toJS(),
-    });
-  } catch (error) {
-    if (!(error instanceof ApiConflictError)) throw error;
-  }
-}
-await client.request({ method: "POST", path: "/api/v1/namespaces", body: { metadata: { name: namespace } } });
-await poll(async () => {
-  await client.request({ path: collection });
-  return true;
-});
+await prepareExamples(client, namespace);
 
 const replicas = new Map<string, Deno.ChildProcess>();
 function startReplica(identity: string): void {

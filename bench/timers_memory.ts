@@ -13,12 +13,11 @@
  */
 
 import { parseArgs } from "node:util";
-import { parseAllDocuments } from "yaml";
 import { LocalCluster } from "../testing.ts";
 import { ApiClient } from "../src/api/client.ts";
-import { ApiConflictError } from "../src/api/errors.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
+import { prepareExamples } from "./example_namespace.ts";
 
 const { values } = parseArgs({
   options: {
@@ -33,29 +32,8 @@ const root = new URL("..", import.meta.url);
 
 await using cluster = await LocalCluster.start();
 const client = new ApiClient(await loadKubeconfig({ path: cluster.kubeconfig }));
-const crdText = await Deno.readTextFile(new URL("examples/crd.yaml", root));
-for (const document of parseAllDocuments(crdText)) {
-  try {
-    await client.request({
-      method: "POST",
-      path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-      body: document.toJS(),
-    });
-  } catch (error) {
-    if (!(error instanceof ApiConflictError)) throw error;
-  }
-}
 const namespace = "bench";
-await client.request({ method: "POST", path: "/api/v1/namespaces", body: { metadata: { name: namespace } } });
-const collection = `/apis/kopf.dev/v1/namespaces/${namespace}/kopfexamples`;
-await poll("the CRD to be served", async () => {
-  try {
-    await client.request({ path: collection });
-    return true;
-  } catch {
-    return false;
-  }
-});
+const collection = await prepareExamples(client, namespace);
 const started = Date.now();
 for (let start = 0; start < objects; start += 25) {
   await Promise.all(

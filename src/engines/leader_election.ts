@@ -205,7 +205,9 @@ export class LeaderElector {
         continue;
       }
       const spec = lease === null ? null : lease.spec ?? {};
-      const verdict = leaseVerdict(spec, this.#identity, this.#observedAt, this.#now(), this.#leaseDuration);
+      // Half the margin between the holder giving up and the others taking over: safe against that much skew.
+      const trust = (this.#leaseDuration - this.#renewDeadline) * 500;
+      const verdict = leaseVerdict(spec, this.#identity, this.#observedAt, this.#now(), this.#leaseDuration, trust);
       if (verdict.take) {
         if (await this.#acquire(lease, verdict.reason)) return;
         // Lost the race or failed: the watch shows the winner; read the Lease if it does not.

@@ -129,6 +129,22 @@ class PeeringFake implements AsyncDisposable {
   }
 }
 
+/** Starts a peering as "me" on the fake, cluster-wide unless the settings say otherwise. */
+function startPeering(
+  fake: PeeringFake,
+  peering: PeeringSettings,
+  onChange: (paused: boolean) => void = () => {},
+): Promise<Peering> {
+  return Peering.start({
+    client: fake.api.client,
+    settings: peering,
+    watching: new WatchingSettings(),
+    identity: "me",
+    namespaces: [],
+    onChange,
+  });
+}
+
 function settings(fields: Partial<PeeringSettings> = {}): PeeringSettings {
   return Object.assign(new PeeringSettings(), { clusterwide: true }, fields);
 }
@@ -170,14 +186,7 @@ Deno.test("peering: without the CRD and not mandatory → inactive, not paused, 
   await using fake = new PeeringFake();
   fake.crd = false;
   const changes: boolean[] = [];
-  const peering = await Peering.start({
-    client: fake.api.client,
-    settings: settings(),
-    watching: new WatchingSettings(),
-    identity: "me",
-    namespaces: [],
-    onChange: (paused) => changes.push(paused),
-  });
+  const peering = await startPeering(fake, settings(), (paused) => changes.push(paused));
   await new Promise((resolve) => setTimeout(resolve, 300));
   assert.equal(peering.paused, false);
   assert.equal(peering.active, false);
@@ -192,14 +201,7 @@ Deno.test("peering: without the CRD and mandatory → paused with a hint; resume
   await using fake = new PeeringFake({ status: {} });
   fake.crd = false;
   const changes: boolean[] = [];
-  const peering = await Peering.start({
-    client: fake.api.client,
-    settings: settings({ mandatory: true }),
-    watching: new WatchingSettings(),
-    identity: "me",
-    namespaces: [],
-    onChange: (paused) => changes.push(paused),
-  });
+  const peering = await startPeering(fake, settings({ mandatory: true }), (paused) => changes.push(paused));
   assert.equal(peering.paused, true);
   assert.equal(peering.active, true);
   assert.ok(lines.some((line) => line.includes("kubectl apply -f peering.yaml")), lines.join("\n"));
@@ -220,14 +222,7 @@ Deno.test("peering: a live higher-priority peer pauses at start; its removal res
     status: { boss: { priority: 10, lifetime: 60, lastseen: recent() } },
   });
   const changes: boolean[] = [];
-  const peering = await Peering.start({
-    client: fake.api.client,
-    settings: settings(),
-    watching: new WatchingSettings(),
-    identity: "me",
-    namespaces: [],
-    onChange: (paused) => changes.push(paused),
-  });
+  const peering = await startPeering(fake, settings(), (paused) => changes.push(paused));
   assert.equal(peering.paused, true);
   assert.ok(lines.includes("Pausing operations in favour of [boss]."), lines.join("\n"));
   await until("a watch stream", () => fake.watched);
@@ -246,14 +241,7 @@ Deno.test("peering: same priority → both warnings (lower priorities not named)
       minion: { priority: 1, lifetime: 60, lastseen: recent() },
     },
   });
-  const peering = await Peering.start({
-    client: fake.api.client,
-    settings: settings({ priority: 5 }),
-    watching: new WatchingSettings(),
-    identity: "me",
-    namespaces: [],
-    onChange: () => {},
-  });
+  const peering = await startPeering(fake, settings({ priority: 5 }));
   assert.equal(peering.paused, true);
   assert.ok(lines.includes("Possibly conflicting operators with the same priority: [twin]."), lines.join("\n"));
   assert.ok(lines.includes("Pausing all operators, including self: [twin]."), lines.join("\n"));
@@ -268,14 +256,7 @@ Deno.test("peering: dead peers are removed in one patch, and do not pause", asyn
       gone2: { priority: 0, lifetime: 10, lastseen: recent(60) },
     },
   });
-  const peering = await Peering.start({
-    client: fake.api.client,
-    settings: settings(),
-    watching: new WatchingSettings(),
-    identity: "me",
-    namespaces: [],
-    onChange: () => {},
-  });
+  const peering = await startPeering(fake, settings());
   assert.equal(peering.paused, false);
   await until("the removal", () => fake.patches.some((patch) => "gone1" in patch.status));
   const removal = fake.patches.find((patch) => "gone1" in patch.status);
@@ -289,14 +270,7 @@ Deno.test("peering: a blocking peer that expires is re-evaluated at its deadline
     status: { boss: { priority: 10, lifetime: 2, lastseen: recent() } },
   });
   const changes: boolean[] = [];
-  const peering = await Peering.start({
-    client: fake.api.client,
-    settings: settings(),
-    watching: new WatchingSettings(),
-    identity: "me",
-    namespaces: [],
-    onChange: (paused) => changes.push(paused),
-  });
+  const peering = await startPeering(fake, settings(), (paused) => changes.push(paused));
   assert.equal(peering.paused, true);
   await until("the resumption", () => changes.length > 0);
   assert.deepEqual(changes, [false]);
@@ -308,14 +282,7 @@ Deno.test("peering: keep-alives are logged unless stealthy; 'not found' is logge
   const lines = await logs();
   {
     await using fake = new PeeringFake({ status: {} });
-    const peering = await Peering.start({
-      client: fake.api.client,
-      settings: settings({ lifetime: 7 }),
-      watching: new WatchingSettings(),
-      identity: "me",
-      namespaces: [],
-      onChange: () => {},
-    });
+    const peering = await startPeering(fake, settings({ lifetime: 7 }));
     await until("two keep-alives", () => fake.patches.filter((patch) => patch.status.me).length >= 2);
     await peering.close();
     assert.ok(lines.includes("Keep-alive in 'default' cluster-wide: ok."), lines.join("\n"));
@@ -327,14 +294,7 @@ Deno.test("peering: keep-alives are logged unless stealthy; 'not found' is logge
   lines.length = 0;
   {
     await using fake = new PeeringFake({ status: {} });
-    const peering = await Peering.start({
-      client: fake.api.client,
-      settings: settings({ lifetime: 7, stealth: true }),
-      watching: new WatchingSettings(),
-      identity: "me",
-      namespaces: [],
-      onChange: () => {},
-    });
+    const peering = await startPeering(fake, settings({ lifetime: 7, stealth: true }));
     await until("two keep-alives", () => fake.patches.filter((patch) => patch.status.me).length >= 2);
     await peering.close();
     assert.ok(!lines.some((line) => line.includes("Keep-alive in")), lines.join("\n"));
@@ -342,14 +302,7 @@ Deno.test("peering: keep-alives are logged unless stealthy; 'not found' is logge
   lines.length = 0;
   {
     await using fake = new PeeringFake();
-    const peering = await Peering.start({
-      client: fake.api.client,
-      settings: settings({ lifetime: 7, stealth: true }),
-      watching: new WatchingSettings(),
-      identity: "me",
-      namespaces: [],
-      onChange: () => {},
-    });
+    const peering = await startPeering(fake, settings({ lifetime: 7, stealth: true }));
     assert.equal(peering.paused, false);
     await until("a keep-alive", () => fake.patches.length > 0);
     await until("its log line", () => lines.includes("Keep-alive in 'default' cluster-wide: not found."));
@@ -360,14 +313,7 @@ Deno.test("peering: keep-alives are logged unless stealthy; 'not found' is logge
 
 Deno.test("peering: standalone → no requests at all, never paused", async () => {
   await using fake = new PeeringFake({ status: { boss: { priority: 10, lifetime: 60, lastseen: recent() } } });
-  const peering = await Peering.start({
-    client: fake.api.client,
-    settings: settings({ standalone: true, mandatory: true }),
-    watching: new WatchingSettings(),
-    identity: "me",
-    namespaces: [],
-    onChange: () => {},
-  });
+  const peering = await startPeering(fake, settings({ standalone: true, mandatory: true }));
   assert.equal(peering.paused, false);
   assert.equal(peering.active, false);
   await peering.close();

@@ -4,9 +4,11 @@
  * whether a replica may take it. Nothing here talks to the API (see `src/api/leases.ts`) or keeps
  * time (see `src/engines/leader_election.ts`).
  *
- * Expiry is judged by the local clock of the observer, never by the holder's `renewTime`: clocks
- * of different machines disagree, but each machine measures durations well (client-go does the
- * same).
+ * Expiry is judged by the local clock of the observer, as client-go does: clocks of different
+ * machines disagree, but each machine measures durations well. The holder's `renewTime` may only
+ * start the countdown a little earlier than the observation (a bounded trust, see
+ * {@linkcode leaseVerdict}): a renewal is seen some time after it is sent, and without that the
+ * wait after a crash would exceed the lease duration by the API server's delay.
  *
  * @module
  */
@@ -174,7 +176,10 @@ export type LeaseVerdict =
 
 /**
  * Decides whether `identity` may take a Lease: when it is missing, released, its own, or when
- * `leaseDurationSeconds` have passed on the observer's clock since the record last changed.
+ * `leaseDurationSeconds` have passed on the observer's clock since the record last changed — or
+ * since its `renewTime`, if that is earlier, but by no more than `renewTimeTrust` ms. A trust
+ * below `leaseDuration − renewDeadline` keeps two leaders apart even if the clocks disagree by
+ * that much: the holder stops leading `renewDeadline` after its last successful renewal.
  *
  * @example
  * ```ts
@@ -189,6 +194,7 @@ export type LeaseVerdict =
  * @param observedAt When (observer's clock, ms) the record was seen to change last.
  * @param now The observer's clock now (ms).
  * @param defaultDurationSeconds The duration to assume if the record does not say.
+ * @param renewTimeTrust How much earlier (ms) than the observation `renewTime` may start the countdown.
  */
 export function leaseVerdict(
   spec: LeaseSpec | null,
@@ -196,13 +202,16 @@ export function leaseVerdict(
   observedAt: number,
   now: number,
   defaultDurationSeconds: number,
+  renewTimeTrust = 0,
 ): LeaseVerdict {
   if (spec === null) return { take: true, reason: "missing" };
   const holder = leaseHolder(spec);
   if (holder === "") return { take: true, reason: "released" };
   if (holder === identity) return { take: true, reason: "own" };
   const duration = spec.leaseDurationSeconds ?? defaultDurationSeconds;
-  const expiresAt = observedAt + duration * 1000;
+  const renewedAt = parseMicroTime(spec.renewTime)?.getTime() ?? observedAt;
+  const since = Math.max(observedAt - renewTimeTrust, Math.min(observedAt, renewedAt));
+  const expiresAt = since + duration * 1000;
   if (now >= expiresAt) return { take: true, reason: "expired" };
   return { take: false, holder, expiresAt };
 }

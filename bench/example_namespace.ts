@@ -1,0 +1,42 @@
+/**
+ * What the benchmarks start from: the example CRD of examples/crd.yaml applied to a fresh
+ * LocalCluster, and a namespace whose kopfexamples collection is served.
+ *
+ * @module
+ */
+
+import { parseAllDocuments } from "yaml";
+import type { ApiClient } from "../src/api/client.ts";
+import { ApiConflictError } from "../src/api/errors.ts";
+
+/**
+ * Applies the example CRD, creates the namespace and waits until its kopfexamples can be listed.
+ *
+ * @returns The path of the namespace's kopfexamples collection.
+ */
+export async function prepareExamples(client: ApiClient, namespace: string): Promise<string> {
+  const crds = await Deno.readTextFile(new URL("../examples/crd.yaml", import.meta.url));
+  for (const document of parseAllDocuments(crds)) {
+    try {
+      await client.request({
+        method: "POST",
+        path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        body: document.toJS(),
+      });
+    } catch (error) {
+      if (!(error instanceof ApiConflictError)) throw error;
+    }
+  }
+  await client.request({ method: "POST", path: "/api/v1/namespaces", body: { metadata: { name: namespace } } });
+  const collection = `/apis/kopf.dev/v1/namespaces/${namespace}/kopfexamples`;
+  const deadline = Date.now() + 600_000;
+  for (;;) {
+    try {
+      await client.request({ path: collection });
+      return collection;
+    } catch (error) {
+      if (Date.now() > deadline) throw new Error(`The example CRD is not served after 600 s: ${error}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
