@@ -24,6 +24,7 @@ import {
   type LeaseTakeReason,
   leaseVerdict,
   releasedLeaseSpec,
+  renewalAge,
   renewedLeaseSpec,
   sameLeaseRecord,
 } from "../model/lease.ts";
@@ -205,9 +206,7 @@ export class LeaderElector {
         continue;
       }
       const spec = lease === null ? null : lease.spec ?? {};
-      // Half the margin between the holder giving up and the others taking over: safe against that much skew.
-      const trust = (this.#leaseDuration - this.#renewDeadline) * 500;
-      const verdict = leaseVerdict(spec, this.#identity, this.#observedAt, this.#now(), this.#leaseDuration, trust);
+      const verdict = leaseVerdict(spec, this.#identity, this.#observedAt, this.#now(), this.#leaseDuration);
       if (verdict.take) {
         if (await this.#acquire(lease, verdict.reason)) return;
         // Lost the race or failed: the watch shows the winner; read the Lease if it does not.
@@ -429,7 +428,9 @@ export class LeaderElector {
       !sameLeaseRecord(before?.spec, lease?.spec);
     this.#lease = lease;
     if (!changed) return;
-    this.#observedAt = this.#now();
+    // Half the margin between the holder giving up and the others taking over: safe against that much skew.
+    const trust = (this.#leaseDuration - this.#renewDeadline) * 500;
+    this.#observedAt = this.#now() - renewalAge(lease?.spec, Date.now(), trust);
     this.#version++;
     const changedNow = this.#changed;
     this.#changed = Promise.withResolvers<void>();

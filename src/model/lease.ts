@@ -7,7 +7,7 @@
  * Expiry is judged by the local clock of the observer, as client-go does: clocks of different
  * machines disagree, but each machine measures durations well. The holder's `renewTime` may only
  * start the countdown a little earlier than the observation (a bounded trust, see
- * {@linkcode leaseVerdict}): a renewal is seen some time after it is sent, and without that the
+ * {@linkcode renewalAge}): a renewal is seen some time after it is sent, and without that the
  * wait after a crash would exceed the lease duration by the API server's delay.
  *
  * @module
@@ -176,10 +176,8 @@ export type LeaseVerdict =
 
 /**
  * Decides whether `identity` may take a Lease: when it is missing, released, its own, or when
- * `leaseDurationSeconds` have passed on the observer's clock since the record last changed — or
- * since its `renewTime`, if that is earlier, but by no more than `renewTimeTrust` ms. A trust
- * below `leaseDuration − renewDeadline` keeps two leaders apart even if the clocks disagree by
- * that much: the holder stops leading `renewDeadline` after its last successful renewal.
+ * `leaseDurationSeconds` have passed on the observer's clock since the record last changed (an
+ * observation that may be back-dated by {@linkcode renewalAge}).
  *
  * @example
  * ```ts
@@ -194,7 +192,6 @@ export type LeaseVerdict =
  * @param observedAt When (observer's clock, ms) the record was seen to change last.
  * @param now The observer's clock now (ms).
  * @param defaultDurationSeconds The duration to assume if the record does not say.
- * @param renewTimeTrust How much earlier (ms) than the observation `renewTime` may start the countdown.
  */
 export function leaseVerdict(
   spec: LeaseSpec | null,
@@ -202,18 +199,40 @@ export function leaseVerdict(
   observedAt: number,
   now: number,
   defaultDurationSeconds: number,
-  renewTimeTrust = 0,
 ): LeaseVerdict {
   if (spec === null) return { take: true, reason: "missing" };
   const holder = leaseHolder(spec);
   if (holder === "") return { take: true, reason: "released" };
   if (holder === identity) return { take: true, reason: "own" };
   const duration = spec.leaseDurationSeconds ?? defaultDurationSeconds;
-  const renewedAt = parseMicroTime(spec.renewTime)?.getTime() ?? observedAt;
-  const since = Math.max(observedAt - renewTimeTrust, Math.min(observedAt, renewedAt));
-  const expiresAt = since + duration * 1000;
+  const expiresAt = observedAt + duration * 1000;
   if (now >= expiresAt) return { take: true, reason: "expired" };
   return { take: false, holder, expiresAt };
+}
+
+/**
+ * How long ago the holder says it renewed the Lease (`renewTime`, by the observer's wall clock),
+ * at most `trust` ms and never negative: the observer back-dates its observation by that much, so
+ * that the delay between a renewal and its sight does not lengthen the wait after a crash. A
+ * trust below `leaseDuration − renewDeadline` keeps two leaders apart even if the clocks disagree
+ * by that much: the holder stops leading `renewDeadline` after its last successful renewal.
+ *
+ * @example
+ * ```ts
+ * import { renewalAge } from "./lease.ts";
+ * const now = Date.parse("2026-01-01T00:00:10.000Z");
+ * renewalAge({ renewTime: "2026-01-01T00:00:09.800000Z" }, now, 2_500); // 200
+ * renewalAge({ renewTime: "2025-12-31T00:00:00.000000Z" }, now, 2_500); // 2500
+ * ```
+ *
+ * @param spec The record as observed.
+ * @param wallNow The observer's wall clock now (ms since the epoch).
+ * @param trust The most it may be (ms).
+ */
+export function renewalAge(spec: LeaseSpec | null | undefined, wallNow: number, trust: number): number {
+  const renewed = parseMicroTime(spec?.renewTime)?.getTime();
+  if (renewed === undefined) return 0;
+  return Math.min(trust, Math.max(0, wallNow - renewed));
 }
 
 /** `leaseDurationSeconds` is an integer field; fractions of a second round up (at least 1). */

@@ -5,6 +5,7 @@ import {
   leaseVerdict,
   parseMicroTime,
   releasedLeaseSpec,
+  renewalAge,
   renewedLeaseSpec,
   sameLeaseRecord,
 } from "./lease.ts";
@@ -30,21 +31,20 @@ Deno.test("verdict: a missing Lease is created, a released one is taken", () => 
   assert.deepEqual(leaseVerdict({ holderIdentity: null }, "me", 0, 0, 15), { take: true, reason: "released" });
 });
 
-Deno.test("verdict: an earlier renewTime starts the countdown earlier, but by at most the trust", () => {
-  const observed = Date.parse("2026-01-01T00:00:10.000Z");
-  const spec = (renewTime: string) => ({ holderIdentity: "other", leaseDurationSeconds: 15, renewTime });
-  // Renewed 0.2 s before it was seen: the countdown starts at the renewal.
-  const recent = leaseVerdict(spec("2026-01-01T00:00:09.800000Z"), "me", observed, observed, 15, 2_500);
-  assert.deepEqual(recent, { take: false, holder: "other", expiresAt: observed - 200 + 15_000 });
-  // A renewTime far in the past (a skewed clock) moves it by the trust only.
-  const skewed = leaseVerdict(spec("2025-12-31T23:00:00.000000Z"), "me", observed, observed, 15, 2_500);
-  assert.deepEqual(skewed, { take: false, holder: "other", expiresAt: observed - 2_500 + 15_000 });
-  // A renewTime after the observation (a clock ahead) never delays it.
-  const ahead = leaseVerdict(spec("2026-01-01T00:05:00.000000Z"), "me", observed, observed, 15, 2_500);
-  assert.deepEqual(ahead, { take: false, holder: "other", expiresAt: observed + 15_000 });
+Deno.test("renewalAge: how long ago renewTime was, never negative, at most the trust", () => {
+  const now = Date.parse("2026-01-01T00:00:10.000Z");
+  // Renewed 0.2 s before it was seen: the observation is back-dated by that.
+  assert.equal(renewalAge({ renewTime: "2026-01-01T00:00:09.800000Z" }, now, 2_500), 200);
+  // A renewTime far in the past (a clock behind) moves it by the trust only.
+  assert.equal(renewalAge({ renewTime: "2025-12-31T23:00:00.000000Z" }, now, 2_500), 2_500);
+  // A renewTime after the observation (a clock ahead) never delays it; none, or unreadable: 0.
+  assert.equal(renewalAge({ renewTime: "2026-01-01T00:05:00.000000Z" }, now, 2_500), 0);
+  assert.equal(renewalAge({}, now, 2_500), 0);
+  assert.equal(renewalAge({ renewTime: "soon" }, now, 2_500), 0);
+  assert.equal(renewalAge(null, now, 2_500), 0);
 });
 
-Deno.test("verdict: another holder's Lease expires by the observer's clock (no trust in renewTime by default)", () => {
+Deno.test("verdict: another holder's Lease expires by the observer's clock, not by renewTime", () => {
   // renewTime far in the past says nothing: only the local observation counts.
   const spec = { holderIdentity: "other", leaseDurationSeconds: 15, renewTime: "2000-01-01T00:00:00.000000Z" };
   assert.deepEqual(leaseVerdict(spec, "me", 1_000, 1_000, 10), { take: false, holder: "other", expiresAt: 16_000 });
