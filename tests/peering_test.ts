@@ -231,8 +231,9 @@ Deno.test("separate peering names never pause each other: both operators handle 
   const namespace = await freshNamespace(client, "peer-apart");
   const a = await createPeering(namespace);
   const b = await createPeering(namespace);
-  await using first = await operator("op-a", ["-n", namespace, "-P", a]);
-  await using second = await operator("op-b", ["-n", namespace, "-P", b]);
+  // Each keeps its own state on the objects, so that each handles every object whatever the order.
+  await using first = await operator("op-a", ["-n", namespace, "-P", a], { KOPF_TEST_PREFIX: "a.kopf.test" });
+  await using second = await operator("op-b", ["-n", namespace, "-P", b], { KOPF_TEST_PREFIX: "b.kopf.test" });
   await first.waitForLine(/Keep-alive in .*: ok\./);
   await second.waitForLine(/Keep-alive in .*: ok\./);
   await createExample(client, namespace, "apart-1");
@@ -257,8 +258,14 @@ Deno.test("--standalone: no record on the peering object, never paused by a high
 Deno.test("no per-object locking: two standalone operators both run the creation handler (25.10)", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-twice");
-  await using first = await operator("op-one", ["-n", namespace, "--standalone"]);
-  await using second = await operator("op-two", ["-n", namespace, "--standalone"]);
+  // Each keeps its own state on the objects (with shared state, whichever records its success first leaves
+  // the other nothing to do, so double handling is only likely, not certain).
+  await using first = await operator("op-one", ["-n", namespace, "--standalone"], {
+    KOPF_TEST_PREFIX: "one.kopf.test",
+  });
+  await using second = await operator("op-two", ["-n", namespace, "--standalone"], {
+    KOPF_TEST_PREFIX: "two.kopf.test",
+  });
   await createExample(client, namespace, "twice-1");
   await waitFor(
     "both operators' success lines",

@@ -2,8 +2,9 @@
  * `operator()`: runs the startup handlers, connects, serves the liveness endpoint, discovers the
  * resources the handlers select, runs one watch stream per resource and namespace — starting and
  * stopping streams as namespaces and CRDs come and go (`orchestration.ts`, `observation.ts`,
- * `resources.ts`) and as peering or leader election allow (`activation.ts`) — feeds the events into per-object queues (`serving.ts`), and stops cleanly:
- * streams, queues, cleanup handlers, Events.
+ * `resources.ts`) and as peering or leader election allow (`activation.ts`) — feeds the events
+ * into per-object queues (`serving.ts`), and stops cleanly: streams, queues, cleanup handlers,
+ * Events.
  *
  * @module
  */
@@ -299,6 +300,8 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
   let admissionFailure: unknown;
   let served: ServedResources | undefined;
   let activation: Activation | undefined;
+  // The served namespaces as last observed, also before peering starts and follows them.
+  let latestNamespaces: ReadonlySet<string> | null = null;
   const orchestrator = new Orchestrator({
     streams,
     grace: EXIT_GRACE,
@@ -373,6 +376,7 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
         settings: settings.watching,
         signal,
         onChange: (namespaces) => {
+          latestNamespaces = namespaces;
           activation?.updateNamespaces(namespaces);
           orchestrator.update({ namespaces }).catch((error) => {
             logger.error("Starting or stopping streams for the namespaces has failed: {error}", { error });
@@ -380,6 +384,7 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
         },
       });
       namespaces = observation.initial;
+      latestNamespaces ??= namespaces;
       observers.push(observation.done);
       if (!scanning && !patterns.allExact) {
         logger.warn(
@@ -395,7 +400,7 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
       settings,
       identity: options.identity ?? operatorIdentity(),
       orchestrator,
-      namespaces: namespaces ? [...namespaces] : [],
+      namespaces: latestNamespaces ? [...latestNamespaces] : [],
       signal,
     });
     const pausedAtStart = orchestrator.paused;
