@@ -10,32 +10,15 @@ import { resourcePath } from "../src/api/paths.ts";
 import { parseLastseen } from "../src/model/peering.ts";
 import { NAMESPACED_PEERING_RESOURCE } from "../src/engines/peering_records.ts";
 import { freshNamespace, testCluster } from "./support/cluster.ts";
+import { type KopfResult, meaningful, runKopf } from "./support/kopf_process.ts";
 import { applyPeeringCrds, createPeering, deletePeering, peeringStatus } from "./support/peering.ts";
 
-const CLI = new URL("../cli/main.ts", import.meta.url).pathname;
-const ROOT = new URL("..", import.meta.url).pathname;
 const HOST = Deno.hostname();
 
 /** Runs `kopf <args>` to completion as user `tester` without POD_ID (unless `env` says otherwise). */
-async function kopf(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
+async function kopf(args: string[], env: Record<string, string> = {}): Promise<KopfResult> {
   const { kubeconfig } = await testCluster();
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CLI, ...args],
-    cwd: ROOT,
-    env: { NO_COLOR: "1", KUBECONFIG: kubeconfig, USER: "tester", POD_ID: "", ...env },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
-}
-
-function meaningful(text: string): string[] {
-  return text.split("\n").filter((line) => line.trim() && !line.startsWith("Download ") && !line.startsWith("Warning"));
+  return await runKopf(args, { KUBECONFIG: kubeconfig, USER: "tester", POD_ID: "", ...env });
 }
 
 /**

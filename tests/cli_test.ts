@@ -5,30 +5,13 @@
 
 import assert from "node:assert/strict";
 import { createExample, freshNamespace, getExample, testCluster, waitFor } from "./support/cluster.ts";
+import { meaningful, runKopf } from "./support/kopf_process.ts";
 
 const CLI = new URL("../cli/main.ts", import.meta.url).pathname;
 const ROOT = new URL("..", import.meta.url).pathname;
 
-/** Runs `kopf <args>` to completion and returns its exit code and output. */
-async function kopf(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CLI, ...args],
-    cwd: ROOT,
-    env: { NO_COLOR: "1", ...env },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
-}
-
-/** The lines of the output that are not Deno's own download or warning noise. */
-function meaningful(text: string): string[] {
-  return text.split("\n").filter((line) => line.trim() && !line.startsWith("Download ") && !line.startsWith("Warning"));
-}
+/** Runs `kopf <args>` to completion (without a kubeconfig unless `env` gives one). */
+const kopf = runKopf;
 
 Deno.test("kopf run examples/01-minimal sets status.createFn.message, and exits 0 on SIGTERM", async () => {
   const { client, kubeconfig } = await testCluster();

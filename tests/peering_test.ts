@@ -23,7 +23,7 @@ import {
   waitFor,
   waitForStatus,
 } from "./support/cluster.ts";
-import { KopfProcess } from "./support/kopf_process.ts";
+import { KopfProcess, runKopf } from "./support/kopf_process.ts";
 import {
   applyPeeringCrds,
   createPeering,
@@ -34,8 +34,6 @@ import {
 } from "./support/peering.ts";
 
 const HANDLERS = "tests/fixtures/replicas/handlers.ts";
-const CLI = new URL("../cli/main.ts", import.meta.url).pathname;
-const ROOT = new URL("..", import.meta.url).pathname;
 
 /** Starts `kopf run --verbose <args…> handlers.ts` with a fixed identity (POD_ID). */
 function operator(identity: string, args: string[], env: Record<string, string> = {}): Promise<KopfProcess> {
@@ -45,15 +43,8 @@ function operator(identity: string, args: string[], env: Record<string, string> 
 /** Runs `kopf freeze …` or `kopf resume …` to completion; fails the test unless it exits 0. */
 async function kopfCommand(args: string[]): Promise<void> {
   const { kubeconfig } = await testCluster();
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CLI, ...args],
-    cwd: ROOT,
-    env: { NO_COLOR: "1", KUBECONFIG: kubeconfig, POD_ID: "freezer" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
+  const result = await runKopf(args, { KUBECONFIG: kubeconfig, POD_ID: "freezer" });
+  assert.equal(result.code, 0, result.stderr);
 }
 
 /** Whether a process has logged the success of the creation handler for the object. */

@@ -105,15 +105,7 @@ export class LeaderElector {
 
   private constructor(options: LeaderElectionOptions) {
     const { settings } = options;
-    if (!(settings.retryPeriod > 0)) {
-      throw new Error(`settings.leaderElection.retryPeriod must be above 0 s, not ${settings.retryPeriod}.`);
-    }
-    if (!(settings.renewDeadline < settings.leaseDuration)) {
-      throw new Error(
-        `settings.leaderElection.renewDeadline (${settings.renewDeadline} s) must be shorter than ` +
-          `leaseDuration (${settings.leaseDuration} s): a leader must give up before the others may take over.`,
-      );
-    }
+    checkDurations(settings);
     this.#client = options.client;
     this.#identity = options.identity;
     this.#onChange = options.onChange;
@@ -504,5 +496,21 @@ function podNamespace(): string {
   } catch {
     // Not in a pod (no file) or no permission to read it: the documented fallback.
     return "default";
+  }
+}
+
+/**
+ * The durations must be positive and ordered as client-go requires: a leader gives up before its
+ * claim lapses, and renews more than once before it gives up.
+ */
+function checkDurations(settings: LeaderElectionSettings): void {
+  const { leaseDuration, renewDeadline, retryPeriod } = settings;
+  const positive = [leaseDuration, renewDeadline, retryPeriod].every((value) => Number.isFinite(value) && value > 0);
+  if (!positive || !(leaseDuration > renewDeadline && renewDeadline > retryPeriod)) {
+    throw new RangeError(
+      `settings.leaderElection needs leaseDuration > renewDeadline > retryPeriod > 0 (seconds), but they are ` +
+        `${leaseDuration} > ${renewDeadline} > ${retryPeriod}: e.g. 15, 10 and 2 (the defaults), or ` +
+        `--leader-elect-lease-duration, --leader-elect-renew-deadline and --leader-elect-retry-period.`,
+    );
   }
 }

@@ -49,7 +49,7 @@ Deno.test("durations that make no sense are refused with the setting to fix", ()
         identity: "me",
         onChange: () => {},
       }),
-    /renewDeadline \(1 s\) must be shorter than leaseDuration/,
+    /needs leaseDuration > renewDeadline > retryPeriod > 0 \(seconds\), but they are 1 > 1 > 0.1:/,
   );
   assert.throws(
     () =>
@@ -60,7 +60,7 @@ Deno.test("durations that make no sense are refused with the setting to fix", ()
         identity: "me",
         onChange: () => {},
       }),
-    /retryPeriod must be above 0/,
+    /but they are 1 > 0.5 > 0: e\.g\. 15, 10 and 2/,
   );
 });
 

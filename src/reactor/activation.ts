@@ -15,7 +15,6 @@ import { getLogger } from "@logtape/logtape";
 import type { ApiClient } from "../api/client.ts";
 import { LeaderElector } from "../engines/leader_election.ts";
 import { Peering } from "../engines/peering.ts";
-import type { LeaderElectionSettings } from "../settings/leader_election.ts";
 import type { Settings } from "../settings/settings.ts";
 import { Gate } from "../utils/gate.ts";
 import type { Orchestrator } from "./orchestration.ts";
@@ -77,7 +76,6 @@ export class Activation {
     const activation = new Activation(options);
     const { settings } = options;
     if (settings.leaderElection.enabled) {
-      checkDurations(settings.leaderElection);
       activation.#elector = LeaderElector.start({
         client: options.client,
         settings: settings.leaderElection,
@@ -160,21 +158,5 @@ export class Activation {
     this.#queue = this.#queue.then(step).catch((error) => {
       logger.error("Pausing or resuming the operator has failed: {error}", { error });
     });
-  }
-}
-
-/**
- * The durations must be positive and ordered as client-go requires: a leader gives up before its
- * claim lapses, and renews more than once before it gives up.
- */
-function checkDurations(settings: LeaderElectionSettings): void {
-  const { leaseDuration, renewDeadline, retryPeriod } = settings;
-  const positive = [leaseDuration, renewDeadline, retryPeriod].every((value) => Number.isFinite(value) && value > 0);
-  if (!positive || !(leaseDuration > renewDeadline && renewDeadline > retryPeriod)) {
-    throw new RangeError(
-      `settings.leaderElection needs leaseDuration > renewDeadline > retryPeriod > 0 (seconds), but they are ` +
-        `${leaseDuration} > ${renewDeadline} > ${retryPeriod}: e.g. 15, 10 and 2 (the defaults), or ` +
-        `--leader-elect-lease-duration, --leader-elect-renew-deadline and --leader-elect-retry-period.`,
-    );
   }
 }

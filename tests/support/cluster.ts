@@ -13,6 +13,9 @@ import { loadKubeconfig } from "../../src/api/kubeconfig.ts";
 import { resourcePath } from "../../src/api/paths.ts";
 import type { KubernetesObject } from "../../src/model/body.ts";
 import type { Resource } from "../../src/model/resource.ts";
+import { CRDS, NAMESPACES } from "../../src/reactor/observation.ts";
+
+export { NAMESPACES };
 
 /** The example resource, as discovery describes it once examples/crd.yaml is applied. */
 export const KOPFEXAMPLES: Resource = {
@@ -42,35 +45,6 @@ export const CONFIGMAPS: Resource = {
   categories: [],
   verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
   subresources: [],
-};
-
-/** Namespaces, as far as tests create them. */
-export const NAMESPACES: Resource = {
-  group: "",
-  version: "v1",
-  plural: "namespaces",
-  kind: "Namespace",
-  singular: "namespace",
-  namespaced: false,
-  preferred: true,
-  shortcuts: ["ns"],
-  categories: [],
-  verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
-  subresources: ["status"],
-};
-
-const CRDS: Resource = {
-  group: "apiextensions.k8s.io",
-  version: "v1",
-  plural: "customresourcedefinitions",
-  kind: "CustomResourceDefinition",
-  singular: "customresourcedefinition",
-  namespaced: false,
-  preferred: true,
-  shortcuts: ["crd"],
-  categories: [],
-  verbs: ["create", "get", "list", "patch", "watch"],
-  subresources: ["status"],
 };
 
 /** A cluster to test against, and a client for the test's own requests (not the operator's). */

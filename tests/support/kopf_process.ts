@@ -10,6 +10,39 @@ import { testCluster, waitFor } from "./cluster.ts";
 const CLI = new URL("../../cli/main.ts", import.meta.url).pathname;
 const ROOT = new URL("../..", import.meta.url).pathname;
 
+/** What a finished `kopf` command printed and how it exited. */
+export interface KopfResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `kopf <args…>` to completion from the repository root with only the given environment
+ * (plus `NO_COLOR`): no kubeconfig unless `env` names one.
+ */
+export async function runKopf(args: string[], env: Record<string, string> = {}): Promise<KopfResult> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, ...args],
+    cwd: ROOT,
+    env: { NO_COLOR: "1", ...env },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
+}
+
+/** The lines of an output that are not Deno's own download or warning noise. */
+export function meaningful(text: string): string[] {
+  return text.split("\n").filter(isMeaningful);
+}
+
+function isMeaningful(line: string): boolean {
+  return line.trim() !== "" && !line.startsWith("Download ") && !line.startsWith("Warning");
+}
+
 /** A running `kopf run`. */
 export class KopfProcess implements AsyncDisposable {
   /** Resolves with the exit status once the process has exited and its output is read. */
@@ -59,7 +92,7 @@ export class KopfProcess implements AsyncDisposable {
 
   /** The output lines so far (stdout and stderr as they came), without Deno's download and warning noise. */
   get lines(): string[] {
-    return this.#lines.filter((line) => line.trim() && !line.startsWith("Download ") && !line.startsWith("Warning"));
+    return this.#lines.filter(isMeaningful);
   }
 
   /** All output so far, for assertion messages. */
