@@ -17,7 +17,9 @@ import { LocalCluster } from "../testing.ts";
 import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
+import { apiserverMetrics, writesOf } from "./apiserver_metrics.ts";
 import { prepareExamples } from "./example_namespace.ts";
+import { cpuSeconds, mib, rss } from "./process_stats.ts";
 
 const { values } = parseArgs({
   options: {
@@ -73,16 +75,15 @@ try {
     return list.items.every((item) => (item.status as { steady?: { steady?: boolean } } | undefined)?.steady?.steady);
   });
   console.log(`Every object had its first result ${((Date.now() - launched) / 1000).toFixed(1)} s after the start.`);
-  const writesBefore = await writes();
+  const writesBefore = writesOf((await apiserverMetrics(client)).requests, "kopfexamples");
   const cpuBefore = await cpuSeconds(child.pid);
   const samples: number[] = [];
   for (let second = 0; second < seconds; second++) {
     samples.push(await rss(child.pid));
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
-  const writesAfter = await writes();
+  const writesAfter = writesOf((await apiserverMetrics(client)).requests, "kopfexamples");
   const cpu = await cpuSeconds(child.pid) - cpuBefore;
-  const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
   console.log(
     `RSS over ${seconds} s of steady state with ${objects} objects, one timer each at interval 1: ` +
       `min ${mib(Math.min(...samples))} MiB, max ${mib(Math.max(...samples))} MiB, last ${mib(samples.at(-1)!)} MiB.`,
@@ -92,33 +93,6 @@ try {
 } finally {
   child.kill("SIGTERM");
   await child.status;
-}
-
-/** The resident memory of a process, in bytes (Linux). */
-async function rss(pid: number): Promise<number> {
-  const status = await Deno.readTextFile(`/proc/${pid}/status`);
-  const match = status.match(/^VmRSS:\s+(\d+) kB$/m);
-  if (!match) throw new Error(`No VmRSS in /proc/${pid}/status.`);
-  return Number(match[1]) * 1024;
-}
-
-/** The CPU time (user and system) a process has used so far, in seconds (Linux: 100 ticks a second). */
-async function cpuSeconds(pid: number): Promise<number> {
-  // The fields after the command name, which is in parentheses and may contain spaces.
-  const fields = (await Deno.readTextFile(`/proc/${pid}/stat`)).split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/** The API server's count of write requests (any verb but reads) for kopfexamples so far. */
-async function writes(): Promise<number> {
-  const text = await (await client.open({ path: "/metrics", accept: "text/plain" })).text();
-  let total = 0;
-  for (const line of text.split("\n")) {
-    if (!line.startsWith("apiserver_request_total{") || !line.includes('resource="kopfexamples"')) continue;
-    const verb = line.match(/verb="([A-Z]+)"/)?.[1] ?? "";
-    if (["POST", "PUT", "PATCH", "DELETE"].includes(verb)) total += Number(line.split(" ").at(-1));
-  }
-  return total;
 }
 
 async function poll(what: string, check: () => Promise<boolean>, limit = 600): Promise<void> {

@@ -75,10 +75,13 @@ export interface PythonKopfSkipped {
 }
 
 /** The folder that holds the environment: `$KOPF_PYTHON_CACHE`, else a per-user, per-version cache folder. */
-export function pythonKopfCacheDirectory(env: (name: string) => string | undefined = (n) => Deno.env.get(n)): string {
+export function pythonKopfCacheDirectory(
+  env: (name: string) => string | undefined = (n) => Deno.env.get(n),
+  version: string = PYTHON_KOPF_VERSION,
+): string {
+  const folder = `python-kopf-${version}`;
   const explicit = env("KOPF_PYTHON_CACHE");
-  if (explicit) return explicit;
-  const folder = `python-kopf-${PYTHON_KOPF_VERSION}`;
+  if (explicit) return version === PYTHON_KOPF_VERSION ? explicit : join(explicit, folder);
   const xdg = env("XDG_CACHE_HOME");
   if (xdg) return join(xdg, "kopf-deno", folder);
   const home = env("HOME") ?? env("USERPROFILE");
@@ -88,15 +91,19 @@ export function pythonKopfCacheDirectory(env: (name: string) => string | undefin
   return join(home, ".cache", "kopf-deno", folder);
 }
 
-let installation: Promise<PythonKopf | PythonKopfSkipped> | undefined;
+const installations = new Map<string, Promise<PythonKopf | PythonKopfSkipped>>();
 
 /**
  * Makes sure Python Kopf is installed (once per machine; later calls and processes reuse it) and
  * returns it, or `{ skipped }` with the reason when this machine cannot have it: no Python
  * interpreter, no `venv` module, or pip cannot reach the package index. Any other failure throws.
  */
-export function ensurePythonKopf(): Promise<PythonKopf | PythonKopfSkipped> {
-  installation ??= installUnderLock(pythonKopfCacheDirectory());
+export function ensurePythonKopf(version: string = PYTHON_KOPF_VERSION): Promise<PythonKopf | PythonKopfSkipped> {
+  let installation = installations.get(version);
+  if (!installation) {
+    installation = installUnderLock(pythonKopfCacheDirectory(undefined, version), version);
+    installations.set(version, installation);
+  }
   return installation;
 }
 
@@ -120,9 +127,9 @@ function interpreterIn(venv: string): string {
   return Deno.build.os === "windows" ? join(venv, "Scripts", "python.exe") : join(venv, "bin", "python");
 }
 
-async function installUnderLock(root: string): Promise<PythonKopf | PythonKopfSkipped> {
+async function installUnderLock(root: string, version: string): Promise<PythonKopf | PythonKopfSkipped> {
   const layout = layoutOf(root);
-  if (await isComplete(layout)) return installed(layout, null);
+  if (await isComplete(layout, version)) return installed(layout, null, version);
   await Deno.mkdir(root, { recursive: true });
   using lockFile = await Deno.open(layout.lock, { create: true, write: true });
   const notice = setTimeout(() => say(`waiting for another process installing into ${root}`), 2000);
@@ -131,25 +138,25 @@ async function installUnderLock(root: string): Promise<PythonKopf | PythonKopfSk
   } finally {
     clearTimeout(notice);
   }
-  if (await isComplete(layout)) return installed(layout, null);
+  if (await isComplete(layout, version)) return installed(layout, null, version);
   for await (const entry of Deno.readDir(root)) {
     if (entry.name.startsWith(PARTIAL_PREFIX)) await Deno.remove(join(root, entry.name), { recursive: true });
   }
-  return await install(layout);
+  return await install(layout, version);
 }
 
-async function isComplete(layout: Layout): Promise<boolean> {
+async function isComplete(layout: Layout, kopf: string): Promise<boolean> {
   try {
     const marker = JSON.parse(await Deno.readTextFile(layout.marker));
     // stat() follows the symlink: a venv whose base interpreter is gone counts as absent.
     await Deno.stat(interpreterIn(layout.venv));
-    return marker.kopf === PYTHON_KOPF_VERSION;
+    return marker.kopf === kopf;
   } catch {
     return false;
   }
 }
 
-async function install(layout: Layout): Promise<PythonKopf | PythonKopfSkipped> {
+async function install(layout: Layout, kopf: string): Promise<PythonKopf | PythonKopfSkipped> {
   const base = Deno.env.get("KOPF_PYTHON") ?? "python3";
   const started = performance.now();
   await Deno.writeTextFile(layout.log, "");
@@ -167,11 +174,11 @@ async function install(layout: Layout): Promise<PythonKopf | PythonKopfSkipped> 
           `(is the venv module installed?): ${tail(venv.output)}`,
       };
     }
-    say(`installing kopf==${PYTHON_KOPF_VERSION} with pip into ${layout.venv} (log: ${layout.log})`);
+    say(`installing kopf==${kopf} with pip into ${layout.venv} (log: ${layout.log})`);
     const python = interpreterIn(partial);
     const pip = await run(
       python,
-      ["-m", "pip", "install", "--no-input", "--disable-pip-version-check", `kopf==${PYTHON_KOPF_VERSION}`],
+      ["-m", "pip", "install", "--no-input", "--disable-pip-version-check", `kopf==${kopf}`],
       layout.log,
     );
     if (pip.code !== 0) {
@@ -184,18 +191,18 @@ async function install(layout: Layout): Promise<PythonKopf | PythonKopfSkipped> 
         const last = lines.filter(Boolean).at(-1) ?? "";
         return { skipped: `Python Kopf tests skipped: pip cannot reach the package index (${detail}; ${last}).` };
       }
-      throw new Error(`pip install kopf==${PYTHON_KOPF_VERSION} failed (exit code ${pip.code}): ${tail(pip.output)}`);
+      throw new Error(`pip install kopf==${kopf} failed (exit code ${pip.code}): ${tail(pip.output)}`);
     }
     const check = await run(
       python,
       ["-c", "import importlib.metadata as m, kopf; print(m.version('kopf'))"],
       layout.log,
     );
-    if (check.code !== 0 || check.output.trim().split("\n").at(-1) !== PYTHON_KOPF_VERSION) {
+    if (check.code !== 0 || check.output.trim().split("\n").at(-1) !== kopf) {
       throw new Error(`kopf does not import from the new environment: ${tail(check.output)}`);
     }
     const seconds = Math.round((performance.now() - started) / 100) / 10;
-    const marker = { kopf: PYTHON_KOPF_VERSION, python: version.output.trim(), seconds, at: new Date().toISOString() };
+    const marker = { kopf, python: version.output.trim(), seconds, at: new Date().toISOString() };
     await Deno.writeTextFile(join(partial, MARKER), JSON.stringify(marker, null, 2) + "\n");
     if (Deno.build.os !== "windows") await Deno.chmod(partial, 0o755); // a temporary folder is private
     // We hold the lock: whatever is in the final place is incomplete or outdated.
@@ -203,8 +210,8 @@ async function install(layout: Layout): Promise<PythonKopf | PythonKopfSkipped> 
       if (!(error instanceof Deno.errors.NotFound)) throw error;
     });
     await Deno.rename(partial, layout.venv);
-    say(`installed kopf==${PYTHON_KOPF_VERSION} (Python ${marker.python}) in ${seconds} s`);
-    return installed(layout, seconds);
+    say(`installed kopf==${kopf} (Python ${marker.python}) in ${seconds} s`);
+    return installed(layout, seconds, kopf);
   } finally {
     await Deno.remove(partial, { recursive: true }).catch(() => {});
   }
@@ -230,10 +237,10 @@ const NETWORK_ERRORS = new RegExp(
   ].join("|"),
 );
 
-function installed(layout: Layout, installSeconds: number | null): PythonKopf {
+function installed(layout: Layout, installSeconds: number | null, version: string): PythonKopf {
   const python = interpreterIn(layout.venv);
   return {
-    version: PYTHON_KOPF_VERSION,
+    version,
     venv: layout.venv,
     python,
     installSeconds,

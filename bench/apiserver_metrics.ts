@@ -1,0 +1,56 @@
+/**
+ * The API server's own view of the load, from its `/metrics`: requests by verb and resource
+ * (`apiserver_request_total`, counted when a request ends, so an open watch is not counted yet)
+ * and the watches open now (`apiserver_longrunning_requests`).
+ *
+ * @module
+ */
+
+import type { ApiClient } from "../src/api/client.ts";
+
+/** Requests by `"VERB resource"` (e.g. `"PATCH kopfexamples"`), summed over codes and subresources. */
+export type RequestTotals = Map<string, number>;
+
+/** The API server's request totals so far, and its open watches by resource. */
+export interface ApiserverMetrics {
+  requests: RequestTotals;
+  watches: Map<string, number>;
+}
+
+/** Reads the API server's metrics. */
+export async function apiserverMetrics(client: ApiClient): Promise<ApiserverMetrics> {
+  const text = await (await client.open({ path: "/metrics", accept: "text/plain" })).text();
+  const requests: RequestTotals = new Map();
+  const watches = new Map<string, number>();
+  for (const line of text.split("\n")) {
+    const total = line.startsWith("apiserver_request_total{");
+    const open = line.startsWith("apiserver_longrunning_requests{");
+    if (!total && !open) continue;
+    const resource = line.match(/resource="([^"]*)"/)?.[1];
+    const verb = line.match(/verb="([A-Z]+)"/)?.[1];
+    if (!resource || !verb) continue;
+    const value = Number(line.split(" ").at(-1));
+    if (total) add(requests, `${verb} ${resource}`, value);
+    else if (verb === "WATCH") add(watches, resource, value);
+  }
+  return { requests, watches };
+}
+
+/** Write requests (POST, PUT, PATCH, DELETE) to one resource so far. */
+export function writesOf(requests: RequestTotals, resource: string): number {
+  return ["POST", "PUT", "PATCH", "DELETE"].reduce((sum, verb) => sum + (requests.get(`${verb} ${resource}`) ?? 0), 0);
+}
+
+/** What grew from `before` to `after`. */
+export function difference(after: RequestTotals, before: RequestTotals): RequestTotals {
+  const result: RequestTotals = new Map();
+  for (const [key, value] of after) {
+    const grown = value - (before.get(key) ?? 0);
+    if (grown) result.set(key, grown);
+  }
+  return result;
+}
+
+function add(map: Map<string, number>, key: string, value: number): void {
+  map.set(key, (map.get(key) ?? 0) + value);
+}

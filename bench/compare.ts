@@ -1,0 +1,330 @@
+/**
+ * Our operator side by side with Python Kopf and with a raw client, on one LocalCluster, in
+ * interleaved rounds, printing one table of medians with the ratios ours/Kopf and ours/raw.
+ *
+ * The contestants do the same work: `bench/fixtures/compare_create.{ts,py}` (one create handler
+ * returning a result, `status.done`) and `compare_lifecycle.{ts,py}` (create, update and delete
+ * handlers); the raw client (`bench/fixtures/raw_operator.ts`) does with plain `fetch` only the
+ * writes that work needs — the physical limit of handling an object here. Every process is
+ * started as production would start it (ours: `deno run` of the CLI with `--max-semi-space-size=2`,
+ * no `deno task`), serving one fresh namespace, its output kept in the log folder.
+ *
+ * Per round and contestant (the order of contestants rotates between rounds):
+ * - start-up: time from the spawn to its watch of kopfexamples being open (the API server's own
+ *   gauge), CPU in the first 10 s, RSS then (no objects), requests in `--idle` seconds of idling;
+ * - burst: `--burst` objects created while it runs (32 parallel POSTs): objects/s from the first
+ *   POST to the last handled, the lag after the last POST, CPU and requests per object;
+ * - pre-created: for each N of `--objects` and `--memory`, N objects created first, then the
+ *   process started: objects/s from the spawn to the last handled, CPU per object, RSS 10 s after;
+ *   with `--restart-at` objects, a restart: time to ready and the requests of its first 10 s;
+ * - lifecycle: `--lifecycle` objects created, changed and deleted, writes per object for each.
+ *
+ * Requests come from the API server's `apiserver_request_total` minus the bench's own, without
+ * the API server's own Leases; a watch counts when it ends (so an open one is not counted yet).
+ *
+ * Usage: `deno run -A bench/compare.ts [--rounds 3] [--objects 500,5000] [--memory 1000,10000]
+ * [--burst 500] [--lifecycle 100] [--idle 30] [--restart-at 1000] [--only ours,kopf,raw]
+ * [--kopf-version 1.45.2] [--logs DIR]`
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { join } from "node:path";
+import { LocalCluster } from "../testing.ts";
+import { ApiClient } from "../src/api/client.ts";
+import { loadKubeconfig } from "../src/api/kubeconfig.ts";
+import type { KubernetesObject } from "../src/model/body.ts";
+import { ensurePythonKopf } from "../tests/support/python_kopf.ts";
+import { apiserverMetrics, difference, type RequestTotals } from "./apiserver_metrics.ts";
+import { type ContestantName, contestants, type Mode, type Started } from "./compare_contestants.ts";
+import { prepareExamples } from "./example_namespace.ts";
+import { cpuSeconds, rss } from "./process_stats.ts";
+import { Results } from "./compare_results.ts";
+import { Tracker } from "./compare_tracker.ts";
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: "string", default: "3" },
+    objects: { type: "string", default: "500,5000" },
+    memory: { type: "string", default: "1000,10000" },
+    burst: { type: "string", default: "500" },
+    lifecycle: { type: "string", default: "100" },
+    idle: { type: "string", default: "30" },
+    "restart-at": { type: "string", default: "1000" },
+    only: { type: "string", default: "ours,kopf,raw" },
+    "kopf-version": { type: "string", default: "1.45.2" },
+    logs: { type: "string" },
+  },
+});
+const numbers = (text: string) => text.split(",").filter(Boolean).map(Number);
+const rounds = Number(values.rounds);
+const throughputSizes = numbers(values.objects);
+const memorySizes = numbers(values.memory);
+const preCreated = [...new Set([...throughputSizes, ...memorySizes])].sort((a, b) => a - b);
+const burst = Number(values.burst);
+const lifecycle = Number(values.lifecycle);
+const idleSeconds = Number(values.idle);
+const restartAt = Number(values["restart-at"]);
+const logs = values.logs ?? await Deno.makeTempDir({ prefix: "kopf-compare-" });
+await Deno.mkdir(logs, { recursive: true });
+const PARALLEL_POSTS = 32;
+const SETTLE_MS = 10_000;
+
+await using cluster = await LocalCluster.start();
+const client = new ApiClient(await loadKubeconfig({ path: cluster.kubeconfig }));
+const caFile = join(logs, "ca.pem");
+await Deno.writeTextFile(caFile, cluster.caCert);
+
+let names = values.only.split(",") as ContestantName[];
+let python: string | undefined;
+if (names.includes("kopf")) {
+  const installation = await ensurePythonKopf(values["kopf-version"]);
+  if ("skipped" in installation) {
+    console.error(`${installation.skipped} Comparing without Python Kopf.`);
+    names = names.filter((name) => name !== "kopf");
+  } else {
+    python = installation.python;
+  }
+}
+const all = contestants({ cluster, caFile, python, root: new URL("..", import.meta.url) });
+const chosen = names.map((name) => all[name]);
+const results = new Results(names);
+console.error(`Logs of every process: ${logs}`);
+
+let serial = 0;
+let namespaces = 0;
+for (let round = 1; round <= rounds; round++) {
+  const order = chosen.map((_, index) => chosen[(index + round - 1) % chosen.length]);
+  for (const contestant of order) {
+    const say = (what: string) => console.error(`[round ${round}, ${contestant.name}] ${what}`);
+    say("start-up, idling and a burst");
+    await startupAndBurst(contestant.name, (mode, namespace) => contestant.start(mode, namespace, log()));
+    for (const size of preCreated) {
+      say(`${size} pre-created objects`);
+      await preCreatedObjects(contestant.name, size, (mode, namespace) => contestant.start(mode, namespace, log()));
+    }
+    say(`${lifecycle} objects created, changed and deleted`);
+    await lifecycleOfObjects(contestant.name, (mode, namespace) => contestant.start(mode, namespace, log()));
+  }
+}
+results.print({ throughputSizes, memorySizes, burst, lifecycle, idleSeconds, restartAt, rounds });
+
+function log(): string {
+  return join(logs, `${String(++serial).padStart(3, "0")}.log`);
+}
+
+type Start = (mode: Mode, namespace: string) => Started;
+
+async function startupAndBurst(name: ContestantName, start: Start): Promise<void> {
+  const namespace = await freshNamespace();
+  const watchesBefore = await openWatches();
+  const process = start("create", namespace);
+  try {
+    const ready = await untilWatching(watchesBefore, process);
+    results.add(name, "ready", (ready - process.started) / 1000);
+    await sleepUntil(process.started + SETTLE_MS);
+    results.add(name, "startupCpu", await cpuSeconds(process.pid));
+    results.add(name, "rss:0", await rss(process.pid));
+    const idle = await measure(() => sleep(idleSeconds * 1000));
+    results.add(name, "idleRequests", total(idle.requests));
+
+    await using tracker = await Tracker.start(client, namespace);
+    const cpuBefore = await cpuSeconds(process.pid);
+    const work = await measure(async () => {
+      const posts = await createObjects(namespace, burst);
+      const handled = await tracker.until(isDone, burst);
+      await sleep(2000); // writes that trail the visible result count too
+      return { ...posts, handled };
+    });
+    results.add(name, "burstRate", burst / ((work.value.handled - work.value.first) / 1000));
+    results.add(name, "burstLag", (work.value.handled - work.value.last) / 1000);
+    results.add(name, "burstCpu", (await cpuSeconds(process.pid) - cpuBefore) / burst);
+    results.addRequests(name, "burst", work.requests, burst);
+  } finally {
+    await process.stop();
+  }
+  await deleteAll(namespace);
+}
+
+async function preCreatedObjects(name: ContestantName, size: number, start: Start): Promise<void> {
+  const namespace = await freshNamespace();
+  await createObjects(namespace, size);
+  await using tracker = await Tracker.start(client, namespace);
+  const work = await measure(async () => {
+    const process = start("create", namespace);
+    try {
+      const handled = await tracker.until(isDone, size);
+      results.add(name, `rate:${size}`, size / ((handled - process.started) / 1000));
+      results.add(name, `cpu:${size}`, await cpuSeconds(process.pid) / size);
+      await sleepUntil(handled + SETTLE_MS);
+      results.add(name, `rss:${size}`, await rss(process.pid));
+    } finally {
+      await process.stop();
+    }
+  });
+  results.addRequests(name, `pre:${size}`, work.requests, size);
+  if (size === restartAt) {
+    const watchesBefore = await openWatches();
+    const restart = await measure(async () => {
+      const process = start("create", namespace);
+      try {
+        const ready = await untilWatching(watchesBefore, process);
+        results.add(name, "restartReady", (ready - process.started) / 1000);
+        await sleepUntil(process.started + SETTLE_MS);
+      } finally {
+        await process.stop();
+      }
+    });
+    results.addRequests(name, "restart", restart.requests, 1);
+  }
+  await deleteAll(namespace);
+}
+
+async function lifecycleOfObjects(name: ContestantName, start: Start): Promise<void> {
+  const namespace = await freshNamespace();
+  const watchesBefore = await openWatches();
+  const process = start("lifecycle", namespace);
+  try {
+    await untilWatching(watchesBefore, process);
+    await using tracker = await Tracker.start(client, namespace);
+    const created = await measure(async () => {
+      await createObjects(namespace, lifecycle);
+      await tracker.until(isDone, lifecycle);
+      await sleep(2000);
+    });
+    results.addRequests(name, "create", created.requests, lifecycle);
+    const changed = await measure(async () => {
+      await forEachObject(lifecycle, (object) =>
+        client.request({
+          method: "PATCH",
+          path: `${collection(namespace)}/${object}`,
+          contentType: "application/merge-patch+json",
+          body: { spec: { field: "changed" } },
+        }));
+      await tracker.until((object) => status(object, "updated")?.seen === "changed", lifecycle);
+      await sleep(2000);
+    });
+    results.addRequests(name, "update", changed.requests, lifecycle);
+    const deleted = await measure(async () => {
+      await forEachObject(
+        lifecycle,
+        (object) => client.request({ method: "DELETE", path: `${collection(namespace)}/${object}` }),
+      );
+      await tracker.untilEmpty();
+      await sleep(2000);
+    });
+    results.addRequests(name, "delete", deleted.requests, lifecycle);
+  } finally {
+    await process.stop();
+  }
+  await deleteAll(namespace);
+}
+
+/** Runs `work` and returns what the API server served meanwhile, less the bench's own requests. */
+async function measure<T>(work: () => Promise<T>): Promise<{ value: T; requests: RequestTotals }> {
+  const before = (await apiserverMetrics(client)).requests;
+  const ownBefore = ownRequests();
+  const value = await work();
+  const after = (await apiserverMetrics(client)).requests;
+  const served = difference(after, before);
+  for (const [key, count] of difference(ownRequests(), ownBefore)) {
+    const left = (served.get(key) ?? 0) - count;
+    if (left > 0) served.set(key, left);
+    else served.delete(key);
+  }
+  for (const key of served.keys()) if (key.endsWith(" leases")) served.delete(key);
+  return { value, requests: served };
+}
+
+/** The bench's own requests so far, keyed like the API server's metrics (`"PATCH kopfexamples"`). */
+function ownRequests(): RequestTotals {
+  const verbs: Record<string, string> = {
+    get: "GET",
+    list: "LIST",
+    watch: "WATCH",
+    create: "POST",
+    update: "PUT",
+    patch: "PATCH",
+    delete: "DELETE",
+    deletecollection: "DELETECOLLECTION",
+  };
+  const totals: RequestTotals = new Map();
+  for (const [key, count] of Object.entries(client.counters.snapshot())) {
+    const [verb, resource] = key.split(" ", 2);
+    if (verb === "watch") continue; // the API server counts a watch when it ends, after the measurement
+    const served = `${verbs[verb]} ${resource.split("/")[0]}`;
+    totals.set(served, (totals.get(served) ?? 0) + count);
+  }
+  return totals;
+}
+
+function total(requests: RequestTotals): number {
+  return [...requests.values()].reduce((sum, count) => sum + count, 0);
+}
+
+async function openWatches(): Promise<number> {
+  return (await apiserverMetrics(client)).watches.get("kopfexamples") ?? 0;
+}
+
+/** Waits until one more watch of kopfexamples is open than before the start; returns when (performance.now()). */
+async function untilWatching(before: number, process: Started): Promise<number> {
+  const deadline = performance.now() + 120_000;
+  for (;;) {
+    if (await openWatches() > before) return performance.now();
+    if (process.exited) throw new Error(`The process exited before it watched kopfexamples; see ${process.log}.`);
+    if (performance.now() > deadline) throw new Error(`No watch of kopfexamples after 120 s; see ${process.log}.`);
+    await sleep(50);
+  }
+}
+
+async function freshNamespace(): Promise<string> {
+  const namespace = `compare-${Date.now().toString(36)}-${++namespaces}`;
+  await prepareExamples(client, namespace);
+  return namespace;
+}
+
+function collection(namespace: string): string {
+  return `/apis/kopf.dev/v1/namespaces/${namespace}/kopfexamples`;
+}
+
+/** Creates `count` objects, `PARALLEL_POSTS` at a time; returns when the first POST started and the last ended. */
+async function createObjects(namespace: string, count: number): Promise<{ first: number; last: number }> {
+  const first = performance.now();
+  await forEachObject(count, (name) =>
+    client.request({
+      method: "POST",
+      path: collection(namespace),
+      body: { apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name }, spec: {} },
+    }));
+  return { first, last: performance.now() };
+}
+
+async function forEachObject(count: number, action: (name: string) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < count) await action(`kex-${next++}`);
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL_POSTS, count) }, worker));
+}
+
+/** Removes what is left (the namespace itself stays: without controllers, nothing would empty it). */
+async function deleteAll(namespace: string): Promise<void> {
+  await client.request({ method: "DELETE", path: collection(namespace) });
+}
+
+function status(object: KubernetesObject, field: string): Record<string, unknown> | undefined {
+  return (object.status as Record<string, Record<string, unknown> | undefined> | undefined)?.[field];
+}
+
+function isDone(object: KubernetesObject): boolean {
+  return status(object, "done")?.ok === true;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function sleepUntil(moment: number): Promise<void> {
+  return sleep(Math.max(0, moment - performance.now()));
+}

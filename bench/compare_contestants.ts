@@ -1,0 +1,128 @@
+/**
+ * The three processes bench/compare.ts compares, started the same way: our CLI, Python Kopf, and
+ * the raw client, each serving one namespace with the fixture of a mode, output to a log file.
+ *
+ * @module
+ */
+
+import { fileURLToPath } from "node:url";
+import type { LocalCluster } from "../testing.ts";
+
+/** Who is compared. */
+export type ContestantName = "ours" | "kopf" | "raw";
+
+/** What the process handles: one create handler, or create, update and delete handlers. */
+export type Mode = "create" | "lifecycle";
+
+/** A started process. */
+export interface Started {
+  /** Its process id, for /proc. */
+  readonly pid: number;
+  /** When it was spawned (`performance.now()`). */
+  readonly started: number;
+  /** The file with its output. */
+  readonly log: string;
+  /** Whether it has exited. */
+  readonly exited: boolean;
+  /** SIGTERM, then SIGKILL after 30 s; waits for the exit and the output. */
+  stop(): Promise<void>;
+}
+
+/** One of the compared processes. */
+export interface Contestant {
+  readonly name: ContestantName;
+  start(mode: Mode, namespace: string, log: string): Started;
+}
+
+/** What the contestants need to know. */
+export interface Setup {
+  readonly cluster: LocalCluster;
+  /** The cluster's CA certificate as a PEM file (for the raw client). */
+  readonly caFile: string;
+  /** Python Kopf's interpreter, if it is compared. */
+  readonly python?: string;
+  /** The repository's root. */
+  readonly root: URL;
+}
+
+/** The contestants by name. */
+export function contestants(setup: Setup): Record<ContestantName, Contestant> {
+  const root = fileURLToPath(setup.root);
+  const fixture = (mode: Mode, extension: string) => `bench/fixtures/compare_${mode}.${extension}`;
+  const kubeconfig = { KUBECONFIG: setup.cluster.kubeconfig };
+  return {
+    ours: {
+      name: "ours",
+      start: (mode, namespace, log) =>
+        spawn(log, root, Deno.execPath(), [
+          "run",
+          "-A",
+          "--v8-flags=--max-semi-space-size=2",
+          "cli/main.ts",
+          "run",
+          "--standalone",
+          "-n",
+          namespace,
+          fixture(mode, "ts"),
+        ], kubeconfig),
+    },
+    kopf: {
+      name: "kopf",
+      start: (mode, namespace, log) => {
+        if (!setup.python) throw new Error("Python Kopf is not installed.");
+        return spawn(log, root, setup.python, [
+          "-m",
+          "kopf",
+          "run",
+          "--standalone",
+          "-n",
+          namespace,
+          fixture(mode, "py"),
+        ], { ...kubeconfig, PYTHONDONTWRITEBYTECODE: "1" });
+      },
+    },
+    raw: {
+      name: "raw",
+      start: (mode, namespace, log) =>
+        spawn(log, root, Deno.execPath(), ["run", "-A", "bench/fixtures/raw_operator.ts", mode], {
+          RAW_SERVER: setup.cluster.server,
+          RAW_TOKEN: setup.cluster.token,
+          RAW_CA_FILE: setup.caFile,
+          RAW_NAMESPACE: namespace,
+        }),
+    },
+  };
+}
+
+function spawn(log: string, cwd: string, command: string, args: string[], env: Record<string, string>): Started {
+  const file = Deno.openSync(log, { create: true, append: true });
+  file.writeSync(new TextEncoder().encode(`$ ${command} ${args.join(" ")}\n`));
+  const child = new Deno.Command(command, { args, cwd, env, stdin: "null", stdout: "piped", stderr: "piped" })
+    .spawn();
+  const started = performance.now();
+  const copy = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const chunk of stream) await file.write(chunk);
+  };
+  const output = Promise.all([copy(child.stdout), copy(child.stderr)]);
+  let exited = false;
+  const status = child.status.then(async (status) => {
+    exited = true;
+    await output;
+    file.close();
+    return status;
+  });
+  return {
+    pid: child.pid,
+    started,
+    log,
+    get exited() {
+      return exited;
+    },
+    async stop() {
+      if (!exited) child.kill("SIGTERM");
+      const timer = setTimeout(() => !exited && child.kill("SIGKILL"), 30_000);
+      await status;
+      clearTimeout(timer);
+    },
+  };
+}

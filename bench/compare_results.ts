@@ -1,0 +1,153 @@
+/**
+ * The figures of bench/compare.ts: samples per contestant and metric, printed as one Markdown
+ * table of medians with the ratios ours/Kopf and ours/raw.
+ *
+ * @module
+ */
+
+import { type RequestTotals, writesOf } from "./apiserver_metrics.ts";
+import type { ContestantName } from "./compare_contestants.ts";
+import { mib } from "./process_stats.ts";
+
+/** What the table is made of. */
+export interface Layout {
+  throughputSizes: number[];
+  memorySizes: number[];
+  burst: number;
+  lifecycle: number;
+  idleSeconds: number;
+  restartAt: number;
+  rounds: number;
+}
+
+interface Row {
+  label: string;
+  key: string;
+  format: (value: number) => string;
+}
+
+const seconds = (value: number) => value.toFixed(2);
+const rate = (value: number) => value.toFixed(0);
+const milliseconds = (value: number) => (value * 1000).toFixed(2);
+const perObject = (value: number) => value.toFixed(2);
+
+/** Samples by contestant and metric. */
+export class Results {
+  readonly #names: ContestantName[];
+  readonly #samples = new Map<string, number[]>();
+
+  constructor(names: ContestantName[]) {
+    this.#names = names;
+  }
+
+  /** Adds one sample. */
+  add(name: ContestantName, key: string, value: number): void {
+    const samples = this.#samples.get(`${name} ${key}`) ?? [];
+    samples.push(value);
+    this.#samples.set(`${name} ${key}`, samples);
+  }
+
+  /** Adds the requests of a scenario, per object: writes and reads of kopfexamples, writes of Events. */
+  addRequests(name: ContestantName, scenario: string, requests: RequestTotals, objects: number): void {
+    const of = (verb: string, resource = "kopfexamples") => requests.get(`${verb} ${resource}`) ?? 0;
+    this.add(name, `writes:${scenario}`, writesOf(requests, "kopfexamples") / objects);
+    this.add(name, `events:${scenario}`, writesOf(requests, "events") / objects);
+    this.add(name, `lists:${scenario}`, of("LIST") / objects);
+    this.add(name, `gets:${scenario}`, of("GET") / objects);
+  }
+
+  /** Prints the table of medians to stdout. */
+  print(layout: Layout): void {
+    const rows: Row[] = [
+      ...layout.throughputSizes.map((size) => ({
+        label: `${size} pre-created objects, from the spawn to all handled: objects/s`,
+        key: `rate:${size}`,
+        format: rate,
+      })),
+      { label: `${layout.burst} objects created while running: objects/s`, key: "burstRate", format: rate },
+      { label: `… lag from the last POST to the last handled, s`, key: "burstLag", format: seconds },
+      { label: `… operator CPU per object, ms`, key: "burstCpu", format: milliseconds },
+      ...layout.throughputSizes.map((size) => ({
+        label: `${size} pre-created: operator CPU per object (start-up included), ms`,
+        key: `cpu:${size}`,
+        format: milliseconds,
+      })),
+      { label: "start-up CPU (first 10 s, no objects), s", key: "startupCpu", format: seconds },
+      { label: "time from the spawn to the watch of kopfexamples open, s", key: "ready", format: seconds },
+      { label: "RSS with no objects, MiB", key: "rss:0", format: mib },
+      ...layout.memorySizes.map((size) => ({
+        label: `RSS with ${size} objects (10 s after handling them), MiB`,
+        key: `rss:${size}`,
+        format: mib,
+      })),
+      ...layout.memorySizes.map((size) => ({
+        label: `… per object above the RSS with no objects (${size}), KiB`,
+        key: `rssPer:${size}`,
+        format: (value: number) => (value / 1024).toFixed(2),
+      })),
+      { label: `requests while idle (${layout.idleSeconds} s, no objects)`, key: "idleRequests", format: rate },
+      {
+        label: `restart with ${layout.restartAt} handled objects: to the watch open, s`,
+        key: "restartReady",
+        format: seconds,
+      },
+      { label: "… its LISTs of kopfexamples in the first 10 s", key: "lists:restart", format: rate },
+      { label: "… its GETs of kopfexamples", key: "gets:restart", format: rate },
+      { label: "… its writes to kopfexamples", key: "writes:restart", format: rate },
+      ...["burst", ...layout.throughputSizes.map((size) => `pre:${size}`)].flatMap((scenario) => [
+        { label: `writes per object (${scenario})`, key: `writes:${scenario}`, format: perObject },
+        { label: `Events written per object (${scenario})`, key: `events:${scenario}`, format: perObject },
+        { label: `GETs + LISTs per object (${scenario})`, key: `reads:${scenario}`, format: perObject },
+      ]),
+      ...["create", "update", "delete"].map((step) => ({
+        label: `create+update+delete handlers: writes per object on ${step}`,
+        key: `writes:${step}`,
+        format: perObject,
+      })),
+    ];
+    const header = ["metric", ...this.#names, ...this.#ratioNames()];
+    console.log(`\nMedians of ${layout.rounds} round(s).\n`);
+    console.log(`| ${header.join(" | ")} |`);
+    console.log(`|${header.map((_, index) => index ? "---:" : "---").join("|")}|`);
+    for (const row of rows) {
+      const medians = this.#names.map((name) => this.#median(name, row.key));
+      if (medians.every((value) => value === undefined)) continue;
+      const cells = medians.map((value) => value === undefined ? "–" : row.format(value));
+      const ours = this.#median("ours", row.key);
+      const ratios = this.#ratioNames().map((ratio) => {
+        const other = this.#median(ratio === "ours/kopf" ? "kopf" : "raw", row.key);
+        return ours === undefined || !other ? "–" : (ours / other).toFixed(2);
+      });
+      console.log(`| ${[row.label, ...cells, ...ratios].join(" | ")} |`);
+    }
+  }
+
+  #ratioNames(): string[] {
+    if (!this.#names.includes("ours")) return [];
+    return (["kopf", "raw"] as const).filter((name) => this.#names.includes(name)).map((name) => `ours/${name}`);
+  }
+
+  #median(name: ContestantName, key: string): number | undefined {
+    const samples = key.startsWith("reads:")
+      ? this.#combine(name, key.replace("reads:", "gets:"), key.replace("reads:", "lists:"), (a, b) => a + b)
+      : key.startsWith("rssPer:")
+      ? this.#combine(name, key.replace("rssPer:", "rss:"), "rss:0", (a, b) => (a - b) / Number(key.split(":")[1]))
+      : this.#samples.get(`${name} ${key}`);
+    if (!samples?.length) return undefined;
+    const sorted = [...samples].sort((a, b) => a - b);
+    const middle = Math.floor(sorted.length / 2);
+    return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+  }
+
+  /** Per round, a value made of two samples of that round. */
+  #combine(
+    name: ContestantName,
+    first: string,
+    second: string,
+    combine: (a: number, b: number) => number,
+  ): number[] | undefined {
+    const a = this.#samples.get(`${name} ${first}`);
+    const b = this.#samples.get(`${name} ${second}`);
+    return a && b ? a.map((value, index) => combine(value, b[index])) : undefined;
+  }
+}
