@@ -90,6 +90,42 @@ export class KopfProcess implements AsyncDisposable {
     return new KopfProcess(child);
   }
 
+  /**
+   * Starts `deno task kopf <args…>` as a terminal runs it: `deno task` and the operator under it
+   * in a process group of their own (`setsid`; the group's id is the child's pid), so that
+   * {@linkcode KopfProcess.signalGroup} reaches both, as a Ctrl+C in a terminal does.
+   */
+  static async task(args: string[], env: Record<string, string> = {}): Promise<KopfProcess> {
+    const { kubeconfig } = await testCluster();
+    const child = new Deno.Command("setsid", {
+      args: [Deno.execPath(), "task", "kopf", ...args],
+      cwd: ROOT,
+      env: { NO_COLOR: "1", KUBECONFIG: kubeconfig, ...env },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    return new KopfProcess(child);
+  }
+
+  /** Sends a signal without waiting for the exit; harmless if it has exited already. */
+  signal(signal: Deno.Signal): void {
+    try {
+      this.#child.kill(signal);
+    } catch {
+      // It has exited already.
+    }
+  }
+
+  /** Sends a signal to the process group of a {@linkcode KopfProcess.task} (all its processes) without waiting. */
+  signalGroup(signal: Deno.Signal): void {
+    try {
+      Deno.kill(-this.#child.pid, signal);
+    } catch {
+      // The group has exited already.
+    }
+  }
+
   /** The output lines so far (stdout and stderr as they came), without Deno's download and warning noise. */
   get lines(): string[] {
     return this.#lines.filter(isMeaningful);
@@ -120,6 +156,7 @@ export class KopfProcess implements AsyncDisposable {
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
+    this.signalGroup("SIGKILL");
     await this.stop("SIGKILL");
   }
 }
