@@ -51,16 +51,24 @@ export async function run(args: string[], stopping: AbortSignal): Promise<0> {
     election.renewDeadline = renewDeadline ?? election.renewDeadline;
     election.retryPeriod = retryPeriod ?? election.retryPeriod;
   }
-  await kopf.operator({
-    namespaces: options.namespaces,
-    clusterwide: options.clusterwide,
-    standalone: options.standalone,
-    priority: options.priority,
-    peeringName: options.peering,
-    settings,
-    context: options.context,
-    liveness: options.liveness,
-  });
+  try {
+    await kopf.operator({
+      namespaces: options.namespaces,
+      clusterwide: options.clusterwide,
+      standalone: options.standalone,
+      priority: options.priority,
+      peeringName: options.peering,
+      settings,
+      context: options.context,
+      liveness: options.liveness,
+    });
+  } catch (error) {
+    if (!(error instanceof kopf.NoHandlersError)) throw error;
+    const loaded = [...options.files, ...options.modules.map((specifier) => `-m ${specifier}`)];
+    throw new LoadingError(
+      `${error.message} Loaded: ${loaded.join(", ") || "nothing (no handler files or -m modules are given)"}.`,
+    );
+  }
   return 0;
 }
 

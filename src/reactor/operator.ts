@@ -32,6 +32,7 @@ import { groupsToScan } from "../model/selector.ts";
 import { resourceName } from "../model/resource.ts";
 import { Settings } from "../settings/settings.ts";
 import { Activation } from "./activation.ts";
+import { checkSomethingToRun } from "./no_handlers.ts";
 import { observeCrds, observeNamespaces } from "./observation.ts";
 import { Orchestrator } from "./orchestration.ts";
 import { ServedResources } from "./resources.ts";
@@ -130,8 +131,10 @@ const EXIT_GRACE = 5;
  * after the first — exits the process at once with code 130 (SIGINT) or 143 (SIGTERM), as a
  * shell reports a process killed by that signal (see `stop_signals.ts`).
  *
- * Rejects if the startup handlers fail for good (an {@linkcode ActivityError}), or on a fatal
- * error (credentials, discovery); the cleanup handlers still run in the latter case.
+ * Rejects at once with a {@linkcode NoHandlersError} if the registry has nothing to run (no resource,
+ * admission or startup handler). Rejects if the startup handlers fail for good (an
+ * {@linkcode ActivityError}), or on a fatal error (credentials, discovery); the cleanup handlers
+ * still run in the latter case.
  *
  * @example
  * ```ts ignore
@@ -142,6 +145,7 @@ const EXIT_GRACE = 5;
  */
 export async function operator(options: OperatorOptions = {}): Promise<void> {
   const registry = options.registry ?? defaultRegistry;
+  checkSomethingToRun(registry);
   const settings = options.settings ?? new Settings();
   // As Kopf does: the options override the settings before the startup handlers, which may change them.
   if (options.standalone !== undefined) settings.peering.standalone = options.standalone;
