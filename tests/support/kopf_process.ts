@@ -145,6 +145,22 @@ export class KopfProcess implements AsyncDisposable {
     });
   }
 
+  /** Waits for the exit within a generous bound (not a timing assertion): an operator that idles fails the test. */
+  async waitForExit(seconds = 60): Promise<Deno.CommandStatus> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bound = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`kopf has not exited within ${seconds} s\n--- output ---\n${this.output}`)),
+        seconds * 1000,
+      );
+    });
+    try {
+      return await Promise.race([this.exited, bound]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Sends a signal (SIGTERM by default) and waits for the exit; harmless if it has exited already. */
   async stop(signal: Deno.Signal = "SIGTERM"): Promise<Deno.CommandStatus> {
     try {
