@@ -49,9 +49,12 @@ export class KopfProcess implements AsyncDisposable {
   readonly exited: Promise<Deno.CommandStatus>;
   readonly #child: Deno.ChildProcess;
   readonly #lines: string[] = [];
+  /** Whether the child leads a process group of its own ({@linkcode KopfProcess.task}). */
+  readonly #group: boolean;
 
-  private constructor(child: Deno.ChildProcess) {
+  private constructor(child: Deno.ChildProcess, group = false) {
     this.#child = child;
+    this.#group = group;
     const pump = async (stream: ReadableStream<Uint8Array>) => {
       let pending = "";
       for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
@@ -105,7 +108,7 @@ export class KopfProcess implements AsyncDisposable {
       stdout: "piped",
       stderr: "piped",
     }).spawn();
-    return new KopfProcess(child);
+    return new KopfProcess(child, true);
   }
 
   /** Sends a signal without waiting for the exit; harmless if it has exited already. */
@@ -119,6 +122,7 @@ export class KopfProcess implements AsyncDisposable {
 
   /** Sends a signal to the process group of a {@linkcode KopfProcess.task} (all its processes) without waiting. */
   signalGroup(signal: Deno.Signal): void {
+    if (!this.#group) throw new Error("Only a process started with KopfProcess.task() has a process group of its own.");
     try {
       Deno.kill(-this.#child.pid, signal);
     } catch {
@@ -172,7 +176,8 @@ export class KopfProcess implements AsyncDisposable {
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
-    this.signalGroup("SIGKILL");
+    // The whole group: `deno task`'s operator child too, which a SIGKILL of `deno task` leaves running.
+    if (this.#group) this.signalGroup("SIGKILL");
     await this.stop("SIGKILL");
   }
 }
