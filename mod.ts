@@ -18,6 +18,7 @@
 
 export * as on from "./on.ts";
 export { operator, type OperatorOptions, type RunningOperator } from "./src/reactor/operator.ts";
+export { NoHandlersError } from "./src/reactor/no_handlers.ts";
 export { Registry } from "./src/handling/registry.ts";
 export {
   type Activity,

@@ -40,3 +40,34 @@ export async function prepareExamples(client: ApiClient, namespace: string): Pro
     }
   }
 }
+
+/**
+ * Applies the peering CRDs of peering.yaml and creates the namespace's `KopfPeering` named
+ * `default` (Kopf's default name), so that operators in the namespace peer without any option.
+ */
+export async function preparePeering(client: ApiClient, namespace: string): Promise<void> {
+  const crds = await Deno.readTextFile(new URL("../peering.yaml", import.meta.url));
+  for (const document of parseAllDocuments(crds)) {
+    try {
+      await client.request({
+        method: "POST",
+        path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        body: document.toJS(),
+      });
+    } catch (error) {
+      if (!(error instanceof ApiConflictError)) throw error;
+    }
+  }
+  const body = { apiVersion: "kopf.dev/v1", kind: "KopfPeering", metadata: { name: "default", namespace } };
+  const deadline = Date.now() + 600_000;
+  for (;;) {
+    try {
+      await client.request({ method: "POST", path: `/apis/kopf.dev/v1/namespaces/${namespace}/kopfpeerings`, body });
+      return;
+    } catch (error) {
+      if (error instanceof ApiConflictError) return;
+      if (Date.now() > deadline) throw new Error(`The peering CRD is not served after 600 s: ${error}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}

@@ -6,8 +6,10 @@
  * created at the moment of the signal has been handled (its `status.createFn`). The stopped
  * replica is started again after each measurement, so that three are always running.
  *
- * Usage: `deno run -A bench/leader_failover.ts [--rounds 3] [--settle 0] [--lease-duration 15]
+ * Usage: `deno run -A bench/leader_failover.ts [--rounds 3] [--settle 0] [--peering] [--lease-duration 15]
  * [--renew-deadline 10] [--retry-period 2]` (the durations' defaults are controller-runtime's).
+ * `--peering` applies the peering CRDs and creates the namespace's `KopfPeering` `default` first,
+ * so that the replicas peer (not standalone) as they do where Kopf's CRDs are installed.
  * The first round begins as soon as a leader is elected, unless `--settle SECONDS` waits first
  * (the later rounds begin 5 s after the previous one).
  *
@@ -19,12 +21,13 @@ import { LocalCluster } from "../testing.ts";
 import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
-import { prepareExamples } from "./example_namespace.ts";
+import { prepareExamples, preparePeering } from "./example_namespace.ts";
 
 const { values } = parseArgs({
   options: {
     rounds: { type: "string", default: "3" },
     settle: { type: "string", default: "0" },
+    peering: { type: "boolean", default: false },
     "lease-duration": { type: "string", default: "15" },
     "renew-deadline": { type: "string", default: "10" },
     "retry-period": { type: "string", default: "2" },
@@ -40,6 +43,7 @@ const collection = `/apis/kopf.dev/v1/namespaces/${namespace}/kopfexamples`;
 await using cluster = await LocalCluster.start();
 const client = new ApiClient(await loadKubeconfig({ path: cluster.kubeconfig }));
 await prepareExamples(client, namespace);
+if (values.peering) await preparePeering(client, namespace);
 
 const replicas = new Map<string, Deno.ChildProcess>();
 function startReplica(identity: string): void {
@@ -133,7 +137,8 @@ try {
   const format = (values: number[]) => values.map((value) => value.toFixed(2)).join(", ");
   console.log(
     `Lease duration ${values["lease-duration"]} s, renew deadline ${values["renew-deadline"]} s, ` +
-      `retry period ${values["retry-period"]} s; ${rounds} rounds.`,
+      `retry period ${values["retry-period"]} s; ${rounds} rounds; ` +
+      (values.peering ? "peering on (KopfPeering default)." : "no peering CRDs."),
   );
   for (const [signal, what] of [["SIGKILL", "killed (no release)"], ["SIGTERM", "stopped gracefully (release)"]]) {
     const taken = results[signal].map(([seconds]) => seconds);

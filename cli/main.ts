@@ -12,20 +12,18 @@
  * @module
  */
 
-import * as kopf from "@kopf/kopf";
-import { freeze, resume } from "@kopf/kopf/peering";
-import { loadHandlers, LoadingError } from "./loading.ts";
-import type { Logging } from "./options.ts";
-import { parseFreezeOptions, parseResumeOptions } from "./peering_options.ts";
-import { parseRunOptions } from "./run_options.ts";
-import { FREEZE_HELP, MAIN_HELP, MAIN_USAGE, RESUME_HELP, RUN_HELP, UsageError } from "./usage.ts";
+// Only what it takes to trap the stop signals: the framework is imported after (commands.ts).
+import { trapStopSignals } from "@kopf/kopf/signals";
+import { LoadingError } from "./loading.ts";
+import { MAIN_HELP, MAIN_USAGE, UsageError } from "./usage.ts";
 import denoJson from "./deno.json" with { type: "json" };
 
 /**
  * Exit codes: 0 success (also after a graceful stop by SIGINT/SIGTERM), 1 a failure while running
- * (e.g. a startup handler failed for good, a peering object is missing), 2 a usage error (as
- * Click, which Kopf uses, does). A second SIGINT/SIGTERM
- * while stopping exits at once with 130/143, from within the operator.
+ * (e.g. a startup handler failed for good, a peering object is missing, the handler files register
+ * no handlers), 2 a usage error (as Click, which Kopf uses, does). A SIGINT/SIGTERM more than a
+ * second after the first (a deliberate one, not a copy of the same Ctrl+C) exits at once with
+ * 130/143, from within the operator.
  */
 export type ExitCode = 0 | 1 | 2;
 
@@ -47,12 +45,16 @@ export async function main(args: string[]): Promise<ExitCode> {
       return 0;
     }
     switch (command) {
-      case "run":
-        return await run(rest);
+      case "run": {
+        // The first thing `kopf run` does: a stop while the framework and the handlers load is graceful.
+        using stopping = trapStopSignals();
+        const { run } = await import("./commands.ts");
+        return await run(rest, stopping.signal);
+      }
       case "freeze":
-        return await freezeCommand(rest);
+        return await (await import("./commands.ts")).freezeCommand(rest);
       case "resume":
-        return await resumeCommand(rest);
+        return await (await import("./commands.ts")).resumeCommand(rest);
       default:
         throw new UsageError(`No such command: ${command}.`, MAIN_USAGE);
     }
@@ -69,84 +71,6 @@ export async function main(args: string[]): Promise<ExitCode> {
     console.error(`kopf: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
   }
-}
-
-async function run(args: string[]): Promise<ExitCode> {
-  const options = parseRunOptions(args);
-  if (options.help) {
-    console.log(RUN_HELP);
-    return 0;
-  }
-  await configure(options);
-  await loadHandlers(options.files, options.modules);
-  const settings = new kopf.Settings();
-  if (options.leaderElection) {
-    const { leaseName, leaseNamespace, leaseDuration, renewDeadline, retryPeriod } = options.leaderElection;
-    const election = settings.leaderElection;
-    election.enabled = true;
-    election.leaseName = leaseName ?? election.leaseName;
-    election.leaseNamespace = leaseNamespace ?? election.leaseNamespace;
-    election.leaseDuration = leaseDuration ?? election.leaseDuration;
-    election.renewDeadline = renewDeadline ?? election.renewDeadline;
-    election.retryPeriod = retryPeriod ?? election.retryPeriod;
-  }
-  await kopf.operator({
-    namespaces: options.namespaces,
-    clusterwide: options.clusterwide,
-    standalone: options.standalone,
-    priority: options.priority,
-    peeringName: options.peering,
-    settings,
-    context: options.context,
-    liveness: options.liveness,
-  });
-  return 0;
-}
-
-async function freezeCommand(args: string[]): Promise<ExitCode> {
-  const options = parseFreezeOptions(args);
-  if (options.help) {
-    console.log(FREEZE_HELP);
-    return 0;
-  }
-  await configure(options);
-  await freeze({
-    peering: options.peering,
-    clusterwide: options.clusterwide && !options.scopeDefaulted,
-    namespaces: options.namespaces,
-    id: options.id,
-    context: options.context,
-    lifetime: options.lifetime,
-    priority: options.priority,
-    message: options.message,
-  });
-  return 0;
-}
-
-async function resumeCommand(args: string[]): Promise<ExitCode> {
-  const options = parseResumeOptions(args);
-  if (options.help) {
-    console.log(RESUME_HELP);
-    return 0;
-  }
-  await configure(options);
-  await resume({
-    peering: options.peering,
-    clusterwide: options.clusterwide && !options.scopeDefaulted,
-    namespaces: options.namespaces,
-    id: options.id,
-    context: options.context,
-  });
-  return 0;
-}
-
-function configure(logging: Logging): Promise<void> {
-  return kopf.configureLogging({
-    level: logging.level,
-    format: logging.format,
-    prefix: logging.prefix,
-    postingSink: kopf.postingSink,
-  });
 }
 
 if (import.meta.main) {

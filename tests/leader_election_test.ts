@@ -5,6 +5,10 @@
  * releases the Lease and the last replica takes over. Every object created during the test is
  * handled exactly once, by the replica that led when it was created.
  *
+ * With the peering CRDs present (not standalone), the replicas share one peering record, the
+ * Lease's: a new leader never pauses in favour of its dead predecessor's record (issue 11,
+ * defect 9).
+ *
  * How fast the hand-overs are is measured by bench/leader_failover.ts, not asserted here.
  */
 
@@ -13,6 +17,7 @@ import { resourcePath } from "../src/api/paths.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
 import { createExample, freshNamespace, testCluster, waitFor, waitForStatus } from "./support/cluster.ts";
 import { KopfProcess } from "./support/kopf_process.ts";
+import { createPeering, peeringStatus } from "./support/peering.ts";
 
 const HANDLERS = "tests/fixtures/replicas/handlers.ts";
 const LEASES = { group: "coordination.k8s.io", version: "v1", plural: "leases", namespaced: true };
@@ -102,6 +107,82 @@ Deno.test("three replicas with --leader-elect: each object is handled exactly on
         );
       }
     }
+  } finally {
+    for (const process of replicas.values()) await process.stop("SIGKILL");
+  }
+});
+
+Deno.test("three --leader-elect replicas with peering: after a SIGKILL of the leader, the new one takes over the group's peering record and never pauses for its predecessor", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "leader-peer");
+  // Kopf's default peering name, so that peering is on without any peering option (not mandatory).
+  await createPeering(namespace, { name: "default" });
+  const lease = `lease-${crypto.randomUUID().slice(0, 8)}`;
+  const args = [
+    "run",
+    "-n",
+    namespace,
+    "--leader-elect",
+    "--leader-elect-resource-name",
+    lease,
+    "--leader-elect-resource-namespace",
+    namespace,
+    "--leader-elect-lease-duration",
+    "4",
+    "--leader-elect-renew-deadline",
+    "3",
+    "--leader-elect-retry-period",
+    "0.5",
+    HANDLERS,
+  ];
+  const replicas = new Map<string, KopfProcess>();
+  for (const identity of ["replica-1", "replica-2", "replica-3"]) {
+    replicas.set(identity, await KopfProcess.command(args, { POD_ID: identity }));
+  }
+  const paused = () =>
+    [...replicas].flatMap(([identity, process]) =>
+      process.lines.filter((line) => /Pausing/.test(line)).map((line) => `${identity}: ${line}`)
+    );
+  try {
+    const first = await waitFor("a leader", async () => (await holderOf(namespace, lease)) || undefined);
+    await createExample(client, namespace, "before");
+    await waitForStatus(namespace, "before", "createFn");
+    const records = await waitFor("the leader's peering record", async () => {
+      const keys = Object.keys(await peeringStatus(namespace, "default"));
+      return keys.length ? keys : undefined;
+    });
+    assert.equal(records.length, 1, `one record for the group: ${records}`);
+
+    // A crash: the dead leader's record stays fresh for the peering lifetime (60 s).
+    await replicas.get(first)!.stop("SIGKILL");
+    await createExample(client, namespace, "after");
+    const second = await waitFor("a new leader", async () => {
+      const holder = await holderOf(namespace, lease);
+      return holder && holder !== first ? holder : undefined;
+    });
+    // The object is handled, or a replica pauses (for its dead predecessor's record): whichever comes first.
+    const pausing = new AbortController();
+    await Promise.race([
+      waitForStatus(namespace, "after", "createFn"),
+      waitFor("a replica to pause", () => pausing.signal.aborted ? true : paused().length ? paused() : undefined, 120)
+        .then((lines) => lines === true || assert.fail(`a replica pauses for its group:\n${lines.join("\n")}`)),
+    ]).finally(() => pausing.abort());
+    assert.equal(successes(replicas.get(second)!, "after"), 1, replicas.get(second)!.output);
+    assert.deepEqual(paused(), [], "no replica pauses for another one of its group");
+    assert.deepEqual(
+      Object.keys(await peeringStatus(namespace, "default")),
+      [`lease:${namespace}/${lease}`],
+      "the group's record is the Lease's",
+    );
+
+    // A graceful stop of the last leader of the group removes the group's record.
+    const rest = [...replicas.keys()].filter((identity) => identity !== first);
+    for (const identity of rest) {
+      const status = await replicas.get(identity)!.stop("SIGTERM");
+      assert.equal(status.code, 0, replicas.get(identity)!.output);
+    }
+    assert.deepEqual(paused(), [], "no replica pauses for another one of its group");
+    assert.deepEqual(await peeringStatus(namespace, "default"), {});
   } finally {
     for (const process of replicas.values()) await process.stop("SIGKILL");
   }

@@ -159,15 +159,18 @@ export class Peering {
 
   /**
    * Stops everything, then removes own records (`status.<identity>: null`) from every peering
-   * object (unless the signal aborted); failures are logged, not thrown.
+   * object (unless the signal aborted, or `keepRecords`: a record that others write too, as the
+   * replicas of a leader election do); failures are logged, not thrown. The first call decides.
+   *
+   * @param options `keepRecords`: stop without removing own records; they expire by themselves.
    */
-  close(): Promise<void> {
-    this.#closing ??= this.#shutdown();
+  close(options: { keepRecords?: boolean } = {}): Promise<void> {
+    this.#closing ??= this.#shutdown(options.keepRecords ?? false);
     return this.#closing;
   }
 
-  async #shutdown(): Promise<void> {
-    const removing = !this.#external?.aborted && this.#crd === "found";
+  async #shutdown(keepRecords: boolean): Promise<void> {
+    const removing = !keepRecords && !this.#external?.aborted && this.#crd === "found";
     this.#own.abort();
     this.#wakeUp();
     const targets = [...this.#targets.values()];

@@ -5,8 +5,11 @@
  *
  * Pausing (peering) stops the streams, their daemons and timers; standing by (leadership) keeps
  * the streams running behind a closed {@linkcode Gate}. With leader election, only the leader
- * takes part in peering: the replicas of one operator share a priority, and Kopf's peering would
- * pause all of them at once.
+ * takes part in peering, and under one identity shared by the replicas of its Lease
+ * ({@linkcode leasePeeringIdentity}): they share a priority, and Kopf's peering pauses for a live
+ * record of the same priority — a new leader would pause for its dead predecessor's record until
+ * it expired. With one identity, a new leader takes over its predecessor's record instead; it is
+ * removed at a graceful stop, and left to the next leader when the leadership is lost.
  *
  * @module
  */
@@ -24,13 +27,26 @@ const logger = getLogger(["kopf", "activation"]);
 /** The groups whose CRDs define the peering resources. */
 const PEERING_GROUPS = new Set(["kopf.dev", "zalando.org"]);
 
+/**
+ * The peering identity of whichever replica leads with this Lease: one record per elected group,
+ * whoever holds it, e.g. `lease:kopf-system/kopf`.
+ *
+ * @param lease The Lease as `namespace/name`.
+ */
+export function leasePeeringIdentity(lease: string): string {
+  return `lease:${lease}`;
+}
+
 /** What {@linkcode Activation.start} needs. */
 export interface ActivationOptions {
   /** The API client. */
   client: ApiClient;
   /** The operator's settings (`peering`, `leaderElection`, `watching`), read at start. */
   settings: Settings;
-  /** This operator's identity in peering records and in the Lease. */
+  /**
+   * This operator's identity in the Lease, and in peering records without leader election (with
+   * it, the leader's records are the Lease's: {@linkcode leasePeeringIdentity}).
+   */
   identity: string;
   /** The streams to pause and resume. */
   orchestrator: Orchestrator;
@@ -57,6 +73,7 @@ export class Activation {
   #namespaces: readonly string[];
   #peering: Peering | undefined;
   #elector: LeaderElector | undefined;
+  #peeringIdentity: string;
   #closed = false;
   /** Transitions, one after another: each one awaits the streams' stops and starts. */
   #queue: Promise<unknown> = Promise.resolve();
@@ -64,6 +81,7 @@ export class Activation {
   private constructor(options: ActivationOptions) {
     this.#options = options;
     this.#namespaces = options.namespaces;
+    this.#peeringIdentity = options.identity;
     this.gate = options.settings.leaderElection.enabled ? new Gate(false) : undefined;
   }
 
@@ -83,6 +101,7 @@ export class Activation {
         identity: options.identity,
         onChange: (leading) => activation.#enqueue(() => activation.#lead(leading)),
       });
+      activation.#peeringIdentity = leasePeeringIdentity(activation.#elector.lease);
       logger.info("Standing by for the leadership (Lease {lease}) as {identity}.", {
         lease: activation.#elector.lease,
         identity: options.identity,
@@ -114,7 +133,7 @@ export class Activation {
   }
 
   async #startPeering(): Promise<void> {
-    const { client, settings, identity, orchestrator, signal } = this.#options;
+    const { client, settings, orchestrator, signal } = this.#options;
     // Only a start is interrupted by the stop: later, close() stops peering and removes the records.
     const starting = new AbortController();
     const interrupt = () => starting.abort(signal.reason);
@@ -125,7 +144,7 @@ export class Activation {
         client,
         settings: settings.peering,
         watching: settings.watching,
-        identity,
+        identity: this.#peeringIdentity,
         namespaces: this.#namespaces,
         signal: starting.signal,
         onChange: (paused) => this.#enqueue(() => paused ? orchestrator.pause() : orchestrator.resume()),
@@ -146,7 +165,8 @@ export class Activation {
       return;
     }
     this.gate!.set(false);
-    await this.#peering?.close();
+    // The record is the group's: the next leader (maybe holding the Lease already) keeps it alive.
+    await this.#peering?.close({ keepRecords: true });
     this.#peering = undefined;
     // New streams behind the closed gate: the daemons and timers of the old ones stop
     // (operatorPausing), and the objects' work is left to the new leader.

@@ -32,10 +32,12 @@ import { groupsToScan } from "../model/selector.ts";
 import { resourceName } from "../model/resource.ts";
 import { Settings } from "../settings/settings.ts";
 import { Activation } from "./activation.ts";
+import { checkSomethingToRun } from "./no_handlers.ts";
 import { observeCrds, observeNamespaces } from "./observation.ts";
 import { Orchestrator } from "./orchestration.ts";
 import { ServedResources } from "./resources.ts";
 import { serveResource, streamName } from "./serving.ts";
+import { trapStopSignals } from "./stop_signals.ts";
 
 const logger = getLogger(["kopf", "operator"]);
 
@@ -114,9 +116,6 @@ export interface RunningOperator {
 /** Seconds that daemons without a `cancellationTimeout` get to finish when the operator stops. */
 const EXIT_GRACE = 5;
 
-/** Exit codes a shell reports for a process killed by these signals (128 + the signal number). */
-const KILLED_BY: Partial<Record<Deno.Signal, number>> = { SIGINT: 130, SIGTERM: 143 };
-
 /**
  * Runs an operator until the signal aborts or SIGINT/SIGTERM arrives.
  *
@@ -126,13 +125,16 @@ const KILLED_BY: Partial<Record<Deno.Signal, number>> = { SIGINT: 130, SIGTERM: 
  *
  * Stopping (the first SIGINT/SIGTERM, or `signal`): the watch streams stop, the objects' queues
  * get `settings.batching.exitTimeout` to drain, the liveness endpoint closes, the cleanup handlers run (within
- * `settings.process.cleanupTimeout`), queued Events are posted, and the promise resolves. A
- * second SIGINT/SIGTERM while stopping — or `settings.process.ultimateExitingTimeout` passing
+ * `settings.process.cleanupTimeout`), queued Events are posted, and the promise resolves.
+ * Copies of the first signal within a second (a Ctrl+C under `deno task` arrives twice) are the
+ * same stop; a SIGINT/SIGTERM after that — or `settings.process.ultimateExitingTimeout` passing
  * after the first — exits the process at once with code 130 (SIGINT) or 143 (SIGTERM), as a
- * shell reports a process killed by that signal.
+ * shell reports a process killed by that signal (see `stop_signals.ts`).
  *
- * Rejects if the startup handlers fail for good (an {@linkcode ActivityError}), or on a fatal
- * error (credentials, discovery); the cleanup handlers still run in the latter case.
+ * Rejects at once with a {@linkcode NoHandlersError} if the registry has nothing to run (no resource,
+ * admission or startup handler). Rejects if the startup handlers fail for good (an
+ * {@linkcode ActivityError}), or on a fatal error (credentials, discovery); the cleanup handlers
+ * still run in the latter case.
  *
  * @example
  * ```ts ignore
@@ -143,6 +145,7 @@ const KILLED_BY: Partial<Record<Deno.Signal, number>> = { SIGINT: 130, SIGTERM: 
  */
 export async function operator(options: OperatorOptions = {}): Promise<void> {
   const registry = options.registry ?? defaultRegistry;
+  checkSomethingToRun(registry);
   const settings = options.settings ?? new Settings();
   // As Kopf does: the options override the settings before the startup handlers, which may change them.
   if (options.standalone !== undefined) settings.peering.standalone = options.standalone;
@@ -156,22 +159,15 @@ export async function operator(options: OperatorOptions = {}): Promise<void> {
   // The indexes exist (empty) from the start, so that every handler, even a startup one, sees them.
   const indexes = new OperatorIndexes(registry.handlers, { settings });
   const endpoint = options.liveness === undefined ? undefined : parseLivenessEndpoint(options.liveness);
-  if (options.signal?.aborted) return;
+  using stopping = trapStopSignals();
+  if (options.signal?.aborted || stopping.signal.aborted) return;
 
   const stop = new AbortController();
   let ultimate: ReturnType<typeof setTimeout> | undefined;
-  const onSignal = (name: Deno.Signal) => () => {
-    const code = KILLED_BY[name] ?? 1;
-    if (stop.signal.aborted) {
-      logger.warn("Signal {name} is received again while stopping. Operator is exiting at once (code {code}).", {
-        name,
-        code,
-      });
-      Deno.exit(code);
-    }
-    logger.info("Signal {name} is received. Operator is stopping.", { name });
+  const onStopSignal = () => {
     const timeout = settings.process.ultimateExitingTimeout;
     if (timeout !== null) {
+      const code = stopping.exitCode;
       ultimate = setTimeout(() => {
         logger.error(
           "The operator has not stopped within {timeout} s (settings.process.ultimateExitingTimeout); " +
@@ -182,10 +178,9 @@ export async function operator(options: OperatorOptions = {}): Promise<void> {
       }, timeout * 1000);
       Deno.unrefTimer(ultimate);
     }
-    stop.abort(new Error(`${name} received`));
+    stop.abort(stopping.signal.reason);
   };
-  const listeners = (["SIGINT", "SIGTERM"] as const).map((name) => [name, onSignal(name)] as const);
-  for (const [name, listener] of listeners) Deno.addSignalListener(name, listener);
+  stopping.signal.addEventListener("abort", onStopSignal, { once: true });
   const onAbort = () => {
     if (stop.signal.aborted) return;
     logger.info("Stop-flag is raised. Operator is stopping.");
@@ -216,7 +211,7 @@ export async function operator(options: OperatorOptions = {}): Promise<void> {
   } finally {
     clearTimeout(ultimate);
     options.signal?.removeEventListener("abort", onAbort);
-    for (const [name, listener] of listeners) Deno.removeSignalListener(name, listener);
+    stopping.signal.removeEventListener("abort", onStopSignal);
   }
 }
 

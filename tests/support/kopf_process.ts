@@ -49,9 +49,12 @@ export class KopfProcess implements AsyncDisposable {
   readonly exited: Promise<Deno.CommandStatus>;
   readonly #child: Deno.ChildProcess;
   readonly #lines: string[] = [];
+  /** Whether the child leads a process group of its own ({@linkcode KopfProcess.task}). */
+  readonly #group: boolean;
 
-  private constructor(child: Deno.ChildProcess) {
+  private constructor(child: Deno.ChildProcess, group = false) {
     this.#child = child;
+    this.#group = group;
     const pump = async (stream: ReadableStream<Uint8Array>) => {
       let pending = "";
       for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
@@ -90,6 +93,43 @@ export class KopfProcess implements AsyncDisposable {
     return new KopfProcess(child);
   }
 
+  /**
+   * Starts `deno task kopf <args…>` as a terminal runs it: `deno task` and the operator under it
+   * in a process group of their own (`setsid`; the group's id is the child's pid), so that
+   * {@linkcode KopfProcess.signalGroup} reaches both, as a Ctrl+C in a terminal does.
+   */
+  static async task(args: string[], env: Record<string, string> = {}): Promise<KopfProcess> {
+    const { kubeconfig } = await testCluster();
+    const child = new Deno.Command("setsid", {
+      args: [Deno.execPath(), "task", "kopf", ...args],
+      cwd: ROOT,
+      env: { NO_COLOR: "1", KUBECONFIG: kubeconfig, ...env },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    return new KopfProcess(child, true);
+  }
+
+  /** Sends a signal without waiting for the exit; harmless if it has exited already. */
+  signal(signal: Deno.Signal): void {
+    try {
+      this.#child.kill(signal);
+    } catch {
+      // It has exited already.
+    }
+  }
+
+  /** Sends a signal to the process group of a {@linkcode KopfProcess.task} (all its processes) without waiting. */
+  signalGroup(signal: Deno.Signal): void {
+    if (!this.#group) throw new Error("Only a process started with KopfProcess.task() has a process group of its own.");
+    try {
+      Deno.kill(-this.#child.pid, signal);
+    } catch {
+      // The group has exited already.
+    }
+  }
+
   /** The output lines so far (stdout and stderr as they came), without Deno's download and warning noise. */
   get lines(): string[] {
     return this.#lines.filter(isMeaningful);
@@ -109,6 +149,22 @@ export class KopfProcess implements AsyncDisposable {
     });
   }
 
+  /** Waits for the exit within a generous bound (not a timing assertion): an operator that idles fails the test. */
+  async waitForExit(seconds = 60): Promise<Deno.CommandStatus> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bound = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`kopf has not exited within ${seconds} s\n--- output ---\n${this.output}`)),
+        seconds * 1000,
+      );
+    });
+    try {
+      return await Promise.race([this.exited, bound]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Sends a signal (SIGTERM by default) and waits for the exit; harmless if it has exited already. */
   async stop(signal: Deno.Signal = "SIGTERM"): Promise<Deno.CommandStatus> {
     try {
@@ -120,6 +176,8 @@ export class KopfProcess implements AsyncDisposable {
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
+    // The whole group: `deno task`'s operator child too, which a SIGKILL of `deno task` leaves running.
+    if (this.#group) this.signalGroup("SIGKILL");
     await this.stop("SIGKILL");
   }
 }
