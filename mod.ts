@@ -180,3 +180,37 @@ export {
   WebhookServer,
   type WebhookServerOptions,
 } from "./src/kits/webhook_server.ts";
+export {
+  type ApiApplyOptions,
+  type ApiCallOptions,
+  type ApiCreateOptions,
+  type ApiDeleteOptions,
+  type ApiListOptions,
+  type ApiObject,
+  type ApiPatchOptions,
+  type ApiWatchEvent,
+  type ApiWatchOptions,
+  type ApiWriteOptions,
+  DEFAULT_FIELD_MANAGER,
+  KubeApi,
+  type KubeApiSource,
+  type ObjectList,
+  type PatchType,
+  type ResourceArg,
+} from "./src/api/kube_api.ts";
+export { connect, ConnectedApi, type ConnectOptions } from "./src/kits/connect.ts";
+export {
+  ApiBadRequestError,
+  ApiConflictError,
+  ApiConnectionError,
+  ApiError,
+  ApiForbiddenError,
+  ApiGoneError,
+  ApiNotFoundError,
+  ApiServerError,
+  type ApiStatus,
+  ApiTooManyRequestsError,
+  ApiUnauthorizedError,
+  ApiUnprocessableError,
+} from "./src/api/errors.ts";
+export type { BuiltinTypes, HandledObject, ObjectOf } from "./src/model/builtin_types.ts";

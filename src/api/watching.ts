@@ -156,7 +156,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
           continue;
         }
         const delay = error instanceof ApiTooManyRequestsError
-          ? Math.max(error.status?.details?.retryAfterSeconds ?? 1, this.#backoff(this.health.failures + 1))
+          ? Math.max(error.payload?.details?.retryAfterSeconds ?? 1, this.#backoff(this.health.failures + 1))
           : this.#backoff(this.health.failures + 1);
         this.#failed(error);
         logger.warn("The stream of {name} failed ({error}); resuming in {delay} s.", {
