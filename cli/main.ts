@@ -18,6 +18,7 @@ import { loadHandlers, LoadingError } from "./loading.ts";
 import type { Logging } from "./options.ts";
 import { parseFreezeOptions, parseResumeOptions } from "./peering_options.ts";
 import { parseRunOptions } from "./run_options.ts";
+import { generateTypesCommand } from "./generate_types.ts";
 import { FREEZE_HELP, MAIN_HELP, MAIN_USAGE, RESUME_HELP, RUN_HELP, UsageError } from "./usage.ts";
 import denoJson from "./deno.json" with { type: "json" };
 
@@ -53,6 +54,12 @@ export async function main(args: string[]): Promise<ExitCode> {
         return await freezeCommand(rest);
       case "resume":
         return await resumeCommand(rest);
+      case "generate":
+        if (rest[0] === "types") return await generateTypesCommand(rest.slice(1));
+        throw new UsageError(
+          `No such generator: ${rest[0] ?? "(none)"}; try 'kopf generate types CRD.yaml'.`,
+          MAIN_USAGE,
+        );
       default:
         throw new UsageError(`No such command: ${command}.`, MAIN_USAGE);
     }
