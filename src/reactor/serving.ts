@@ -14,6 +14,7 @@ import type { OperatorIndexes } from "../engines/indexing.ts";
 import { ObjectQueues } from "../engines/queueing.ts";
 import type { Memo } from "../handling/context.ts";
 import type { BackgroundHandler, ChangeHandler, EventHandler, IndexHandler } from "../handling/handlers.ts";
+import { serverLabelSelector } from "../handling/label_pushdown.ts";
 import type { Lifecycle } from "../handling/lifecycles.ts";
 import type { StopCause } from "../handling/stopping.ts";
 import { ObjectLogger } from "../logging/object_logger.ts";
@@ -71,11 +72,18 @@ export function serveResource(deps: ServeDeps): StreamHandle {
   const { client, resource, namespace, settings } = deps;
   const controller = new AbortController();
   const signal = controller.signal;
-  const watcher = new Watcher(client, resource, { namespace, settings: settings.watching, signal });
   const name = streamName(resource, namespace);
   const indexKey = deps.indexKey;
   const { indexes } = deps;
   const indexers: IndexHandler[] = indexes.handlersFor(resource);
+  const labelSelector = serverLabelSelector([...deps.events, ...deps.changes, ...deps.background, ...indexers]);
+  if (labelSelector) {
+    logger.debug("Watching {name} with labelSelector {labelSelector}: every handler filters by it.", {
+      name,
+      labelSelector,
+    });
+  }
+  const watcher = new Watcher(client, resource, { namespace, labelSelector, settings: settings.watching, signal });
   const handled = deps.events.length + deps.changes.length + deps.background.length > 0;
   const memories = new Map<string, ObjectMemory & { throttles?: number; throttledUntil?: number }>();
   const wakeups = new Map<string, ReturnType<typeof setTimeout>>();
