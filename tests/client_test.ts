@@ -209,7 +209,10 @@ Deno.test("api in handlers: the operator's own client creates children; startup 
     const fetched = await api.get("configmaps", `${name}-child`, { namespace });
     return { uid: made.metadata?.uid, same: fetched?.metadata?.uid === made.metadata?.uid };
   });
-  const operator = await runOperator(registry, namespace);
+  kopf.on.probe({ registry }, async function children({ api }) {
+    return (await api.list("configmaps", { namespace, labelSelector: "probe!=none" })).items.length;
+  });
+  const operator = await runOperator(registry, namespace, { liveness: "http://127.0.0.1:0/healthz" });
   try {
     await createExample(client, namespace, "parent");
     const result = await waitFor("the handler's result", async () => {
@@ -230,6 +233,9 @@ Deno.test("api in handlers: the operator's own client creates children; startup 
     // The request went through the operator's own client: its counters have it.
     assert.equal(operator.running.client.counters.count({ verb: "create", resource: "configmaps" }), 1);
     assert.match(String(startupError), /not connected yet: startup and login handlers run before/);
+    // Probe handlers run in the liveness server's requests: they have the client too.
+    const probed = await (await fetch(operator.running.liveness!)).json();
+    assert.ok(typeof probed.children === "number" && probed.children >= 1, JSON.stringify(probed));
   } finally {
     await operator.stop();
   }

@@ -41,7 +41,10 @@ Deno.test("typed handlers, typed client calls and typed hierarchy helpers pass d
 Deno.test("a typo in a typed spec of a built-in resource's handler fails deno check", async () => {
   const { success, output } = await checkCopy("typo_in_spec.ts");
   assert.equal(success, false);
-  assert.match(output, /Property 'containres' does not exist on type 'Readonly<V1PodSpec>'. Did you mean 'containers'\?/);
+  assert.match(
+    output,
+    /Property 'containres' does not exist on type 'Readonly<V1PodSpec>'. Did you mean 'containers'\?/,
+  );
 });
 
 Deno.test("a typo in a typed object literal fails deno check", async () => {

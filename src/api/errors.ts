@@ -6,12 +6,19 @@
 
 /** The `Status` object that Kubernetes sends with most error responses. */
 export interface ApiStatus {
+  /** `Status`. */
   kind?: string;
+  /** `v1`. */
   apiVersion?: string;
+  /** `Failure` or `Success`. */
   status?: string;
+  /** What went wrong, in words. */
   message?: string;
+  /** Why, in one CamelCase word: `NotFound`, `AlreadyExists`, `Conflict`, `Invalid`, … */
   reason?: string;
+  /** The HTTP status code. */
   code?: number;
+  /** More about the object concerned: its name, kind, the invalid fields (`causes`), when to retry. */
   details?: { retryAfterSeconds?: number; [key: string]: unknown };
 }
 

@@ -131,8 +131,8 @@ export type ApiWatchEvent<T> =
 export interface KubeApiSource {
   /** The client; throws with an explanation if there is none (yet). */
   client(): ApiClient;
-  /** The operator's discovery, if any: its cached resources are used first. */
-  discovery?(): Discovery | undefined;
+  /** The operator's discovery, if any: its cached resources are used first (it is never asked to scan). */
+  discovery?(): { readonly cached: readonly Resource[] | undefined } | undefined;
   /** The watch settings of `watch`; Kopf's defaults when absent. */
   watching?(): WatchingSettings;
 }

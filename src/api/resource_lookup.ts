@@ -15,7 +15,7 @@ import { Selector, type SelectorInput } from "../model/selector.ts";
 /** Where discovered resources come from: the operator's discovery (if any) and one's own. */
 export interface LookupSources {
   /** The operator's discovery, read only from its cache (it scans only the groups of its handlers). */
-  shared?: () => Discovery | undefined;
+  shared?: () => { readonly cached: readonly Resource[] | undefined } | undefined;
   /** A discovery of all groups, scanned on first need and rescanned when a name is missing. */
   own: Discovery;
 }
