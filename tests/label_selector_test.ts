@@ -55,6 +55,11 @@ Deno.test("literal label filters of every handler go to the server: unmatched ob
     return name;
   });
   kopf.timer("configmaps", { registry, labels: { app: "picked" }, interval: 3600 }, function tick() {});
+  const stops: string[] = [];
+  kopf.daemon("configmaps", { registry, labels: { app: "picked" } }, async function keep({ name, stopped }) {
+    while (!stopped.aborted) await kopf.sleep(3600, stopped);
+    stops.push(`${name} ${(stopped.reason as kopf.StopReason).causes.join(",")}`);
+  });
   const operator = await runOperator(registry, namespace);
   try {
     await waitFor("the picked objects' events", () => events.size === 3 || undefined);
@@ -71,6 +76,14 @@ Deno.test("literal label filters of every handler go to the server: unmatched ob
     await api.patch("configmaps", "plain-0", { metadata: { labels: { app: "picked" } } }, { namespace });
     await waitFor("the newly matching object", () => events.has("plain-0") || undefined);
     assert.ok(!delivered.has("plain-1"));
+
+    // Leaving the selection is a change that no longer matches (the server reports it as a deletion).
+    await api.patch("configmaps", "picked-1", { metadata: { labels: { app: null } } }, { namespace });
+    await waitFor("the daemon's stop", () => stops.length > 0 || undefined);
+    assert.deepEqual(stops, ["picked-1 filtersMismatch"]);
+    await api.delete("configmaps", "picked-2", { namespace });
+    await waitFor("the daemon's stop", () => stops.length > 1 || undefined);
+    assert.deepEqual(stops, ["picked-1 filtersMismatch", "picked-2 resourceDeleted"]);
   } finally {
     await operator.stop();
   }

@@ -5,8 +5,10 @@
  * the requirements common to all handlers go to the server (a selector is a conjunction; the
  * handlers' filters together are a disjunction); everything else stays client-side, as before.
  *
- * Not with mandatory deletion handlers: an object that stops matching a selector disappears from
- * the watch (as a `DELETED` event), and its finalizer would never be released.
+ * Objects that stop matching leave a selector's watch as `DELETED` events; the watch layer tells
+ * them from real deletions with a GET (`confirmDeletions`), and they are handled as changes that
+ * no longer match. Not with mandatory deletion handlers, though: releasing a finalizer must not
+ * depend on that extra request.
  *
  * @module
  */
