@@ -212,6 +212,10 @@ Deno.test("api in handlers: the operator's own client creates children; startup 
   kopf.on.probe({ registry }, async function children({ api }) {
     return (await api.list("configmaps", { namespace, labelSelector: "probe!=none" })).items.length;
   });
+  let cleanedUp: number | undefined;
+  kopf.on.cleanup({ registry }, async function countChildren({ api }) {
+    cleanedUp = (await api.list("configmaps", { namespace })).items.length;
+  });
   const operator = await runOperator(registry, namespace, { liveness: "http://127.0.0.1:0/healthz" });
   try {
     await createExample(client, namespace, "parent");
@@ -239,6 +243,8 @@ Deno.test("api in handlers: the operator's own client creates children; startup 
   } finally {
     await operator.stop();
   }
+  // Cleanup handlers run before the client closes: they have it too.
+  assert.ok(cleanedUp !== undefined && cleanedUp >= 1, String(cleanedUp));
 });
 
 Deno.test("watch: an async iterable that resumes after an API server restart, delivering each change", async () => {
