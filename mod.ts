@@ -63,8 +63,17 @@ export * as lifecycles from "./src/handling/lifecycles.ts";
 export type { Lifecycle } from "./src/handling/lifecycles.ts";
 export type { Reason } from "./src/handling/causes.ts";
 export type { Diff, DiffItem, DiffOperation } from "./src/model/diff.ts";
-export type { ChangeContext, EventContext, Memo, ResourceContext } from "./src/handling/context.ts";
 export type {
+  ChangeContext,
+  EssenceOf,
+  EventContext,
+  Memo,
+  ResourceContext,
+  SpecOf,
+  StatusOf,
+} from "./src/handling/context.ts";
+export type {
+  AnyHandlerFn,
   ChangeFn,
   ChangeHandlerOptions,
   DeleteHandlerOptions,
@@ -97,6 +106,9 @@ export {
   appendOwnerReference,
   buildObjectReference,
   buildOwnerReference,
+  type ChildLike,
+  type ChildLikeMetadata,
+  type ChildMetadata,
   type ChildObject,
   type ChildObjects,
   harmonizeNaming,
@@ -181,3 +193,41 @@ export {
   WebhookServer,
   type WebhookServerOptions,
 } from "./src/kits/webhook_server.ts";
+export {
+  type ApiApplyOptions,
+  type ApiCallOptions,
+  type ApiCreateOptions,
+  type ApiDeleteOptions,
+  type ApiListOptions,
+  type ApiObject,
+  type ApiPatchOptions,
+  type ApiWatchEvent,
+  type ApiWatchOptions,
+  type ApiWriteOptions,
+  DEFAULT_FIELD_MANAGER,
+  KubeApi,
+  type KubeApiSource,
+  type ObjectList,
+  type PatchType,
+  type ResourceArg,
+} from "./src/api/kube_api.ts";
+export { connect, ConnectedApi, type ConnectOptions } from "./src/kits/connect.ts";
+export type { ApiClient, ApiClientOptions, RequestOptions } from "./src/api/client.ts";
+export type { RequestCounters, Verb } from "./src/api/counters.ts";
+export type { Credentials, TlsMaterial } from "./src/api/credentials.ts";
+export type { Vault, VaultEntry, VaultItem, VaultOptions } from "./src/api/vault.ts";
+export {
+  ApiBadRequestError,
+  ApiConflictError,
+  ApiConnectionError,
+  ApiError,
+  ApiForbiddenError,
+  ApiGoneError,
+  ApiNotFoundError,
+  ApiServerError,
+  type ApiStatus,
+  ApiTooManyRequestsError,
+  ApiUnauthorizedError,
+  ApiUnprocessableError,
+} from "./src/api/errors.ts";
+export type { BuiltinTypes, HandledObject, ObjectOf } from "./src/model/builtin_types.ts";

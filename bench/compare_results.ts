@@ -7,7 +7,7 @@
 
 import { type RequestTotals, writesOf } from "./apiserver_metrics.ts";
 import type { ContestantName } from "./compare_contestants.ts";
-import { mib } from "./process_stats.ts";
+import { median, mib } from "./process_stats.ts";
 
 /** What the table is made of. */
 export interface Layout {
@@ -133,10 +133,7 @@ export class Results {
       : key.startsWith("rssPer:")
       ? this.#combine(name, key.replace("rssPer:", "rss:"), "rss:0", (a, b) => (a - b) / Number(key.split(":")[1]))
       : this.#samples.get(`${name} ${key}`);
-    if (!samples?.length) return undefined;
-    const sorted = [...samples].sort((a, b) => a - b);
-    const middle = Math.floor(sorted.length / 2);
-    return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+    return samples?.length ? median(samples) : undefined;
   }
 
   /** Per round, a value made of two samples of that round. */

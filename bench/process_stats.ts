@@ -1,5 +1,6 @@
 /**
- * What a benchmark reads about a process it started (Linux `/proc`): resident memory and CPU time.
+ * What a benchmark reads about a process it started (Linux `/proc`): resident memory and CPU time;
+ * and how it prints them.
  *
  * @module
  */
@@ -22,4 +23,11 @@ export async function cpuSeconds(pid: number): Promise<number> {
 /** Bytes as MiB with one decimal. */
 export function mib(bytes: number): string {
   return (bytes / 1024 / 1024).toFixed(1);
+}
+
+/** The median of some numbers. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }

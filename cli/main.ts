@@ -55,6 +55,12 @@ export async function main(args: string[]): Promise<ExitCode> {
         return await (await import("./commands.ts")).freezeCommand(rest);
       case "resume":
         return await (await import("./commands.ts")).resumeCommand(rest);
+      case "generate":
+        if (rest[0] === "types") return await (await import("./generate_types.ts")).generateTypesCommand(rest.slice(1));
+        throw new UsageError(
+          `No such generator: ${rest[0] ?? "(none)"}; try 'kopf generate types CRD.yaml'.`,
+          MAIN_USAGE,
+        );
       default:
         throw new UsageError(`No such command: ${command}.`, MAIN_USAGE);
     }

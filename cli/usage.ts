@@ -30,6 +30,7 @@ Commands:
   run     Run an operator from handler files or modules.
   freeze  Pause the operators of a peering (a peer record of a higher priority).
   resume  Resume the operators paused by freeze (remove that record).
+  generate types  Write TypeScript interfaces of custom resources from their CRDs.
 
 Options:
   --version   Print the version and exit.

@@ -199,13 +199,13 @@ Deno.test("a resource the server does not have answers 404 without details.name:
   const { client } = await testCluster();
   const error = await client.request({ path: "/apis/kopf.dev/v1/nosuchpeerings/default" }).catch((e) => e);
   assert.ok(error instanceof ApiNotFoundError, String(error));
-  assert.equal((error.status?.details as { name?: string } | undefined)?.name, undefined);
+  assert.equal((error.payload?.details as { name?: string } | undefined)?.name, undefined);
   const missing = await client.request({
     path: resourcePath(NAMESPACED_PEERING_RESOURCE, { namespace: "default" }) + "/no-such-object",
   })
     .catch((e) => e);
   assert.ok(missing instanceof ApiNotFoundError, String(missing));
-  assert.equal((missing.status?.details as { name?: string } | undefined)?.name, "no-such-object");
+  assert.equal((missing.payload?.details as { name?: string } | undefined)?.name, "no-such-object");
 });
 
 Deno.test("kopf freeze with a kubeconfig that does not exist: one line naming the file, exit code 1", async () => {

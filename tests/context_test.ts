@@ -40,6 +40,7 @@ Deno.test("a change handler gets exactly the documented context, and no settings
     const result = await statusKey(namespace, "k", "keysFn") as { keys: string[]; namespace: string; labels: unknown };
     assert.deepEqual(result.keys, [
       "annotations",
+      "api",
       "body",
       "diff",
       "execute",

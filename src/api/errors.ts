@@ -6,32 +6,54 @@
 
 /** The `Status` object that Kubernetes sends with most error responses. */
 export interface ApiStatus {
+  /** `Status`. */
   kind?: string;
+  /** `v1`. */
   apiVersion?: string;
+  /** `Failure` or `Success`. */
   status?: string;
+  /** What went wrong, in words. */
   message?: string;
+  /** Why, in one CamelCase word: `NotFound`, `AlreadyExists`, `Conflict`, `Invalid`, … */
   reason?: string;
+  /** The HTTP status code. */
   code?: number;
+  /** More about the object concerned: its name, kind, the invalid fields (`causes`), when to retry. */
   details?: { retryAfterSeconds?: number; [key: string]: unknown };
 }
 
-/** The API server answered with an error status. */
+/**
+ * The API server answered with an error status; the subclasses name the statuses that callers
+ * treat differently.
+ *
+ * @example
+ * ```ts ignore
+ * try {
+ *   await api.create(child);
+ * } catch (error) {
+ *   if (!(error instanceof kopf.ApiConflictError)) throw error; // 409, reason "AlreadyExists"
+ * }
+ * ```
+ */
 export class ApiError extends Error {
-  /** The HTTP status code. */
+  /** The HTTP status code, e.g. 404 (as Kopf's `APIError.status`). */
+  readonly status: number;
+  /** The HTTP status code; the same as `status`. */
   readonly code: number;
-  /** Kubernetes' machine-readable reason (`NotFound`, `Conflict`, …), if it sent one. */
+  /** Kubernetes' machine-readable reason (`NotFound`, `Conflict`, `AlreadyExists`, `Invalid`, …), if it sent one. */
   readonly reason: string | undefined;
-  /** The decoded `Status` body, if the response had one. */
-  readonly status: ApiStatus | undefined;
+  /** The decoded `Status` body, if the response had one: its `message`, `details` (e.g. the invalid fields). */
+  readonly payload: ApiStatus | undefined;
 
   /** Wraps a failed response; `what` says which request failed (verb and path). */
   constructor(what: string, code: number, status: ApiStatus | undefined, text?: string) {
     const detail = status?.message ?? text?.trim().slice(0, 300) ?? "";
     super(`${what} failed with HTTP ${code}${status?.reason ? ` ${status.reason}` : ""}${detail ? `: ${detail}` : ""}`);
     this.name = new.target.name;
+    this.status = code;
     this.code = code;
     this.reason = status?.reason;
-    this.status = status;
+    this.payload = status;
   }
 }
 

@@ -10,7 +10,7 @@
 import { linkSignals } from "../utils/signals.ts";
 import { getLogger } from "@logtape/logtape";
 import type { ApiClient } from "./client.ts";
-import { ApiGoneError, ApiTooManyRequestsError, describeCause } from "./errors.ts";
+import { ApiGoneError, ApiNotFoundError, ApiTooManyRequestsError, describeCause } from "./errors.ts";
 import { LineSplitter } from "./lines.ts";
 import { resourcePath } from "./paths.ts";
 import type { KubernetesList, KubernetesObject } from "../model/body.ts";
@@ -26,11 +26,13 @@ const logger = getLogger(["kopf", "watching"]);
  * - `ADDED`, `MODIFIED`, `DELETED`: a change; `relisted: true` marks the changes found by
  *   comparing a relisting after 410 Gone with what was known (a relisted `DELETED` carries only
  *   the identity of the object: apiVersion, kind, name, namespace, uid, resourceVersion);
- * - `LISTED`: a listing has finished (the first one, or a relisting).
+ * - `LISTED`: a listing has finished (the first one, or a relisting);
+ * - with `confirmDeletions`, `left: true` marks a `MODIFIED` that replaces a `DELETED` of an
+ *   object that still exists but no longer matches the label selector (its current state).
  */
 export type WatchEvent =
   | { type: null; object: KubernetesObject }
-  | { type: "ADDED" | "MODIFIED" | "DELETED"; object: KubernetesObject; relisted?: boolean }
+  | { type: "ADDED" | "MODIFIED" | "DELETED"; object: KubernetesObject; relisted?: boolean; left?: boolean }
   | { type: "LISTED"; resourceVersion: string; relisted: boolean };
 
 /** The identity of an object seen by a stream: enough to report its deletion after a relisting. */
@@ -89,6 +91,12 @@ export interface WatchOptions {
   signal?: AbortSignal;
   /** Start from an earlier stream's state (its resume point and known objects) instead of listing. */
   state?: WatchState;
+  /**
+   * With a label selector: check each deletion with a GET, and report an object that still
+   * exists (it stopped matching the selector, which the server reports as a deletion) as a
+   * `MODIFIED` with `left: true` and its current state.
+   */
+  confirmDeletions?: boolean;
 }
 
 type Outcome = "ended" | "gone" | "stalled";
@@ -135,9 +143,9 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     let quickEnds = 0;
     while (!this.#signal.aborted) {
       try {
-        if (this.state.resourceVersion === null) yield* this.#list();
+        if (this.state.resourceVersion === null) yield* this.#confirmed(this.#list());
         const started = Date.now();
-        const outcome = yield* this.#watch();
+        const outcome = yield* this.#confirmed(this.#watch());
         if (outcome === "gone") {
           logger.info("The resourceVersion of {name} is gone (410); relisting.", { name: this.#name });
           this.state.resourceVersion = null;
@@ -156,7 +164,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
           continue;
         }
         const delay = error instanceof ApiTooManyRequestsError
-          ? Math.max(error.status?.details?.retryAfterSeconds ?? 1, this.#backoff(this.health.failures + 1))
+          ? Math.max(error.payload?.details?.retryAfterSeconds ?? 1, this.#backoff(this.health.failures + 1))
           : this.#backoff(this.health.failures + 1);
         this.#failed(error);
         logger.warn("The stream of {name} failed ({error}); resuming in {delay} s.", {
@@ -166,6 +174,49 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         });
         await sleep(delay, this.#signal);
       }
+    }
+  }
+
+  /** Passes the events through, replacing deletions of objects that only left the selection (see `confirmDeletions`). */
+  async *#confirmed<R>(events: AsyncGenerator<WatchEvent, R, undefined>): AsyncGenerator<WatchEvent, R, undefined> {
+    if (!this.#options.confirmDeletions || !this.#options.labelSelector) return yield* events;
+    try {
+      for (;;) {
+        const next = await events.next();
+        if (next.done) return next.value;
+        const event = next.value;
+        const current = event.type === "DELETED" ? await this.#existing(event.object) : null;
+        yield current ? { type: "MODIFIED", object: current, left: true } : event;
+      }
+    } finally {
+      await events.return(undefined as R);
+    }
+  }
+
+  /** The object's current state if it still exists (the same uid); `null` if it is gone or cannot be read. */
+  async #existing(object: KubernetesObject): Promise<KubernetesObject | null> {
+    const { name, namespace, uid } = object.metadata;
+    if (!name) return null;
+    try {
+      const current = await this.#client.request<KubernetesObject>({
+        path: resourcePath(this.#resource, { namespace, name }),
+        resource: this.#resource.plural,
+        signal: this.#signal,
+      });
+      return current.metadata.uid === uid ? current : null;
+    } catch (error) {
+      if (this.#signal.aborted) throw error;
+      if (!(error instanceof ApiNotFoundError)) {
+        logger.warn(
+          "Cannot tell whether {name} of {stream} is deleted or only unmatched ({error}); taking it as deleted.",
+          {
+            name,
+            stream: this.#name,
+            error: describeCause(error),
+          },
+        );
+      }
+      return null;
     }
   }
 

@@ -15,6 +15,7 @@ import { Patch } from "../model/patch.ts";
 import type { Resource } from "../model/resource.ts";
 import type { ObjectLogger } from "../logging/object_logger.ts";
 import type { BackgroundContext, Memo } from "../handling/context.ts";
+import { currentApi } from "../handling/current_api.ts";
 import { runWithObject } from "../handling/current_object.ts";
 import { HandlerRetriesError, HandlerTimeoutError } from "../handling/errors.ts";
 import { judgeFailure } from "../handling/failures.ts";
@@ -112,6 +113,7 @@ function backgroundContext(
     memo: deps.memo,
     resource: deps.resource,
     indices: deps.indices,
+    api: currentApi(),
     ...extra,
   };
 }

@@ -143,7 +143,7 @@ function notFoundMessage(target: PeeringTarget, crdMissing: boolean): string {
  * object in `details.name`, a resource's (no CRD, so no such path) does not.
  */
 function notFound(target: PeeringTarget, error: ApiNotFoundError): PeeringNotFoundError {
-  const details = error.status?.details as { name?: unknown } | undefined;
+  const details = error.payload?.details as { name?: unknown } | undefined;
   const crdMissing = !(details && typeof details.name === "string" && details.name);
   return new PeeringNotFoundError(target, crdMissing, { cause: error });
 }

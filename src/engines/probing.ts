@@ -19,6 +19,7 @@ import type { Memo } from "../handling/context.ts";
 import { runActivity } from "../handling/activities.ts";
 import type { Registry } from "../handling/registry.ts";
 import type { Settings } from "../settings/settings.ts";
+import { currentApi, runWithApi } from "../handling/current_api.ts";
 
 const logger = getLogger(["kopf", "probing"]);
 
@@ -92,12 +93,14 @@ export class LivenessServer implements AsyncDisposable {
   private constructor(endpoint: LivenessEndpoint, sources: LivenessSources) {
     this.#sources = sources;
     this.#path = endpoint.path;
+    // Deno.serve's handlers do not inherit the asynchronous context: the probes' `api` is carried over.
+    const api = currentApi();
     try {
       this.#server = Deno.serve({
         hostname: endpoint.hostname,
         port: endpoint.port,
         onListen: () => {},
-        handler: (request) => this.#answer(request),
+        handler: (request) => runWithApi(api, () => this.#answer(request)),
       });
     } catch (error) {
       const where = `${endpoint.hostname}:${endpoint.port}`;

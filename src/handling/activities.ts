@@ -10,12 +10,14 @@
  * @module
  */
 
+import type { KubeApi } from "../api/kube_api.ts";
 import { ActivityLogger } from "../logging/activity_logger.ts";
 import type { HandlerLogger } from "../logging/object_logger.ts";
 import type { Indices } from "../model/index_store.ts";
 import type { Settings } from "../settings/settings.ts";
 import { sleep } from "../utils/sleep.ts";
 import type { Memo } from "./context.ts";
+import { currentApi } from "./current_api.ts";
 import { HandlerRetriesError, HandlerTimeoutError, PermanentError, TemporaryError } from "./errors.ts";
 import type { RetryOptions } from "./handlers.ts";
 
@@ -45,6 +47,11 @@ export interface ActivityContext {
   readonly started: Date;
   /** Milliseconds since `started`. */
   readonly runtime: number;
+  /**
+   * The operator's API client. It connects after the startup and login handlers (they prepare the
+   * credentials), so there it throws; cleanup and probe handlers use it as resource handlers do.
+   */
+  readonly api: KubeApi;
 }
 
 /** A function run by an activity; what it returns is its result (for probes: the liveness JSON). */
@@ -218,6 +225,7 @@ async function attempt(
       retry: t.retries,
       started,
       runtime,
+      api: currentApi(),
     };
     try {
       const outcome = await untilAborted(Promise.resolve().then(() => handler.fn(context)), stop);

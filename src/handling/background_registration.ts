@@ -6,9 +6,10 @@
  */
 
 import { parseField } from "../model/diff.ts";
+import type { HandledObject } from "../model/builtin_types.ts";
 import { Selector, type SelectorInput } from "../model/selector.ts";
 import { validateFilters } from "./filters.ts";
-import type { DaemonFn, DaemonHandlerOptions, TimerFn, TimerHandlerOptions } from "./handlers.ts";
+import type { AnyHandlerFn, DaemonFn, DaemonHandlerOptions, TimerFn, TimerHandlerOptions } from "./handlers.ts";
 import { forms, handlerId, type RegistryOption } from "./registration.ts";
 import { defaultRegistry } from "./registry.ts";
 
@@ -63,15 +64,30 @@ function validateNumbers(kind: string, options: DaemonOptions & TimerOptions): v
  * });
  * ```
  */
-export function daemon(resource: SelectorInput, fn: DaemonFn): DaemonFn;
+export function daemon<T = never, R extends SelectorInput = SelectorInput>(
+  resource: R,
+  fn: DaemonFn<HandledObject<T, R>>,
+): DaemonFn<HandledObject<T, R>>;
 /**
  * Registers a daemon with options: filters, `id`, `param`, retrying (`errors`, `timeout`,
  * `retries`, `backoff`), `initialDelay`, and how a stop waits for it (`cancellationBackoff`,
  * `cancellationTimeout`, `cancellationPolling`).
  */
-export function daemon(resource: SelectorInput, options: DaemonOptions, fn: DaemonFn): DaemonFn;
-export function daemon(resource: SelectorInput, optionsOrFn: DaemonOptions | DaemonFn, maybeFn?: DaemonFn): DaemonFn {
-  const [options, fn] = forms<DaemonOptions, DaemonFn>("daemon", optionsOrFn, maybeFn);
+export function daemon<T = never, R extends SelectorInput = SelectorInput>(
+  resource: R,
+  options: DaemonOptions,
+  fn: DaemonFn<HandledObject<T, R>>,
+): DaemonFn<HandledObject<T, R>>;
+export function daemon(
+  resource: SelectorInput,
+  optionsOrFn: DaemonOptions | AnyHandlerFn,
+  maybeFn?: AnyHandlerFn,
+): AnyHandlerFn {
+  const [options, fn] = forms<DaemonOptions, DaemonFn>(
+    "daemon",
+    optionsOrFn as DaemonOptions | DaemonFn,
+    maybeFn as DaemonFn,
+  );
   const selector = new Selector(resource);
   const { registry = defaultRegistry, ...rest } = options;
   validateFilters("daemon", rest);
@@ -101,14 +117,29 @@ export function daemon(resource: SelectorInput, optionsOrFn: DaemonOptions | Dae
  * });
  * ```
  */
-export function timer(resource: SelectorInput, fn: TimerFn): TimerFn;
+export function timer<T = never, R extends SelectorInput = SelectorInput>(
+  resource: R,
+  fn: TimerFn<HandledObject<T, R>>,
+): TimerFn<HandledObject<T, R>>;
 /**
  * Registers a timer with options: filters, `id`, `param`, retrying (`errors`, `timeout`,
  * `retries`, `backoff`), and the schedule (`interval`, `idle`, `initialDelay`, `sharp`).
  */
-export function timer(resource: SelectorInput, options: TimerOptions, fn: TimerFn): TimerFn;
-export function timer(resource: SelectorInput, optionsOrFn: TimerOptions | TimerFn, maybeFn?: TimerFn): TimerFn {
-  const [options, fn] = forms<TimerOptions, TimerFn>("timer", optionsOrFn, maybeFn);
+export function timer<T = never, R extends SelectorInput = SelectorInput>(
+  resource: R,
+  options: TimerOptions,
+  fn: TimerFn<HandledObject<T, R>>,
+): TimerFn<HandledObject<T, R>>;
+export function timer(
+  resource: SelectorInput,
+  optionsOrFn: TimerOptions | AnyHandlerFn,
+  maybeFn?: AnyHandlerFn,
+): AnyHandlerFn {
+  const [options, fn] = forms<TimerOptions, TimerFn>(
+    "timer",
+    optionsOrFn as TimerOptions | TimerFn,
+    maybeFn as TimerFn,
+  );
   const selector = new Selector(resource);
   const { registry = defaultRegistry, ...rest } = options;
   validateFilters("timer", rest);

@@ -5,6 +5,7 @@
  * @module
  */
 
+import type { KubeApi } from "../api/kube_api.ts";
 import type { KubernetesObject, ObjectMeta } from "../model/body.ts";
 import type { Patch } from "../model/patch.ts";
 import type { Resource } from "../model/resource.ts";
@@ -13,22 +14,50 @@ import type { DiffItem } from "../model/diff.ts";
 import type { Indices } from "../model/index_store.ts";
 import type { Reason } from "./causes.ts";
 import type { ExecuteSubhandlers, RegisterSubhandler } from "./subhandlers.ts";
+import { currentApi } from "./current_api.ts";
 
 export type { DiffItem };
 
 /** Free-form, per-object memory kept between events of the same object while the operator runs. */
 export type Memo = Record<string, unknown>;
 
-/** What every resource handler receives. */
-export interface ResourceContext {
+/**
+ * The `spec` of an object type: its declared `spec` (an empty object when the type has none);
+ * any record for untyped objects.
+ */
+export type SpecOf<T> = string extends keyof T ? Readonly<Record<string, unknown>>
+  : T extends { spec?: infer S } ? ("spec" extends keyof T ? Readonly<NonNullable<S>> : Readonly<Record<string, never>>)
+  : Readonly<Record<string, never>>;
+
+/**
+ * The `status` of an object type: its declared `status` (an empty object when the type has none);
+ * any record for untyped objects.
+ */
+export type StatusOf<T> = string extends keyof T ? Readonly<Record<string, unknown>>
+  : T extends { status?: infer S }
+    ? ("status" extends keyof T ? Readonly<NonNullable<S>> : Readonly<Record<string, never>>)
+  : Readonly<Record<string, never>>;
+
+/**
+ * What change handlers get as `old` and `new` for an object type: the object without its status
+ * (`null` where there is none: `old` on creation, `new` on deletion); `unknown` for untyped objects.
+ */
+export type EssenceOf<T> = string extends keyof T ? unknown : Readonly<Omit<T, "status">> | null;
+
+/**
+ * What every resource handler receives. `T` is the object type: the model of a built-in resource
+ * selected by its plural (`"configmaps"` → `V1ConfigMap`), the type argument of the registration
+ * (`kopf.on.create<KopfExample>(…)`), or any object.
+ */
+export interface ResourceContext<T = KubernetesObject> {
   /** The object as the event delivered it (read-only). */
-  readonly body: Readonly<KubernetesObject>;
+  readonly body: Readonly<T>;
   /** `body.spec` (an empty object when absent). */
-  readonly spec: Readonly<Record<string, unknown>>;
+  readonly spec: SpecOf<T>;
   /** `body.metadata`. */
   readonly meta: Readonly<ObjectMeta>;
   /** `body.status` (an empty object when absent). */
-  readonly status: Readonly<Record<string, unknown>>;
+  readonly status: StatusOf<T>;
   /** `metadata.uid`. */
   readonly uid: string | undefined;
   /** `metadata.name`. */
@@ -51,10 +80,15 @@ export interface ResourceContext {
   readonly param: unknown;
   /** The operator's in-memory indexes by id (`kopf.index`), always current. */
   readonly indices: Indices;
+  /** The operator's API client: typed get/list/create/patch/apply/delete/watch with its credentials. */
+  readonly api: KubeApi;
 }
 
-/** What change handlers (`on.create`, `on.update`, `on.delete`, `on.resume`, `on.field`) receive. */
-export interface ChangeContext extends ResourceContext {
+/**
+ * What change handlers (`on.create`, `on.update`, `on.delete`, `on.resume`, `on.field`) receive;
+ * `V` is the type of `old` and `new` (the field's value for handlers with a `field`).
+ */
+export interface ChangeContext<T = KubernetesObject, V = EssenceOf<T>> extends ResourceContext<T> {
   /** Why the handler runs. */
   readonly reason: Reason;
   /** How many times it ran before for this change (0 on the first attempt). */
@@ -67,9 +101,9 @@ export interface ChangeContext extends ResourceContext {
    * The essence before the change (spec, labels, annotations, other top-level fields; not status
    * or system metadata); `null` on creation. For handlers with a `field`: that field's old value.
    */
-  readonly old: unknown;
+  readonly old: V;
   /** The essence after the change; for handlers with a `field`: that field's new value. */
-  readonly new: unknown;
+  readonly new: V;
   /** The changes from `old` to `new`: `[op, path, oldValue, newValue]`. */
   readonly diff: readonly DiffItem[];
   /**
@@ -89,15 +123,15 @@ export interface ChangeContext extends ResourceContext {
 }
 
 /** What event handlers (`on.event`) receive. */
-export interface EventContext extends ResourceContext {
+export interface EventContext<T = KubernetesObject> extends ResourceContext<T> {
   /** The raw watch event: `{ type, object }`. */
-  readonly event: { readonly type: string | null; readonly object: Readonly<KubernetesObject> };
+  readonly event: { readonly type: string | null; readonly object: Readonly<T> };
   /** The event type: `ADDED`, `MODIFIED`, `DELETED`, or `null` for objects found by the initial listing. */
   readonly type: string | null;
 }
 
 /** What daemons and timers receive. */
-export interface BackgroundContext extends ResourceContext {
+export interface BackgroundContext<T = KubernetesObject> extends ResourceContext<T> {
   /**
    * Aborted when the daemon or timer must stop (the object is deleted or stops matching, the
    * operator stops); `stopped.reason` is a {@linkcode StopReason}. Pass it to `kopf.sleep()`.
@@ -112,13 +146,13 @@ export interface BackgroundContext extends ResourceContext {
 }
 
 /** What daemons (`kopf.daemon`) receive. */
-export type DaemonContext = BackgroundContext;
+export type DaemonContext<T = KubernetesObject> = BackgroundContext<T>;
 
 /** What timers (`kopf.timer`) receive. */
-export type TimerContext = BackgroundContext;
+export type TimerContext<T = KubernetesObject> = BackgroundContext<T>;
 
 /** What index handlers (`kopf.index`) receive. */
-export type IndexContext = ResourceContext;
+export type IndexContext<T = KubernetesObject> = ResourceContext<T>;
 
 /** Builds the part of the context that every resource handler gets. */
 export function resourceContext(
@@ -136,6 +170,7 @@ export function resourceContext(
     namespace: meta.namespace,
     labels: meta.labels ?? {},
     annotations: meta.annotations ?? {},
+    api: currentApi(),
     ...extra,
   };
 }

@@ -6,7 +6,8 @@
 
 import type { Selector } from "../model/selector.ts";
 import type { Reason } from "./causes.ts";
-import type { ChangeContext, DaemonContext, EventContext, IndexContext, TimerContext } from "./context.ts";
+import type { KubernetesObject } from "../model/body.ts";
+import type { ChangeContext, DaemonContext, EssenceOf, EventContext, IndexContext, TimerContext } from "./context.ts";
 import type { FilterOptions } from "./filters.ts";
 
 /** What an arbitrary error (not a TemporaryError or PermanentError) means for a handler. */
@@ -50,11 +51,16 @@ export interface ResumeHandlerOptions extends ChangeHandlerOptions {
 /** The value a handler returns; JSON, stored at `status[id]`. */
 export type HandlerResult = unknown;
 
-/** A function called for a change of an object. */
-export type ChangeFn = (context: ChangeContext) => HandlerResult | Promise<HandlerResult>;
+/** A function called for a change of an object; `T` is the object type, `V` that of `old` and `new`. */
+export type ChangeFn<T = KubernetesObject, V = EssenceOf<T>> = (
+  context: ChangeContext<T, V>,
+) => HandlerResult | Promise<HandlerResult>;
 
 /** A function called for every watch event of an object. */
-export type EventFn = (context: EventContext) => HandlerResult | Promise<HandlerResult>;
+export type EventFn<T = KubernetesObject> = (context: EventContext<T>) => HandlerResult | Promise<HandlerResult>;
+
+/** Any handler function, whatever object type it is declared for: what registration accepts and returns. */
+export type AnyHandlerFn = (context: never) => unknown;
 
 /** A registered change handler (`on.create`, `on.update`, `on.delete`, `on.resume`, `on.field`). */
 export interface ChangeHandler {
@@ -114,16 +120,16 @@ export interface TimerHandlerOptions extends ResourceHandlerOptions, RetryOption
 export interface IndexHandlerOptions extends ResourceHandlerOptions, RetryOptions {}
 
 /** A function run for each object as long as it exists: it returns (or throws) when done. */
-export type DaemonFn = (context: DaemonContext) => HandlerResult | Promise<HandlerResult>;
+export type DaemonFn<T = KubernetesObject> = (context: DaemonContext<T>) => HandlerResult | Promise<HandlerResult>;
 
 /** A function called for each object every so often. */
-export type TimerFn = (context: TimerContext) => HandlerResult | Promise<HandlerResult>;
+export type TimerFn<T = KubernetesObject> = (context: TimerContext<T>) => HandlerResult | Promise<HandlerResult>;
 
 /**
  * A function called for every event of an object; what it returns goes into the index: a plain
  * object's entries under their keys, any other value (but `null`/`undefined`) under the key `null`.
  */
-export type IndexFn = (context: IndexContext) => unknown;
+export type IndexFn<T = KubernetesObject> = (context: IndexContext<T>) => unknown;
 
 /** A registered daemon. */
 export interface DaemonHandler {

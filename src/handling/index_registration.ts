@@ -4,9 +4,10 @@
  * @module
  */
 
+import type { HandledObject } from "../model/builtin_types.ts";
 import { Selector, type SelectorInput } from "../model/selector.ts";
 import { validateFilters } from "./filters.ts";
-import type { IndexFn, IndexHandlerOptions } from "./handlers.ts";
+import type { AnyHandlerFn, IndexFn, IndexHandlerOptions } from "./handlers.ts";
 import { forms, handlerId } from "./registration.ts";
 import { defaultRegistry, type Registry } from "./registry.ts";
 import { parseField } from "../model/diff.ts";
@@ -69,11 +70,26 @@ function validateRetrying(options: IndexHandlerOptions): void {
  * });
  * ```
  */
-export function index(resource: SelectorInput, fn: IndexFn): IndexFn;
+export function index<T = never, R extends SelectorInput = SelectorInput>(
+  resource: R,
+  fn: IndexFn<HandledObject<T, R>>,
+): IndexFn<HandledObject<T, R>>;
 /** Registers an indexer with options: filters, `id`, `param`, `errors`, `timeout`, `retries`, `backoff`, `registry`. */
-export function index(resource: SelectorInput, options: IndexOptions, fn: IndexFn): IndexFn;
-export function index(resource: SelectorInput, optionsOrFn: IndexOptions | IndexFn, maybeFn?: IndexFn): IndexFn {
-  const [options, fn] = forms<IndexOptions, IndexFn>("index", optionsOrFn, maybeFn);
+export function index<T = never, R extends SelectorInput = SelectorInput>(
+  resource: R,
+  options: IndexOptions,
+  fn: IndexFn<HandledObject<T, R>>,
+): IndexFn<HandledObject<T, R>>;
+export function index(
+  resource: SelectorInput,
+  optionsOrFn: IndexOptions | AnyHandlerFn,
+  maybeFn?: AnyHandlerFn,
+): AnyHandlerFn {
+  const [options, fn] = forms<IndexOptions, IndexFn>(
+    "index",
+    optionsOrFn as IndexOptions | IndexFn,
+    maybeFn as IndexFn,
+  );
   const selector = new Selector(resource);
   const { registry = defaultRegistry, ...rest } = options;
   validateFilters("index", rest);

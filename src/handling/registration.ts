@@ -11,7 +11,9 @@ import type { Activity, ActivityFn, ActivityHandlerOptions } from "./activities.
 import type { LoginFn } from "./login.ts";
 import type { Reason } from "./causes.ts";
 import { fieldSuffix, validateFilters } from "./filters.ts";
+import type { HandledObject } from "../model/builtin_types.ts";
 import type {
+  AnyHandlerFn,
   ChangeFn,
   ChangeHandlerOptions,
   DeleteHandlerOptions,
@@ -121,10 +123,14 @@ export function handlerId(
 function registerChange(
   kind: Reason | "field",
   resource: SelectorInput,
-  optionsOrFn: ChangeOptions | DeleteOptions | ResumeOptions | ChangeFn,
-  maybeFn: ChangeFn | undefined,
-): ChangeFn {
-  const [options, fn] = forms<DeleteOptions & ResumeOptions, ChangeFn>(kind, optionsOrFn, maybeFn);
+  optionsOrFn: ChangeOptions | DeleteOptions | ResumeOptions | AnyHandlerFn,
+  maybeFn: AnyHandlerFn | undefined,
+): AnyHandlerFn {
+  const [options, fn] = forms<DeleteOptions & ResumeOptions, ChangeFn>(
+    kind,
+    optionsOrFn as DeleteOptions & ResumeOptions | ChangeFn,
+    maybeFn as ChangeFn | undefined,
+  );
   const selector = new Selector(resource);
   const { registry = defaultRegistry, optional, deleted, ...rest } = options;
   if (kind === "field" && rest.field === undefined) throw new TypeError("on.field(): the field option is required.");
@@ -157,9 +163,25 @@ function registerChange(
  * });
  * ```
  */
-export function create(resource: SelectorInput, fn: ChangeFn): ChangeFn;
-export function create(resource: SelectorInput, options: CreateOptions, fn: ChangeFn): ChangeFn;
-export function create(resource: SelectorInput, optionsOrFn: CreateOptions | ChangeFn, maybeFn?: ChangeFn): ChangeFn {
+export function create<T = never, R extends SelectorInput = SelectorInput>(
+  resource: R,
+  fn: ChangeFn<HandledObject<T, R>>,
+): ChangeFn<HandledObject<T, R>>;
+export function create<T = never, R extends SelectorInput = SelectorInput>(
+  resource: R,
+  options: CreateOptions & { field: string | string[] },
+  fn: ChangeFn<HandledObject<T, R>, unknown>,
+): ChangeFn<HandledObject<T, R>, unknown>;
+export function create<T = never, R extends SelectorInput = SelectorInput>(
+  resource: R,
+  options: CreateOptions,
+  fn: ChangeFn<HandledObject<T, R>>,
+): ChangeFn<HandledObject<T, R>>;
+export function create(
+  resource: SelectorInput,
+  optionsOrFn: CreateOptions | AnyHandlerFn,
+  maybeFn?: AnyHandlerFn,
+): AnyHandlerFn {
   return registerChange("create", resource, optionsOrFn, maybeFn);
 }
 
@@ -175,9 +197,25 @@ export function create(resource: SelectorInput, optionsOrFn: CreateOptions | Cha
  * });
  * ```
  */
-export function update(resource: SelectorInput, fn: ChangeFn): ChangeFn;
-export function update(resource: SelectorInput, options: UpdateOptions, fn: ChangeFn): ChangeFn;
-export function update(resource: SelectorInput, optionsOrFn: UpdateOptions | ChangeFn, maybeFn?: ChangeFn): ChangeFn {
+export function update<T = never, R extends SelectorInput = SelectorInput>(
+  resource: R,
+  fn: ChangeFn<HandledObject<T, R>>,
+): ChangeFn<HandledObject<T, R>>;
+export function update<T = never, R extends SelectorInput = SelectorInput>(
+  resource: R,
+  options: UpdateOptions & { field: string | string[] },
+  fn: ChangeFn<HandledObject<T, R>, unknown>,
+): ChangeFn<HandledObject<T, R>, unknown>;
+export function update<T = never, R extends SelectorInput = SelectorInput>(
+  resource: R,
+  options: UpdateOptions,
+  fn: ChangeFn<HandledObject<T, R>>,
+): ChangeFn<HandledObject<T, R>>;
+export function update(
+  resource: SelectorInput,
+  optionsOrFn: UpdateOptions | AnyHandlerFn,
+  maybeFn?: AnyHandlerFn,
+): AnyHandlerFn {
   return registerChange("update", resource, optionsOrFn, maybeFn);
 }
 
@@ -193,9 +231,25 @@ export function update(resource: SelectorInput, optionsOrFn: UpdateOptions | Cha
  * });
  * ```
  */
-export function del(resource: SelectorInput, fn: ChangeFn): ChangeFn;
-export function del(resource: SelectorInput, options: DeleteOptions, fn: ChangeFn): ChangeFn;
-export function del(resource: SelectorInput, optionsOrFn: DeleteOptions | ChangeFn, maybeFn?: ChangeFn): ChangeFn {
+export function del<T = never, R extends SelectorInput = SelectorInput>(
+  resource: R,
+  fn: ChangeFn<HandledObject<T, R>>,
+): ChangeFn<HandledObject<T, R>>;
+export function del<T = never, R extends SelectorInput = SelectorInput>(
+  resource: R,
+  options: DeleteOptions & { field: string | string[] },
+  fn: ChangeFn<HandledObject<T, R>, unknown>,
+): ChangeFn<HandledObject<T, R>, unknown>;
+export function del<T = never, R extends SelectorInput = SelectorInput>(
+  resource: R,
+  options: DeleteOptions,
+  fn: ChangeFn<HandledObject<T, R>>,
+): ChangeFn<HandledObject<T, R>>;
+export function del(
+  resource: SelectorInput,
+  optionsOrFn: DeleteOptions | AnyHandlerFn,
+  maybeFn?: AnyHandlerFn,
+): AnyHandlerFn {
   return registerChange("delete", resource, optionsOrFn, maybeFn);
 }
 
@@ -212,9 +266,25 @@ export function del(resource: SelectorInput, optionsOrFn: DeleteOptions | Change
  * });
  * ```
  */
-export function resume(resource: SelectorInput, fn: ChangeFn): ChangeFn;
-export function resume(resource: SelectorInput, options: ResumeOptions, fn: ChangeFn): ChangeFn;
-export function resume(resource: SelectorInput, optionsOrFn: ResumeOptions | ChangeFn, maybeFn?: ChangeFn): ChangeFn {
+export function resume<T = never, R extends SelectorInput = SelectorInput>(
+  resource: R,
+  fn: ChangeFn<HandledObject<T, R>>,
+): ChangeFn<HandledObject<T, R>>;
+export function resume<T = never, R extends SelectorInput = SelectorInput>(
+  resource: R,
+  options: ResumeOptions & { field: string | string[] },
+  fn: ChangeFn<HandledObject<T, R>, unknown>,
+): ChangeFn<HandledObject<T, R>, unknown>;
+export function resume<T = never, R extends SelectorInput = SelectorInput>(
+  resource: R,
+  options: ResumeOptions,
+  fn: ChangeFn<HandledObject<T, R>>,
+): ChangeFn<HandledObject<T, R>>;
+export function resume(
+  resource: SelectorInput,
+  optionsOrFn: ResumeOptions | AnyHandlerFn,
+  maybeFn?: AnyHandlerFn,
+): AnyHandlerFn {
   return registerChange("resume", resource, optionsOrFn, maybeFn);
 }
 
@@ -231,8 +301,12 @@ export function resume(resource: SelectorInput, optionsOrFn: ResumeOptions | Cha
  * });
  * ```
  */
-export function field(resource: SelectorInput, options: FieldOptions, fn: ChangeFn): ChangeFn {
-  return registerChange("field", resource, options, fn);
+export function field<T = never, R extends SelectorInput = SelectorInput>(
+  resource: R,
+  options: FieldOptions,
+  fn: ChangeFn<HandledObject<T, R>, unknown>,
+): ChangeFn<HandledObject<T, R>, unknown> {
+  return registerChange("field", resource, options, fn) as ChangeFn<HandledObject<T, R>, unknown>;
 }
 
 /**
@@ -248,10 +322,25 @@ export function field(resource: SelectorInput, options: FieldOptions, fn: Change
  * });
  * ```
  */
-export function event(resource: SelectorInput, fn: EventFn): EventFn;
-export function event(resource: SelectorInput, options: EventOptions, fn: EventFn): EventFn;
-export function event(resource: SelectorInput, optionsOrFn: EventOptions | EventFn, maybeFn?: EventFn): EventFn {
-  const [options, fn] = forms<EventOptions, EventFn>("event", optionsOrFn, maybeFn);
+export function event<T = never, R extends SelectorInput = SelectorInput>(
+  resource: R,
+  fn: EventFn<HandledObject<T, R>>,
+): EventFn<HandledObject<T, R>>;
+export function event<T = never, R extends SelectorInput = SelectorInput>(
+  resource: R,
+  options: EventOptions,
+  fn: EventFn<HandledObject<T, R>>,
+): EventFn<HandledObject<T, R>>;
+export function event(
+  resource: SelectorInput,
+  optionsOrFn: EventOptions | AnyHandlerFn,
+  maybeFn?: AnyHandlerFn,
+): AnyHandlerFn {
+  const [options, fn] = forms<EventOptions, EventFn>(
+    "event",
+    optionsOrFn as EventOptions | EventFn,
+    maybeFn as EventFn,
+  );
   const selector = new Selector(resource);
   const { registry = defaultRegistry, ...rest } = options;
   validateFilters("event", rest);

@@ -20,8 +20,11 @@ import { type FieldPath, isPlainObject, type OneOrMany, walk } from "../utils/wa
 export { buildObjectReference, buildOwnerReference };
 export type { FieldPath, ObjectReference, OneOrMany, OwnerReference, OwnerReferenceOptions, ReferencedObject };
 
-/** The metadata of an object being prepared for creation; created when absent. */
-export interface ChildMetadata {
+/**
+ * The metadata that the hierarchy helpers read and write; typed objects (`V1ConfigMap`, generated
+ * custom resource types) fit it as they are.
+ */
+export interface ChildLikeMetadata {
   /** The exact name. */
   name?: string;
   /** A name prefix to which the API server appends a random suffix. */
@@ -31,17 +34,27 @@ export interface ChildMetadata {
   /** The labels. */
   labels?: Record<string, string>;
   /** The owners, for garbage collection. */
-  ownerReferences?: Record<string, unknown>[];
+  ownerReferences?: OwnerReference[];
+}
+
+/** Any object the hierarchy helpers accept: a typed model (`V1ConfigMap`, …) or a plain {@linkcode ChildObject}. */
+export interface ChildLike {
+  /** E.g. `v1`. */
+  apiVersion?: string;
+  /** E.g. `ConfigMap`. */
+  kind?: string;
+  /** The metadata; created when absent. */
+  metadata?: ChildLikeMetadata;
+}
+
+/** The metadata of a plain object being prepared for creation; created when absent. */
+export interface ChildMetadata extends ChildLikeMetadata {
   /** Any other metadata. */
   [key: string]: unknown;
 }
 
 /** An object being prepared for creation: a plain, mutable JSON object (a "dict" in Kopf's terms). */
-export interface ChildObject {
-  /** E.g. `v1`. */
-  apiVersion?: string;
-  /** E.g. `ConfigMap`. */
-  kind?: string;
+export interface ChildObject extends ChildLike {
   /** The metadata; created when absent. */
   metadata?: ChildMetadata;
   /** Everything else: `spec`, `data`, … */
@@ -49,7 +62,7 @@ export interface ChildObject {
 }
 
 /** One object, or any (nested) array or iterable of them. */
-export type ChildObjects = OneOrMany<ChildObject>;
+export type ChildObjects = OneOrMany<ChildLike>;
 
 /** Options of {@linkcode label}. */
 export interface LabelOptions {
@@ -106,13 +119,14 @@ export interface AdoptOptions {
  * @param owner The owner; by default, the object whose handler is running.
  * @throws Error when called outside of a handler without an owner, or the owner has no name or uid.
  */
-export function adopt(objs: ChildObjects, owner?: ReferencedObject, options: AdoptOptions = {}): void {
+export function adopt<T extends ChildObjects>(objs: T, owner?: ReferencedObject, options: AdoptOptions = {}): T {
   const realOwner = guessOwner(owner, "adopt");
   const meta = realOwner.metadata ?? {};
   appendOwnerReference(objs, realOwner);
   harmonizeNaming(objs, requireName(meta.name), { forced: options.forced, strict: options.strict });
   adjustNamespace(objs, meta.namespace ?? null, { forced: options.forced });
   label(objs, meta.labels ?? {}, { forced: options.forced, nested: options.nested });
+  return objs;
 }
 
 /**
@@ -124,11 +138,11 @@ export function adopt(objs: ChildObjects, owner?: ReferencedObject, options: Ado
  * @param options `controller` and `blockOwnerDeletion` of the reference (both `true` by default).
  * @throws Error when called outside of a handler without an owner, or the owner has no uid.
  */
-export function appendOwnerReference(
-  objs: ChildObjects,
+export function appendOwnerReference<T extends ChildObjects>(
+  objs: T,
   owner?: ReferencedObject,
   options: OwnerReferenceOptions = {},
-): void {
+): T {
   const realOwner = guessOwner(owner, "appendOwnerReference");
   if (!realOwner.metadata?.uid) {
     throw new Error(
@@ -141,6 +155,7 @@ export function appendOwnerReference(
     const refs = ensureMetadata(obj).ownerReferences ??= [];
     if (!refs.some((existing) => existing.uid === ref.uid)) refs.push({ ...ref });
   }
+  return objs;
 }
 
 /**
@@ -150,7 +165,7 @@ export function appendOwnerReference(
  * @param owner The owner; by default, the object whose handler is running.
  * @throws Error when called outside of a handler without an owner.
  */
-export function removeOwnerReference(objs: ChildObjects, owner?: ReferencedObject): void {
+export function removeOwnerReference<T extends ChildObjects>(objs: T, owner?: ReferencedObject): T {
   const realOwner = guessOwner(owner, "removeOwnerReference");
   const uid = realOwner.metadata?.uid;
   for (const obj of walk(objs)) {
@@ -160,6 +175,7 @@ export function removeOwnerReference(objs: ChildObjects, owner?: ReferencedObjec
       meta.ownerReferences = refs.filter((existing) => existing.uid !== uid);
     }
   }
+  return objs;
 }
 
 /**
@@ -177,7 +193,11 @@ export function removeOwnerReference(objs: ChildObjects, owner?: ReferencedObjec
  * @param labels The labels; by default (omitted or `undefined`), the labels of the object whose handler is running.
  * @throws Error when the labels are omitted outside of a handler.
  */
-export function label(objs: ChildObjects, labels?: Readonly<Record<string, string>>, options: LabelOptions = {}): void {
+export function label<T extends ChildObjects>(
+  objs: T,
+  labels?: Readonly<Record<string, string>>,
+  options: LabelOptions = {},
+): T {
   const realLabels = labels ?? guessOwner(undefined, "label", "labels").metadata?.labels ?? {};
   const nested = typeof options.nested === "string" ? [options.nested] : options.nested ?? [];
   for (const obj of walk(objs, nested)) {
@@ -186,6 +206,7 @@ export function label(objs: ChildObjects, labels?: Readonly<Record<string, strin
       if (options.forced || !(key in objLabels)) objLabels[key] = value;
     }
   }
+  return objs;
 }
 
 /**
@@ -197,7 +218,7 @@ export function label(objs: ChildObjects, labels?: Readonly<Record<string, strin
  * @param name The name; by default (omitted or `undefined`), the name of the object whose handler is running.
  * @throws Error when there is no name to use.
  */
-export function harmonizeNaming(objs: ChildObjects, name?: string, options: NamingOptions = {}): void {
+export function harmonizeNaming<T extends ChildObjects>(objs: T, name?: string, options: NamingOptions = {}): T {
   const realName = requireName(name ?? guessOwner(undefined, "harmonizeNaming", "name").metadata?.name);
   for (const obj of walk(objs)) {
     const meta = ensureMetadata(obj);
@@ -211,6 +232,7 @@ export function harmonizeNaming(objs: ChildObjects, name?: string, options: Nami
       delete meta.name;
     }
   }
+  return objs;
 }
 
 /**
@@ -222,7 +244,11 @@ export function harmonizeNaming(objs: ChildObjects, name?: string, options: Nami
  *   the objects' namespaces are removed.
  * @throws Error when the namespace is omitted outside of a handler.
  */
-export function adjustNamespace(objs: ChildObjects, namespace?: string | null, options: NamespaceOptions = {}): void {
+export function adjustNamespace<T extends ChildObjects>(
+  objs: T,
+  namespace?: string | null,
+  options: NamespaceOptions = {},
+): T {
   const realNamespace = namespace === undefined
     ? guessOwner(undefined, "adjustNamespace", "namespace").metadata?.namespace ?? null
     : namespace;
@@ -232,6 +258,7 @@ export function adjustNamespace(objs: ChildObjects, namespace?: string | null, o
     if (realNamespace) meta.namespace = realNamespace;
     else delete meta.namespace;
   }
+  return objs;
 }
 
 function guessOwner(owner: ReferencedObject | undefined, fn: string, what = "owner"): ReferencedObject {
@@ -246,7 +273,7 @@ function requireName(name: string | undefined): string {
   return name;
 }
 
-function ensureMetadata(obj: ChildObject): ChildMetadata {
+function ensureMetadata(obj: ChildLike): ChildLikeMetadata {
   if (!isPlainObject(obj.metadata)) obj.metadata = {};
   return obj.metadata!;
 }

@@ -15,6 +15,7 @@ import {
   type WebhookFn,
 } from "../model/admission.ts";
 import { createSelfSignedCertificates } from "./certificates.ts";
+import { currentApi, runWithApi } from "../handling/current_api.ts";
 
 const logger = getLogger(["kopf", "admission"]);
 
@@ -130,7 +131,10 @@ export class WebhookServer implements AdmissionServer {
     }
     signal.throwIfAborted();
 
-    const handler = (request: Request): Promise<Response> => answer(request, { fn, prefix, maxBody });
+    // Deno.serve's handlers do not inherit the asynchronous context: the admission handlers' `api` is carried over.
+    const api = currentApi();
+    const handler = (request: Request): Promise<Response> =>
+      runWithApi(api, () => answer(request, { fn, prefix, maxBody }));
     const server = Deno.serve({
       hostname: addr || "0.0.0.0",
       port: this.options.port ?? 0,

@@ -14,6 +14,8 @@ import { ApiClient } from "../api/client.ts";
 import type { Credentials } from "../api/credentials.ts";
 import type { Vault } from "../api/vault.ts";
 import { openVault } from "../handling/login.ts";
+import { KubeApi } from "../api/kube_api.ts";
+import { runWithApi } from "../handling/current_api.ts";
 import { type CrdBody, Discovery } from "../api/discovery.ts";
 import type { WatchHealth } from "../api/watching.ts";
 import { EventPoster } from "../engines/posting.ts";
@@ -161,6 +163,19 @@ export async function operator(options: OperatorOptions = {}): Promise<void> {
   const endpoint = options.liveness === undefined ? undefined : parseLivenessEndpoint(options.liveness);
   using stopping = trapStopSignals();
   if (options.signal?.aborted || stopping.signal.aborted) return;
+  // The handlers' `api`: the operator's own client and discovery, once connected.
+  const connection: Connection = {};
+  const api = new KubeApi({
+    client: () => {
+      if (connection.client) return connection.client;
+      throw new Error(
+        "The operator's API client is not connected yet: startup and login handlers run before the operator " +
+          "logs in. Use `await kopf.connect()` there, or move the call to a resource or cleanup handler.",
+      );
+    },
+    discovery: () => connection.discovery,
+    watching: () => settings.watching,
+  });
 
   const stop = new AbortController();
   let ultimate: ReturnType<typeof setTimeout> | undefined;
@@ -191,13 +206,14 @@ export async function operator(options: OperatorOptions = {}): Promise<void> {
   try {
     // Startup handlers first: nothing has touched the API yet, and they may change the settings.
     try {
-      await runActivity(registry.activities("startup"), {
-        activity: "startup",
-        settings,
-        memo,
-        indices: indexes.indices,
-        signal: stop.signal,
-      });
+      await runWithApi(api, () =>
+        runActivity(registry.activities("startup"), {
+          activity: "startup",
+          settings,
+          memo,
+          indices: indexes.indices,
+          signal: stop.signal,
+        }));
     } catch (error) {
       if (!stop.signal.aborted) throw error;
       logger.warn(
@@ -207,7 +223,7 @@ export async function operator(options: OperatorOptions = {}): Promise<void> {
       logger.info("Operator has stopped.");
       return;
     }
-    await serve({ ...options, registry, settings, memo, endpoint, indexes }, stop);
+    await runWithApi(api, () => serve({ ...options, registry, settings, memo, endpoint, indexes, connection }, stop));
   } finally {
     clearTimeout(ultimate);
     options.signal?.removeEventListener("abort", onAbort);
@@ -222,7 +238,14 @@ type Resolved = OperatorOptions & {
   memo: Memo;
   endpoint?: LivenessEndpoint;
   indexes: OperatorIndexes;
+  connection: Connection;
 };
+
+/** The operator's client and discovery, as handlers' `api` finds them once they exist. */
+interface Connection {
+  client?: ApiClient;
+  discovery?: Discovery;
+}
 
 /**
  * Everything after the startup handlers: connecting, serving until the stop, stopping, and the
@@ -252,6 +275,7 @@ async function serve(options: Resolved, stop: AbortController): Promise<void> {
       return;
     }
     client = new ApiClient(vault, { networking: settings.networking });
+    options.connection.client = client;
     // Explicit events and posted log lines of everything started below find this operator's poster.
     poster = new EventPoster(client, settings.posting);
     await runWithPoster(poster, () => watch(options, client!, stop));
@@ -291,6 +315,7 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
   // Admission handlers' groups are scanned too: their webhooks' rules name the served resources.
   const webhookSelectors = registry.webhooks.map((handler) => handler.selector);
   const discovery = new Discovery(client, { groups: groupsToScan([...registry.selectors, ...webhookSelectors]) });
+  options.connection.discovery = discovery;
   let admission: RunningAdmission | undefined;
   let admissionFailure: unknown;
   let served: ServedResources | undefined;

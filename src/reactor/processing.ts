@@ -59,7 +59,7 @@ export function newMemory(memo: Memo, listed: boolean): ObjectMemory {
 
 /** Something for an object's queue: a watch event, or a wake-up to re-check delayed handlers. */
 export type ObjectWork =
-  | { kind: "event"; type: string | null; object: KubernetesObject }
+  | { kind: "event"; type: string | null; object: KubernetesObject; left?: boolean }
   | { kind: "wakeup"; object: KubernetesObject };
 
 /** What a cycle needs besides the object. */

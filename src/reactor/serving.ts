@@ -14,6 +14,7 @@ import type { OperatorIndexes } from "../engines/indexing.ts";
 import { ObjectQueues } from "../engines/queueing.ts";
 import type { Memo } from "../handling/context.ts";
 import type { BackgroundHandler, ChangeHandler, EventHandler, IndexHandler } from "../handling/handlers.ts";
+import { serverLabelSelector } from "../handling/label_pushdown.ts";
 import type { Lifecycle } from "../handling/lifecycles.ts";
 import type { StopCause } from "../handling/stopping.ts";
 import { ObjectLogger } from "../logging/object_logger.ts";
@@ -71,11 +72,25 @@ export function serveResource(deps: ServeDeps): StreamHandle {
   const { client, resource, namespace, settings } = deps;
   const controller = new AbortController();
   const signal = controller.signal;
-  const watcher = new Watcher(client, resource, { namespace, settings: settings.watching, signal });
   const name = streamName(resource, namespace);
   const indexKey = deps.indexKey;
   const { indexes } = deps;
   const indexers: IndexHandler[] = indexes.handlersFor(resource);
+  const labelSelector = serverLabelSelector([...deps.events, ...deps.changes, ...deps.background, ...indexers]);
+  if (labelSelector) {
+    logger.debug("Watching {name} with labelSelector {labelSelector}: every handler filters by it.", {
+      name,
+      labelSelector,
+    });
+  }
+  // Objects that leave the selection are handled as changes (e.g. daemons stop for filtersMismatch), then forgotten.
+  const watcher = new Watcher(client, resource, {
+    namespace,
+    labelSelector,
+    confirmDeletions: true,
+    settings: settings.watching,
+    signal,
+  });
   const handled = deps.events.length + deps.changes.length + deps.background.length > 0;
   const memories = new Map<string, ObjectMemory & { throttles?: number; throttledUntil?: number }>();
   const wakeups = new Map<string, ReturnType<typeof setTimeout>>();
@@ -140,6 +155,8 @@ export function serveResource(deps: ServeDeps): StreamHandle {
       let outcome;
       try {
         outcome = await processObject(work, memory, cycle, more);
+        // Unseen from now on (its changes and deletion no longer reach this stream): forgotten once handled.
+        if (work.kind === "event" && work.left && memories.get(uid) === memory) memories.delete(uid);
         if (memory.throttles) {
           new ObjectLogger(work.object).info("Throttling is over. Switching back to normal operations.");
         }
@@ -190,13 +207,14 @@ export function serveResource(deps: ServeDeps): StreamHandle {
       }
       const uid = event.object.metadata.uid;
       if (!uid) continue;
+      const left = event.type === "MODIFIED" && event.left === true;
       if (indexers.length) {
         const work: ObjectWork = { kind: "event", type: event.type, object: event.object };
         const memo = event.type === "DELETED" ? memories.get(uid)?.memo ?? {} : memoryOf(uid, work).memo;
         await indexes.indexObject(indexers, event.type, event.object, { memo, resource });
       }
       if (!handled) {
-        if (event.type === "DELETED") memories.delete(uid);
+        if (event.type === "DELETED" || left) memories.delete(uid);
         continue;
       }
       if (deps.gate && !deps.gate.isOpen) {
@@ -214,7 +232,7 @@ export function serveResource(deps: ServeDeps): StreamHandle {
         clearTimeout(pending);
         wakeups.delete(uid);
       }
-      queues.push(uid, { kind: "event", type: event.type, object: event.object });
+      queues.push(uid, { kind: "event", type: event.type, object: event.object, left });
     }
     for (const timer of wakeups.values()) clearTimeout(timer);
   })().finally(() => {

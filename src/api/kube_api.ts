@@ -1,0 +1,384 @@
+/**
+ * The client that handlers and scripts use (`api` in handler contexts, `kopf.connect()` outside):
+ * typed get/list/create/patch/apply/delete/watch over the operator's own {@linkcode ApiClient} —
+ * its credentials, retries, rate rules and request counters — with resources named as handlers
+ * name them and resolved through discovery, and errors as the framework's typed `ApiError`s.
+ *
+ * @module
+ */
+
+import type { ApiClient } from "./client.ts";
+import { Discovery } from "./discovery.ts";
+import { ApiNotFoundError } from "./errors.ts";
+import { resourcePath } from "./paths.ts";
+import { ResourceLookup } from "./resource_lookup.ts";
+import { Watcher, type WatchEvent } from "./watching.ts";
+import type { KubernetesList, KubernetesObject } from "../model/body.ts";
+import type { HandledObject } from "../model/builtin_types.ts";
+import { apiVersionOf, type Resource } from "../model/resource.ts";
+import type { SelectorSpec } from "../model/selector.ts";
+import { WatchingSettings } from "../settings/watching.ts";
+import { linkSignals } from "../utils/signals.ts";
+
+/**
+ * A resource as the client's methods take it, as handlers name resources: `"configmaps"`,
+ * `"kopfexamples.kopf.dev"`, `"kex"`, `"deployments.v1.apps"`, or `{ group, version, plural }`.
+ */
+export type ResourceArg = string | SelectorSpec;
+
+/** An object as `create` and `apply` take it: its resource is found by its apiVersion and kind. */
+export interface ApiObject {
+  /** E.g. `v1`, `apps/v1`. */
+  apiVersion?: string;
+  /** E.g. `ConfigMap`. */
+  kind?: string;
+  /** The object's name and (for namespaced resources) namespace. */
+  metadata?: { name?: string; generateName?: string; namespace?: string };
+}
+
+/** What `list` returns: all items of all pages, and the list's metadata. */
+export interface ObjectList<T> {
+  /** The list's apiVersion, e.g. `v1`. */
+  apiVersion?: string;
+  /** The list's kind, e.g. `ConfigMapList`. */
+  kind?: string;
+  /** The list's metadata: the resourceVersion to watch from. */
+  metadata: { resourceVersion?: string };
+  /** The objects, each with its apiVersion and kind set. */
+  items: T[];
+}
+
+/** The encodings of `patch`: JSON merge patch, JSON patch, strategic merge patch, server-side apply. */
+export type PatchType = "merge" | "json" | "strategic" | "apply";
+
+/** Options of every call. */
+export interface ApiCallOptions {
+  /** The namespace of a namespaced resource; for `create`/`apply`, the object's own when absent. */
+  namespace?: string | null;
+  /** Cancels the request, its retries included. */
+  signal?: AbortSignal;
+}
+
+/** Options of `list`. */
+export interface ApiListOptions extends ApiCallOptions {
+  /** A label selector, e.g. `app=x,tier!=db`. */
+  labelSelector?: string;
+  /** A field selector, e.g. `metadata.name=x`. */
+  fieldSelector?: string;
+  /** Objects per page; the pages are read until the end. 500 by default. */
+  pageSize?: number;
+}
+
+/** Options of the writing calls. */
+export interface ApiWriteOptions extends ApiCallOptions {
+  /** The field manager the server records in `managedFields`. */
+  fieldManager?: string;
+  /** Validate and answer without persisting anything (`dryRun=All`). */
+  dryRun?: boolean;
+}
+
+/** Options of `create`. */
+export type ApiCreateOptions = ApiWriteOptions;
+
+/** Options of `patch`. */
+export interface ApiPatchOptions extends ApiWriteOptions {
+  /** How the patch is encoded; `merge` by default. */
+  type?: PatchType;
+  /** A subresource, e.g. `status` or `scale`. */
+  subresource?: string;
+  /** For `type: "apply"`: take over fields that other managers own. */
+  force?: boolean;
+}
+
+/** Options of `apply`. */
+export interface ApiApplyOptions extends ApiWriteOptions {
+  /** Take over fields that other managers own instead of failing with a 409 conflict. */
+  force?: boolean;
+  /** A subresource, e.g. `status`. */
+  subresource?: string;
+}
+
+/** Options of `delete`. */
+export interface ApiDeleteOptions extends ApiCallOptions {
+  /** What happens to the dependents: deleted before (`Foreground`), after (`Background`), or left (`Orphan`). */
+  propagationPolicy?: "Foreground" | "Background" | "Orphan";
+  /** Delete only if the object still has this uid and/or resourceVersion (else a 409 conflict). */
+  preconditions?: { uid?: string; resourceVersion?: string };
+  /** Seconds before the object is deleted; the resource's default when absent. */
+  gracePeriodSeconds?: number;
+  /** Validate and answer without deleting anything (`dryRun=All`). */
+  dryRun?: boolean;
+}
+
+/** Options of `watch`. */
+export interface ApiWatchOptions extends ApiCallOptions {
+  /** A label selector, e.g. `app=x`. */
+  labelSelector?: string;
+  /** A field selector, e.g. `metadata.name=x`. */
+  fieldSelector?: string;
+}
+
+/**
+ * What `watch` delivers: the objects of the initial listing (`type: null`), then `ADDED`,
+ * `MODIFIED`, `DELETED` changes, and `LISTED` after each (re)listing.
+ */
+export type ApiWatchEvent<T> =
+  | { type: null; object: T }
+  | { type: "ADDED" | "MODIFIED" | "DELETED"; object: T; relisted?: boolean }
+  | { type: "LISTED"; resourceVersion: string; relisted: boolean };
+
+/** Where a {@linkcode KubeApi} gets its connection: the operator's, or one of its own. */
+export interface KubeApiSource {
+  /** The client; throws with an explanation if there is none (yet). */
+  client(): ApiClient;
+  /** The operator's discovery, if any: its cached resources are used first (it is never asked to scan). */
+  discovery?(): { readonly cached: readonly Resource[] | undefined } | undefined;
+  /** The watch settings of `watch`; Kopf's defaults when absent. */
+  watching?(): WatchingSettings;
+}
+
+const CONTENT_TYPES: Record<PatchType, string> = {
+  merge: "application/merge-patch+json",
+  json: "application/json-patch+json",
+  strategic: "application/strategic-merge-patch+json",
+  apply: "application/apply-patch+yaml",
+};
+
+/** The field manager of server-side apply when none is given. */
+export const DEFAULT_FIELD_MANAGER = "kopf";
+
+const PAGE_SIZE = 500;
+
+/**
+ * A typed Kubernetes client: the `api` of handler contexts and the result of `kopf.connect()`.
+ * Built-in resources named by their plural give typed objects (`api.get("pods", …)` is a
+ * `V1Pod`); objects given to `create`/`apply` keep their type. Failures are `kopf.ApiError`s
+ * (`ApiNotFoundError`, `ApiConflictError`, `ApiUnprocessableError`, …) with `code` and `reason`.
+ *
+ * @example
+ * ```ts ignore
+ * const api = await kopf.connect();
+ * const cm = await api.get("configmaps", "x", { namespace: "default" }); // V1ConfigMap | null
+ * await api.patch("configmaps", "x", { data: { a: "1" } }, { namespace: "default" });
+ * ```
+ */
+export class KubeApi {
+  readonly #source: KubeApiSource;
+  #lookup: ResourceLookup | undefined;
+  #own: Discovery | undefined;
+  #ownOf: ApiClient | undefined;
+
+  /** Creates a client over a connection source; nothing is requested until the first call. */
+  constructor(source: KubeApiSource) {
+    this.#source = source;
+  }
+
+  /** The framework's client underneath: its request counters show what this client sent too. */
+  get client(): ApiClient {
+    return this.#source.client();
+  }
+
+  /**
+   * Reads one object; `null` if it does not exist (404). Built-in plurals give their model type;
+   * custom resources take one: `api.get<KopfExample>("kopfexamples", name, { namespace })`.
+   */
+  async get<T = never, R extends ResourceArg = ResourceArg>(
+    resource: R,
+    name: string,
+    options: ApiCallOptions = {},
+  ): Promise<HandledObject<T, R> | null> {
+    const target = await this.#resolve(resource, options.signal);
+    try {
+      const object = await this.client.request<KubernetesObject>({
+        path: resourcePath(target, { namespace: this.#namespace(target, options.namespace, name), name }),
+        signal: options.signal,
+      });
+      return object as HandledObject<T, R>;
+    } catch (error) {
+      if (error instanceof ApiNotFoundError) return null;
+      throw error;
+    }
+  }
+
+  /**
+   * Lists objects of one namespace (or of all, without `namespace`), all pages, with label and
+   * field selectors; each item gets the apiVersion and kind that lists leave out.
+   */
+  async list<T = never, R extends ResourceArg = ResourceArg>(
+    resource: R,
+    options: ApiListOptions = {},
+  ): Promise<ObjectList<HandledObject<T, R>>> {
+    const target = await this.#resolve(resource, options.signal);
+    const path = resourcePath(target, { namespace: target.namespaced ? options.namespace : null });
+    const items: KubernetesObject[] = [];
+    let first: KubernetesList | undefined;
+    let token: string | undefined;
+    do {
+      const page: KubernetesList = await this.client.request<KubernetesList>({
+        path,
+        query: {
+          labelSelector: options.labelSelector,
+          fieldSelector: options.fieldSelector,
+          limit: options.pageSize ?? PAGE_SIZE,
+          continue: token,
+        },
+        verb: "list",
+        signal: options.signal,
+      });
+      first ??= page;
+      for (const item of page.items ?? []) {
+        item.apiVersion ??= apiVersionOf(target);
+        item.kind ??= target.kind;
+        items.push(item);
+      }
+      token = page.metadata?.continue || undefined;
+    } while (token);
+    return {
+      apiVersion: first?.apiVersion,
+      kind: first?.kind,
+      metadata: { resourceVersion: first?.metadata?.resourceVersion },
+      items: items as HandledObject<T, R>[],
+    };
+  }
+
+  /** Creates an object (POST); its resource is found by its apiVersion and kind. Returns the created object. */
+  async create<T extends ApiObject>(object: T, options: ApiCreateOptions = {}): Promise<T> {
+    const target = await this.#resolveObject(object, options.signal);
+    const what = object.metadata?.name ?? object.metadata?.generateName ?? "the object";
+    const namespace = this.#namespace(target, options.namespace ?? object.metadata?.namespace, what);
+    return await this.client.request<T>({
+      method: "POST",
+      path: resourcePath(target, { namespace }),
+      query: { fieldManager: options.fieldManager, dryRun: options.dryRun ? "All" : undefined },
+      body: object,
+      signal: options.signal,
+    });
+  }
+
+  /**
+   * Patches an object: a JSON merge patch by default; `type` picks a JSON patch (an array of
+   * operations), a strategic merge patch (built-in resources only) or a server-side apply.
+   */
+  async patch<T = never, R extends ResourceArg = ResourceArg>(
+    resource: R,
+    name: string,
+    patch: object,
+    options: ApiPatchOptions = {},
+  ): Promise<HandledObject<T, R>> {
+    const target = await this.#resolve(resource, options.signal);
+    const type = options.type ?? "merge";
+    const namespace = this.#namespace(target, options.namespace, name);
+    return await this.client.request<HandledObject<T, R>>({
+      method: "PATCH",
+      path: resourcePath(target, { namespace, name, subresource: options.subresource }),
+      query: {
+        fieldManager: options.fieldManager ?? (type === "apply" ? DEFAULT_FIELD_MANAGER : undefined),
+        force: type === "apply" && options.force ? "true" : undefined,
+        dryRun: options.dryRun ? "All" : undefined,
+      },
+      body: patch,
+      contentType: CONTENT_TYPES[type],
+      signal: options.signal,
+    });
+  }
+
+  /**
+   * Server-side apply: the object becomes the field manager's intent (created if absent); fields
+   * it leaves out that the manager set before are removed. The field manager is `kopf` unless given.
+   */
+  async apply<T extends ApiObject>(object: T, options: ApiApplyOptions = {}): Promise<T> {
+    const target = await this.#resolveObject(object, options.signal);
+    const name = object.metadata?.name;
+    if (!name) throw new TypeError("apply() needs metadata.name: server-side apply addresses one object by name.");
+    const namespace = this.#namespace(target, options.namespace ?? object.metadata?.namespace, name);
+    return await this.client.request<T>({
+      method: "PATCH",
+      path: resourcePath(target, { namespace, name, subresource: options.subresource }),
+      query: {
+        fieldManager: options.fieldManager ?? DEFAULT_FIELD_MANAGER,
+        force: options.force ? "true" : undefined,
+        dryRun: options.dryRun ? "All" : undefined,
+      },
+      body: object,
+      contentType: CONTENT_TYPES.apply,
+      signal: options.signal,
+    });
+  }
+
+  /** Deletes an object, with a propagation policy and preconditions if given; a 404 is an `ApiNotFoundError`. */
+  async delete(resource: ResourceArg, name: string, options: ApiDeleteOptions = {}): Promise<void> {
+    const target = await this.#resolve(resource, options.signal);
+    const body: Record<string, unknown> = { apiVersion: "v1", kind: "DeleteOptions" };
+    if (options.propagationPolicy) body.propagationPolicy = options.propagationPolicy;
+    if (options.preconditions) body.preconditions = options.preconditions;
+    if (options.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = options.gracePeriodSeconds;
+    if (options.dryRun) body.dryRun = ["All"];
+    await this.client.request({
+      method: "DELETE",
+      path: resourcePath(target, { namespace: this.#namespace(target, options.namespace, name), name }),
+      body,
+      signal: options.signal,
+    });
+  }
+
+  /**
+   * Watches a resource with the framework's watch layer: lists, then watches from there with
+   * bookmarks; resumes after disconnects and API server restarts, relists after 410 Gone, never
+   * gives up. The iteration ends when the signal aborts or the loop breaks.
+   *
+   * @example
+   * ```ts ignore
+   * for await (const event of api.watch("configmaps", { namespace: "default", signal })) {
+   *   if (event.type !== "LISTED") console.log(event.type, event.object.metadata?.name);
+   * }
+   * ```
+   */
+  async *watch<T = never, R extends ResourceArg = ResourceArg>(
+    resource: R,
+    options: ApiWatchOptions = {},
+  ): AsyncGenerator<ApiWatchEvent<HandledObject<T, R>>, void, undefined> {
+    const target = await this.#resolve(resource, options.signal);
+    const stop = new AbortController();
+    using linked = linkSignals(stop.signal, options.signal);
+    const watcher = new Watcher(this.client, target, {
+      namespace: target.namespaced ? options.namespace : null,
+      labelSelector: options.labelSelector,
+      fieldSelector: options.fieldSelector,
+      settings: this.#source.watching?.() ?? new WatchingSettings(),
+      signal: linked.signal,
+    });
+    try {
+      for await (const event of watcher) yield event as WatchEvent as ApiWatchEvent<HandledObject<T, R>>;
+    } finally {
+      stop.abort();
+    }
+  }
+
+  #resolve(resource: ResourceArg, signal: AbortSignal | undefined): Promise<Resource> {
+    return this.#lookups().bySelector(resource, signal);
+  }
+
+  #resolveObject(object: ApiObject, signal: AbortSignal | undefined): Promise<Resource> {
+    return this.#lookups().byObject(object, signal);
+  }
+
+  /** The lookup over the current client: a new client (e.g. an operator's restart) gets a new own discovery. */
+  #lookups(): ResourceLookup {
+    const client = this.client;
+    if (!this.#lookup || this.#ownOf !== client) {
+      this.#ownOf = client;
+      this.#own = new Discovery(client);
+      this.#lookup = new ResourceLookup({ shared: () => this.#source.discovery?.(), own: this.#own });
+    }
+    return this.#lookup;
+  }
+
+  /** The namespace of a request to a named object (`name`), which a namespaced resource requires. */
+  #namespace(target: Resource, namespace: string | null | undefined, name: string): string | null {
+    if (!target.namespaced) return null;
+    if (namespace) return namespace;
+    throw new TypeError(
+      `${target.plural} are namespaced: pass { namespace } (or set metadata.namespace) to address ${name}.`,
+    );
+  }
+}

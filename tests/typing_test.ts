@@ -1,0 +1,60 @@
+/**
+ * Type tests: typed handlers and objects pass `deno check`, and a typo in a typed field fails it
+ * with TypeScript's error naming the field. The fixtures with typos are excluded from the
+ * project's own `deno check .`; each is checked here from a copy outside the project folder.
+ */
+
+import assert from "node:assert/strict";
+
+const ROOT = new URL("../", import.meta.url);
+const FIXTURES = new URL("fixtures/typing/", import.meta.url);
+
+async function check(path: string): Promise<{ success: boolean; output: string }> {
+  const result = await new Deno.Command(Deno.execPath(), {
+    args: ["check", "--config", new URL("deno.json", ROOT).pathname, path],
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return { success: result.success, output: decoder.decode(result.stdout) + decoder.decode(result.stderr) };
+}
+
+/** Checks a fixture from a copy outside the project (where the config's exclusions do not apply). */
+async function checkCopy(name: string): Promise<{ success: boolean; output: string }> {
+  const folder = await Deno.makeTempDir();
+  try {
+    const text = await Deno.readTextFile(new URL(name, FIXTURES));
+    const path = `${folder}/${name}`;
+    await Deno.writeTextFile(path, text.replaceAll('"../../../', `"${ROOT.href}`));
+    return await check(path);
+  } finally {
+    await Deno.remove(folder, { recursive: true });
+  }
+}
+
+Deno.test("typed handlers, typed client calls and typed hierarchy helpers pass deno check", async () => {
+  const { success, output } = await check(new URL("typed_handlers.ts", FIXTURES).pathname);
+  assert.ok(success, output);
+});
+
+Deno.test("a typo in a typed spec of a built-in resource's handler fails deno check", async () => {
+  const { success, output } = await checkCopy("typo_in_spec.ts");
+  assert.equal(success, false);
+  assert.match(
+    output,
+    /Property 'containres' does not exist on type 'Readonly<V1PodSpec>'. Did you mean 'containers'\?/,
+  );
+});
+
+Deno.test("a typo in a typed object literal fails deno check", async () => {
+  const { success, output } = await checkCopy("typo_in_object.ts");
+  assert.equal(success, false);
+  assert.match(output, /'dtaa' does not exist in type 'V1ConfigMap'/);
+});
+
+Deno.test("a typo in a custom resource's spec, typed by the type argument, fails deno check", async () => {
+  const { success, output } = await checkCopy("typo_in_custom.ts");
+  assert.equal(success, false);
+  assert.match(output, /Property 'sise' does not exist on type/);
+});
