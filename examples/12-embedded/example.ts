@@ -34,6 +34,9 @@ kopf.on.delete("kopfexamples", function farewell({ memo, namespace, name, logger
   logger.info(`Good bye, ${name}!`);
 });
 
+// `kopf run` sets up logging itself; an embedding program decides, here for the operator's usual lines.
+await kopf.configureLogging();
+
 const namespace = Deno.env.get("EXAMPLE_NAMESPACE");
 const port = Number(Deno.env.get("EXAMPLE_PORT") ?? 8080);
 const greetings: Greetings = { greeted: new Set() };
