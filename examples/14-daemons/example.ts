@@ -12,13 +12,12 @@ import * as kopf from "@kopf/kopf";
 
 // A daemon that fails a few times before it works (retried like any handler, every `backoff`
 // seconds), accompanies its object for a while, and then exits by itself: it is not restarted.
-// Its `patch` is applied after each attempt, so the status tells its story as it goes.
+// Its `patch` is applied when each attempt ends, so the status tells how the attempts went.
 kopf.daemon("kopfexamples", { backoff: 3 }, async function accompany({ retry, spec, patch, stopped, logger }) {
   if (retry < 3) {
     patch.status.message = `Failed ${retry + 1} times.`;
     throw new kopf.TemporaryError("Simulated failure.", { delay: 1 });
   }
-  patch.status.message = "Accompanying the object.";
   const until = Date.now() + 30_000;
   while (!stopped.aborted && Date.now() < until) {
     logger.info(`=> Ping from a daemon: field=${JSON.stringify(spec.field)}, retry=${retry}`);
