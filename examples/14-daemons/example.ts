@@ -10,8 +10,9 @@
 
 import * as kopf from "@kopf/kopf";
 
-// A daemon that fails a few times before it works (retried like any handler, every `backoff`
-// seconds), accompanies its object for a while, and then exits by itself: it is not restarted.
+// A daemon that fails a few times before it works (retried like any handler: after a TemporaryError's
+// `delay`, or `backoff` seconds after other errors), accompanies its object for a while, and then
+// exits by itself: it is not restarted.
 // Its `patch` is applied when each attempt ends, so the status tells how the attempts went.
 kopf.daemon("kopfexamples", { backoff: 3 }, async function accompany({ retry, spec, patch, stopped, logger }) {
   if (retry < 3) {
