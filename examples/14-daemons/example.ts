@@ -31,7 +31,7 @@ kopf.daemon("kopfexamples", { backoff: 3 }, async function accompany({ retry, sp
 // `stopped` signal, so the daemon notices its stop at once; `stopped.reason` says why it stops.
 // Were it ever stuck, the operator would give it 1 s to exit on its own (`cancellationBackoff`) and
 // 0.5 s more once cancelled (`cancellationTimeout`), then leave it orphaned and go on: without a
-// timeout, a deletion or an exit would wait for it for ever.
+// timeout, the object's deletion would wait for it.
 kopf.daemon(
   "kopfexamples",
   { annotations: { someannotation: "somevalue" }, cancellationBackoff: 1, cancellationTimeout: 0.5 },
