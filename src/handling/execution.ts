@@ -58,10 +58,13 @@ export interface CauseRun {
  * then re-runs only the handler that was running (Kopf's guarantee for succeeded handlers).
  */
 export interface Checkpoint {
-  /** When (ms since the epoch) a handler still running makes it due. */
+  /** When (ms since the epoch) a handler still running makes the next checkpoint due. */
   readonly at: number;
-  /** Sends the copy of the cycle's patch taken before that handler started. */
-  readonly send: (patch: Patch) => void;
+  /**
+   * Sends the copy of the cycle's patch taken before that handler started, armed for `due` (the
+   * `at` of then): nothing if another checkpoint has been sent since.
+   */
+  readonly send: (patch: Patch, due: number) => void;
 }
 
 /** How far the handlers of a cause got in this cycle. */
@@ -333,7 +336,8 @@ function armCheckpoint(run: CauseRun): ReturnType<typeof setTimeout> | undefined
   const { checkpoint } = run;
   if (!checkpoint || run.patch.empty) return undefined;
   const sofar = run.patch.clone();
-  return setTimeout(() => checkpoint.send(sofar), Math.max(0, checkpoint.at - Date.now()));
+  const due = checkpoint.at;
+  return setTimeout(() => checkpoint.send(sofar, due), Math.max(0, due - Date.now()));
 }
 
 function store(run: CauseRun, t: Tracked, record: ProgressRecord): void {

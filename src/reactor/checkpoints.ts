@@ -2,7 +2,8 @@
  * Checkpoints of a slow cycle: while a handler is still running `settings.persistence.checkpointDelay`
  * seconds into a cycle, what the cycle recorded before it started (the results and progress of
  * the handlers finished so far) is written, so that a crash re-runs only the unfinished handlers.
- * Fast cycles never reach a checkpoint and keep their one patch.
+ * Fast cycles never reach a checkpoint and keep their one patch; slow ones write at most one
+ * checkpoint per `checkpointDelay`.
  *
  * @module
  */
@@ -38,7 +39,19 @@ export class CycleCheckpoints {
   constructor(body: KubernetesObject, delay: number | null, deps: CheckpointDeps) {
     this.#body = body;
     this.#deps = deps;
-    if (delay !== null) this.checkpoint = { at: Date.now() + delay * 1000, send: (patch) => this.#queue(patch) };
+    if (delay === null) return;
+    let next = Date.now() + delay * 1000;
+    this.checkpoint = {
+      get at() {
+        return next;
+      },
+      send: (patch, due) => {
+        // At most one checkpoint per `delay`: a slow cycle with many handlers still writes rarely.
+        if (due !== next) return;
+        next = Date.now() + delay * 1000;
+        this.#queue(patch);
+      },
+    };
   }
 
   /** Resolves when every checkpoint begun has been written (or has failed): before the cycle's own patch. */
