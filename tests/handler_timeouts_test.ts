@@ -159,3 +159,39 @@ Deno.test("a daemon past its timeout is given up and left behind: a deletion is 
     await reset();
   }
 });
+
+Deno.test("the operator's stop aborts a handler's signal: nothing is recorded, and the next operator runs it again", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "stop-signal");
+  const lines = await captureLogs();
+  const calls: string[] = [];
+  const registry = new kopf.Registry();
+  kopf.on.create("kopfexamples", { registry }, async function waitingFn({ signal }) {
+    calls.push(calls.length === 0 ? "first" : "again");
+    if (calls.length === 1) await kopf.sleep(600, signal);
+    return { finished: calls.length };
+  });
+  let operator = await runOperator(registry, namespace);
+  try {
+    await createExample(client, namespace, "s");
+    await waitFor("the handler to start", () => calls.length > 0 || undefined);
+    await operator.stop();
+    assert.match(
+      lines.join("\n"),
+      /Handler 'waitingFn' was interrupted: .*It will run again when the object is handled next\./,
+    );
+    const stopped = await getExample(client, namespace, "s");
+    assert.equal((stopped.status as Record<string, unknown> | undefined)?.waitingFn, undefined, "no outcome recorded");
+
+    operator = await runOperator(registry, namespace);
+    const done = await waitFor("the second run's result", async () => {
+      const body = await getExample(client, namespace, "s");
+      return (body.status as Record<string, unknown> | undefined)?.waitingFn;
+    });
+    assert.deepEqual(done, { finished: 2 });
+    assert.deepEqual(calls, ["first", "again"]);
+  } finally {
+    await operator.stop();
+    await reset();
+  }
+});

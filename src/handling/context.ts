@@ -74,9 +74,10 @@ export interface ChangeContext extends ResourceContext {
   readonly diff: readonly DiffItem[];
   /**
    * Aborted at the handler's deadline (its `timeout`, or `settings.execution.handlerTimeout`,
-   * counted from `started`) or when the operator stops. Pass it to `fetch`, `kopf.sleep()`, the
-   * `api` calls: at the deadline the attempt fails with a `HandlerTimeoutError` (for good), and a
-   * handler still running then is left behind.
+   * counted from `started`) or when the operator stops (also when it stops serving the object's
+   * resource or namespace). Pass it to `fetch`, `kopf.sleep()`, the `api` calls: at the deadline
+   * the attempt fails with a `HandlerTimeoutError` (for good), and a handler still running then is
+   * left behind; after a stop, the attempt counts for nothing and is made again later.
    */
   readonly signal: AbortSignal;
   /**

@@ -47,7 +47,7 @@ export interface CauseRun {
   defaultBackoff: number;
   /** The `timeout` of handlers that set none (`settings.execution.handlerTimeout`). */
   handlerTimeout?: number | null;
-  /** Aborted when the operator stops: the handlers' signals abort with it. */
+  /** Aborted when the operator stops serving the object (it exits, or the stream stops): the handlers' signals abort with it. */
   signal?: AbortSignal;
   /** Writes what the cycle has recorded so far, while a slow handler still runs. */
   checkpoint?: Checkpoint;
@@ -293,6 +293,13 @@ async function attempt(t: Tracked, run: CauseRun, level: Level): Promise<void> {
   }
   if (subrefs.size) base.subrefs = [...subrefs].sort();
 
+  if (run.signal?.aborted && !(error instanceof HandlerTimeoutError)) {
+    // Whatever the handler did once its signal aborted is not an outcome: nothing is written while
+    // the stream stops, and the attempt is made again when the object is handled next.
+    const reason = run.signal.reason instanceof Error ? run.signal.reason.message : String(run.signal.reason);
+    run.logger.info(`Handler '${id}' was interrupted: ${reason}. It will run again when the object is handled next.`);
+    return;
+  }
   if (error instanceof HandlerChildrenRetry) {
     // Not a failure: the parent waits for its children, and is called again when one is due.
     run.logger.debug(`Handler '${id}' has unfinished sub-handlers. Will retry soon.`);
