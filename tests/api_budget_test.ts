@@ -29,10 +29,11 @@ function writes(counters: RequestCounters): number {
 async function lifecycle(
   registry: kopf.Registry,
   until: { created: (status: Record<string, unknown>) => boolean },
+  settings?: kopf.Settings,
 ): Promise<{ create: number; update: number; delete: number; idle: number }> {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "budget");
-  const operator = await runOperator(registry, namespace);
+  const operator = await runOperator(registry, namespace, settings ? { settings } : {});
   const counters = operator.running.client.counters;
   try {
     let before = writes(counters);
@@ -85,6 +86,28 @@ Deno.test("crud, create returns a dict: 3 / 1 / 1 writes, as Kopf 1.44.6 (3P / 1
   kopf.on.delete("kopfexamples", { registry }, function deleteFn() {});
   const figures = await lifecycle(registry, { created: (status) => status.createFn !== undefined });
   assert.deepEqual(figures, { create: 3, update: 1, delete: 1, idle: 0 });
+});
+
+Deno.test("a create handler next to a slow one: one checkpoint (2 writes) records it before the slow one ends", async () => {
+  // Without checkpoints (the one-patch-per-cycle economy of fast cycles), a crash during the slow
+  // handler would re-run the fast one; the checkpoint costs one patch of the main object and one
+  // of its status (the fast handler's record and its result).
+  const run = async (checkpointDelay: number | null) => {
+    const registry = new kopf.Registry();
+    kopf.on.create("kopfexamples", { registry }, function fastFn() {
+      return { fast: true };
+    });
+    kopf.on.create("kopfexamples", { registry }, async function slowFn({ signal }) {
+      await kopf.sleep(4, signal);
+    });
+    const settings = new kopf.Settings();
+    settings.persistence.checkpointDelay = checkpointDelay;
+    return await lifecycle(registry, { created: (status) => status.fastFn !== undefined }, settings);
+  };
+  const without = await run(null);
+  const checkpointed = await run(1);
+  assert.deepEqual(without, { create: 2, update: 1, delete: 0, idle: 0 });
+  assert.deepEqual(checkpointed, { create: 4, update: 1, delete: 0, idle: 0 });
 });
 
 Deno.test("3 create + 2 update + 2 delete handlers: 2 / 1 / 1 writes, fewer than Kopf 1.44.6 (4P / 2P / 3P)", async () => {

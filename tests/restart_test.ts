@@ -15,6 +15,7 @@ import {
   exampleGone,
   freshNamespace,
   getExample,
+  settle,
   testCluster,
   waitFor,
 } from "./support/cluster.ts";
@@ -166,5 +167,56 @@ Deno.test("SIGKILL mid-handler: succeeded handlers are not re-run, delayed ones 
     key.startsWith("kopf.zalando.org/") && key !== DIFF_BASE
   );
   assert.deepEqual(progress, [], "progress purged once done");
+  await Deno.remove(log);
+});
+
+Deno.test("SIGKILL 4 s into a slow handler: its sibling that finished at once is not re-run after the restart", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "checkpoint");
+  const log = await Deno.makeTempFile({ prefix: "kopf-checkpoint-", suffix: ".jsonl" });
+  const handlers = "tests/fixtures/checkpoint_handlers.ts";
+  const calls = async (handler: string) => (await invocations(log)).filter((entry) => entry.handler === handler);
+
+  const first = await KopfProcess.start(namespace, [handlers], {
+    KOPF_TEST_INVOCATIONS: log,
+    KOPF_TEST_PHASE: "first",
+  });
+  try {
+    await createExample(client, namespace, "c");
+    await waitFor("slowFn to start", async () => (await calls("slowFn")).length > 0 || undefined);
+  } catch (error) {
+    await first.stop("SIGKILL");
+    throw new Error(`${error}\n--- output ---\n${first.output}`);
+  }
+  // The scenario of the report: the kill comes 4 s into the 15 s handler.
+  await settle(4);
+  const killed = await first.stop("SIGKILL");
+  assert.equal(killed.signal, "SIGKILL");
+  const beforeKill = await getExample(client, namespace, "c");
+
+  const second = await KopfProcess.start(namespace, [handlers], {
+    KOPF_TEST_INVOCATIONS: log,
+    KOPF_TEST_PHASE: "second",
+  });
+  try {
+    await waitFor("c's creation to finish", async () => {
+      const body = await getExample(client, namespace, "c");
+      return body.metadata.annotations?.[DIFF_BASE] ? body : undefined;
+    }, 120);
+    await settle();
+  } catch (error) {
+    throw new Error(`${error}\n--- output ---\n${second.output}`);
+  } finally {
+    await second.stop("SIGTERM");
+  }
+
+  const text = (await invocations(log)).map((entry) => JSON.stringify(entry)).join("\n");
+  assert.deepEqual((await calls("instantFn")).map((entry) => entry.phase), ["first"], `instantFn not re-run:\n${text}`);
+  const record = JSON.parse(beforeKill.metadata.annotations?.["kopf.zalando.org/instantFn"] ?? "null");
+  assert.equal(record?.success, true, `instantFn's success was written while slowFn ran:\n${text}`);
+  assert.deepEqual((beforeKill.status as Status).instantFn, { instant: true });
+  assert.deepEqual((await calls("slowFn")).map((entry) => entry.phase), ["first", "second"], text);
+  const body = await getExample(client, namespace, "c");
+  assert.deepEqual(body.status as Status, { instantFn: { instant: true }, slowFn: { slow: true } });
   await Deno.remove(log);
 });

@@ -17,6 +17,7 @@ import type { ObjectLogger } from "../logging/object_logger.ts";
 import type { BackgroundContext, Memo } from "../handling/context.ts";
 import { currentApi } from "../handling/current_api.ts";
 import { runWithObject } from "../handling/current_object.ts";
+import { runWithDeadline } from "../handling/deadlines.ts";
 import { HandlerRetriesError, HandlerTimeoutError } from "../handling/errors.ts";
 import { judgeFailure } from "../handling/failures.ts";
 import { storeResult } from "../handling/execution.ts";
@@ -31,6 +32,8 @@ export interface AttemptDeps {
   memo: Memo;
   indices: Indices;
   defaultBackoff: number;
+  /** The `timeout` of timers that set none (`settings.execution.handlerTimeout`); daemons run unbounded by default. */
+  handlerTimeout?: number | null;
   /** The object's logger (one for all calls: the object's identity does not change). */
   logger: ObjectLogger;
 }
@@ -60,7 +63,9 @@ export async function attemptBackground(
   started: Date,
   deps: AttemptDeps,
 ): Promise<AttemptOutcome> {
-  const { id, options } = handler;
+  const { id } = handler;
+  const fallback = handler.kind === "timer" ? deps.handlerTimeout ?? undefined : undefined;
+  const options = { ...handler.options, timeout: handler.options.timeout ?? fallback };
   const label = `${title(handler)} '${id}'`;
   const body = deps.live.current;
   const logger = deps.logger;
@@ -73,9 +78,14 @@ export async function attemptBackground(
   } else if (options.retries !== undefined && retry >= options.retries) {
     error = new HandlerRetriesError(`${label} has exceeded ${options.retries} retries.`);
   } else {
-    const context = backgroundContext(deps, { patch, logger, param: options.param, stopped, retry, started, runtime });
+    const extra = { patch, logger, param: options.param, stopped, retry, started, runtime };
+    const { timeout } = options;
+    const deadline = timeout === undefined ? undefined : started.getTime() + timeout * 1000;
     try {
-      result = await runWithObject(body, () => handler.fn(context));
+      result = await runWithDeadline(
+        (signal) => runWithObject(body, () => handler.fn(backgroundContext(deps, { ...extra, signal }))),
+        { label, deadline, timeout, signal: stopped, logger },
+      );
       if (result !== undefined && result !== null) storeResult(patch, id, result);
     } catch (caught) {
       error = caught;
@@ -101,7 +111,7 @@ export async function attemptBackground(
 /** The context of a call: the object's fields are live views, so long-running code sees fresh values. */
 function backgroundContext(
   deps: AttemptDeps,
-  extra: Pick<BackgroundContext, "patch" | "logger" | "param" | "stopped" | "retry" | "started" | "runtime">,
+  extra: Pick<BackgroundContext, "patch" | "logger" | "param" | "stopped" | "signal" | "retry" | "started" | "runtime">,
 ): BackgroundContext {
   const { live } = deps;
   const meta = live.current.metadata;

@@ -107,6 +107,14 @@ export interface ChangeContext<T = KubernetesObject, V = EssenceOf<T>> extends R
   /** The changes from `old` to `new`: `[op, path, oldValue, newValue]`. */
   readonly diff: readonly DiffItem[];
   /**
+   * Aborted at the handler's deadline (its `timeout`, or `settings.execution.handlerTimeout`,
+   * counted from `started`) or when the operator stops (also when it stops serving the object's
+   * resource or namespace). Pass it to `fetch`, `kopf.sleep()`, the `api` calls: at the deadline
+   * the attempt fails with a `HandlerTimeoutError` (for good), and a handler still running then is
+   * left behind; after a stop, the attempt counts for nothing and is made again later.
+   */
+  readonly signal: AbortSignal;
+  /**
    * Registers a sub-handler of this handler, with the id `<this id>/<options.id or fn.name>`:
    * `subhandler(fn)` or `subhandler(options, fn)`; the same as `kopf.subhandler()`. Registered
    * sub-handlers run when the handler calls `execute()`, or else right after it returns; the
@@ -137,6 +145,12 @@ export interface BackgroundContext<T = KubernetesObject> extends ResourceContext
    * operator stops); `stopped.reason` is a {@linkcode StopReason}. Pass it to `kopf.sleep()`.
    */
   readonly stopped: AbortSignal;
+  /**
+   * Aborted when `stopped` is, and at the deadline of the handler's `timeout` (for timers also
+   * `settings.execution.handlerTimeout`), counted from `started`: the call then fails with a
+   * `HandlerTimeoutError` (for good), and a call still running is left behind.
+   */
+  readonly signal: AbortSignal;
   /** How many attempts failed before this one (0 after a success). */
   readonly retry: number;
   /** When the first of these attempts started. */

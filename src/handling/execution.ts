@@ -20,6 +20,7 @@ import type { ProgressRecord } from "../state/progress.ts";
 import type { ProgressStorage } from "../state/progress_storage.ts";
 import type { Reason } from "./causes.ts";
 import { type ChangeContext, type Memo, resourceContext } from "./context.ts";
+import { runWithDeadline } from "./deadlines.ts";
 import { HandlerRetriesError, HandlerTimeoutError } from "./errors.ts";
 import { judgeFailure } from "./failures.ts";
 import { runWithObject } from "./current_object.ts";
@@ -44,6 +45,26 @@ export interface CauseRun {
   storage: ProgressStorage;
   lifecycle: Lifecycle;
   defaultBackoff: number;
+  /** The `timeout` of handlers that set none (`settings.execution.handlerTimeout`). */
+  handlerTimeout?: number | null;
+  /** Aborted when the operator stops serving the object (it exits, or the stream stops): the handlers' signals abort with it. */
+  signal?: AbortSignal;
+  /** Writes what the cycle has recorded so far, while a slow handler still runs. */
+  checkpoint?: Checkpoint;
+}
+
+/**
+ * Writing the outcomes of the handlers finished so far before the end of a slow cycle: a crash
+ * then re-runs only the handler that was running (Kopf's guarantee for succeeded handlers).
+ */
+export interface Checkpoint {
+  /** When (ms since the epoch) a handler still running makes the next checkpoint due. */
+  readonly at: number;
+  /**
+   * Sends the copy of the cycle's patch taken before that handler started, armed for `due` (the
+   * `at` of then): nothing if another checkpoint has been sent since.
+   */
+  readonly send: (patch: Patch, due: number) => void;
 }
 
 /** How far the handlers of a cause got in this cycle. */
@@ -138,7 +159,7 @@ async function runLevel(
       }
       continue;
     }
-    await attempt(t, run, level, now);
+    await attempt(t, run, level);
   }
 
   const pending = tracked.filter((t) => !finished(t));
@@ -192,8 +213,10 @@ function narrow(view: View, field: readonly string[] | undefined): View {
 }
 
 /** One attempt of one handler, unless its timeout or retries are used up. */
-async function attempt(t: Tracked, run: CauseRun, level: Level, now: number): Promise<void> {
+async function attempt(t: Tracked, run: CauseRun, level: Level): Promise<void> {
   const { handler, id } = t;
+  // A first attempt's deadline counts from its actual start, not from the start of the cycle.
+  const now = Date.now();
   const started = t.record.started ? parseTimestamp(t.record.started) : new Date(now);
   const base: ProgressRecord = {
     ...t.record,
@@ -207,7 +230,8 @@ async function attempt(t: Tracked, run: CauseRun, level: Level, now: number): Pr
   delete base.delayed;
   delete base.message;
 
-  const options = handler.options;
+  const timeout = handler.options.timeout ?? run.handlerTimeout ?? undefined;
+  const options = { ...handler.options, timeout };
   const runtime = now - started.getTime();
   // The ids of all descendants: those known from earlier cycles and those met in this attempt.
   const subrefs = new Set<string>(t.record.subrefs ?? []);
@@ -228,7 +252,10 @@ async function attempt(t: Tracked, run: CauseRun, level: Level, now: number): Pr
       level.lifecycle,
       (found, lifecycle) => runChildren(found, run, { ...children, lifecycle }),
     );
-    const context: ChangeContext = {
+    const label = `Handler '${id}'`;
+    const deadline = timeout === undefined ? undefined : started.getTime() + timeout * 1000;
+    const limits = { label, deadline, timeout, signal: run.signal, logger: run.logger };
+    const context = (signal: AbortSignal): ChangeContext => ({
       ...resourceContext(run.body, {
         patch: run.patch,
         logger: run.logger,
@@ -244,24 +271,35 @@ async function attempt(t: Tracked, run: CauseRun, level: Level, now: number): Pr
       old: view.old,
       new: view.new,
       diff: view.diff,
+      signal,
       subhandler: scope.subhandler,
       execute: scope.execute,
-    };
+    });
+    const checkpoint = armCheckpoint(run);
     try {
-      result = await runWithObject(run.body, () =>
-        runInScope(scope, async () => {
-          const returned = await handler.fn(context);
-          await scope.finish();
-          return returned;
-        }));
+      result = await runWithDeadline((signal) =>
+        runWithObject(run.body, () =>
+          runInScope(scope, async () => {
+            const returned = await handler.fn(context(signal));
+            await scope.finish();
+            return returned;
+          })), limits);
     } catch (caught) {
       error = caught;
     } finally {
+      clearTimeout(checkpoint);
       scope.close();
     }
   }
   if (subrefs.size) base.subrefs = [...subrefs].sort();
 
+  if (run.signal?.aborted && !(error instanceof HandlerTimeoutError)) {
+    // Whatever the handler did once its signal aborted is not an outcome: nothing is written while
+    // the stream stops, and the attempt is made again when the object is handled next.
+    const reason = run.signal.reason instanceof Error ? run.signal.reason.message : String(run.signal.reason);
+    run.logger.info(`Handler '${id}' was interrupted: ${reason}. It will run again when the object is handled next.`);
+    return;
+  }
   if (error instanceof HandlerChildrenRetry) {
     // Not a failure: the parent waits for its children, and is called again when one is due.
     run.logger.debug(`Handler '${id}' has unfinished sub-handlers. Will retry soon.`);
@@ -298,6 +336,15 @@ async function attempt(t: Tracked, run: CauseRun, level: Level, now: number): Pr
   } else {
     store(run, t, { ...base, success: true, stopped });
   }
+}
+
+/** Sends a copy of what the cycle has recorded so far if the attempt about to start is still running when the checkpoint is due. */
+function armCheckpoint(run: CauseRun): ReturnType<typeof setTimeout> | undefined {
+  const { checkpoint } = run;
+  if (!checkpoint || run.patch.empty) return undefined;
+  const sofar = run.patch.clone();
+  const due = checkpoint.at;
+  return setTimeout(() => checkpoint.send(sofar, due), Math.max(0, due - Date.now()));
 }
 
 function store(run: CauseRun, t: Tracked, record: ProgressRecord): void {

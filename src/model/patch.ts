@@ -67,6 +67,16 @@ export class Patch {
     return status === undefined ? {} : { status };
   }
 
+  /** A deep copy: later changes of either do not show in the other. */
+  clone(): Patch {
+    const copy = new Patch();
+    copy.metadata = structuredClone(this.metadata);
+    copy.spec = structuredClone(this.spec);
+    copy.status = structuredClone(this.status);
+    Object.assign(copy.other, structuredClone(this.other));
+    return copy;
+  }
+
   /** Forgets everything written so far. */
   clear(): void {
     this.metadata = { labels: {}, annotations: {} };

@@ -7,6 +7,7 @@
  */
 
 import type { ApiClient } from "../api/client.ts";
+import { ApiUnprocessableError } from "../api/errors.ts";
 import { applyPatch, changeFinalizers } from "../api/patching.ts";
 import type { KubernetesObject } from "../model/body.ts";
 import { diff as diffOf } from "../model/diff.ts";
@@ -35,6 +36,8 @@ import { title } from "../engines/background_attempt.ts";
 import type { Settings } from "../settings/settings.ts";
 import type { ProgressRecord } from "../state/progress.ts";
 import type { ProgressStorage } from "../state/progress_storage.ts";
+import { resolveDiffBase } from "../state/essence_digest.ts";
+import { CycleCheckpoints } from "./checkpoints.ts";
 
 /** What the operator remembers about one object between its events. */
 export interface ObjectMemory {
@@ -122,9 +125,9 @@ export async function processObject(
     return {};
   }
 
-  const old = diffbaseStorage.fetch(body);
   // The progress storage's own fields never count as changes (as in Kopf).
   const now = progressStorage.clear(diffbaseStorage.build(body, extraFields(deps.changeHandlers)));
+  const old = resolveDiffBase(diffbaseStorage.fetch(body), now);
   const diff = diffOf(old, now);
   // Known once the cause is detected; filters of the cause's handlers see it (Kopf passes it too).
   const known: { reason?: Reason } = {};
@@ -212,8 +215,11 @@ export async function processObject(
   const title = REASON_TITLES[reason];
   let done = true;
   let wakeupAfter: number | undefined;
+  // The object as the operator last wrote it: checkpoints of a slow cycle change what is on it.
+  let current = body;
   if (handlers.length) {
     if (reason === "update") logger.debug(`Updating diff: ${JSON.stringify(diff)}`);
+    const checkpoints = new CycleCheckpoints(body, settings.persistence.checkpointDelay, deps);
     const outcome = await runCause(handlers, {
       reason,
       body,
@@ -228,11 +234,19 @@ export async function processObject(
       storage: progressStorage,
       lifecycle: deps.lifecycle,
       defaultBackoff: settings.execution.defaultBackoff,
+      handlerTimeout: settings.execution.handlerTimeout,
+      signal: deps.signal,
+      checkpoint: checkpoints.checkpoint,
     });
+    await checkpoints.settled();
+    if (checkpoints.written?.metadata.resourceVersion) {
+      current = checkpoints.written;
+      expect(memory, current.metadata.resourceVersion!, deps);
+    }
     done = outcome.done;
     if (done) {
       // The records of sub-handlers (any depth) go with their parents' (`subrefs`).
-      for (const id of [...handlers.map((h) => h.id), ...outcome.subrefs]) progressStorage.purge(id, body, patch);
+      for (const id of [...handlers.map((h) => h.id), ...outcome.subrefs]) progressStorage.purge(id, current, patch);
       logger.info(`${title.noun} is processed: ${outcome.succeeded} succeeded; ${outcome.failed} failed.`);
     } else {
       wakeupAfter = outcome.delay;
@@ -242,12 +256,12 @@ export async function processObject(
     memory.fullyHandledOnce = true;
     if (reason === "delete") {
       // The object goes away with our finalizer: its bookkeeping would be written for nobody.
-      await send(new Patch(), "remove", body, memory, deps);
+      await send(new Patch(), "remove", current, memory, deps);
       return {};
     }
-    if (diff.length > 0) diffbaseStorage.store(body, patch, now);
+    if (diff.length > 0) diffbaseStorage.store(current, patch, now);
   }
-  await send(patch, null, body, memory, deps);
+  await send(patch, null, current, memory, deps);
   return { wakeupAfter };
 }
 
@@ -303,7 +317,9 @@ async function send(
     const logger = new ObjectLogger(body, { local: true });
     const wanted = patch.toMergePatch();
     logger.debug(`Patching with: ${JSON.stringify(wanted)}`);
-    result = await applyPatch(deps.client, deps.resource, body, patch, deps.signal);
+    result = await applyPatch(deps.client, deps.resource, body, patch, deps.signal).catch((error) => {
+      throw error instanceof ApiUnprocessableError ? refused(error) : error;
+    });
     const inconsistencies = result ? patchInconsistencies(wanted, result) : [];
     if (inconsistencies.length) {
       // Usually a schema pruning what handlers return: the CRD's status needs x-kubernetes-preserve-unknown-fields.
@@ -320,11 +336,33 @@ async function send(
       deps.signal,
     );
   }
-  const timeout = deps.settings.persistence.consistencyTimeout;
-  if (!result?.metadata.resourceVersion || timeout <= 0) return;
+  if (!result?.metadata.resourceVersion) return;
   const gone = result.metadata.deletionTimestamp && !result.metadata.finalizers?.length;
-  memory.expectedVersion = gone ? NEVER : result.metadata.resourceVersion;
+  expect(memory, gone ? NEVER : result.metadata.resourceVersion, deps);
+}
+
+/** Remembers the resourceVersion of the operator's own write, to wait for before the next stateful cycle. */
+function expect(memory: ObjectMemory, resourceVersion: string, deps: CycleDeps): void {
+  const timeout = deps.settings.persistence.consistencyTimeout;
+  if (timeout <= 0) return;
+  memory.expectedVersion = resourceVersion;
   memory.consistencyDeadline = Date.now() + timeout * 1000;
+}
+
+/** Says what a refused patch means for the handlers, and what to change when the annotations are too big. */
+function refused(error: ApiUnprocessableError): Error {
+  const tooBig = /annotations/i.test(error.message) && /too long|262144/i.test(error.message);
+  const advice = tooBig
+    ? " The object's annotations would exceed the API server's limit of 256 KiB (262144 bytes) in total:" +
+      " keep the handlers' state in the status instead (settings.persistence.progressStorage =" +
+      " new kopf.StatusProgressStorage(), settings.persistence.diffbaseStorage = new kopf.StatusDiffBaseStorage())," +
+      " or make the object's other annotations smaller."
+    : "";
+  return new Error(
+    `The API server refused the patch with this cycle's handler outcomes: they are not stored, ` +
+      `and the handlers will run again. ${error.message}.${advice}`,
+    { cause: error },
+  );
 }
 
 /**

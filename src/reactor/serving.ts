@@ -112,6 +112,7 @@ export function serveResource(deps: ServeDeps): StreamHandle {
       memo: memory.memo,
       indices: indexes.indices,
       defaultBackoff: settings.execution.defaultBackoff,
+      handlerTimeout: settings.execution.handlerTimeout,
       settings: settings.background,
       // Another look at the object, e.g. to release the finalizer once its daemons have exited.
       wake: () => {

@@ -22,4 +22,10 @@ export class PersistenceSettings {
    * depend on the stored state run anyway; 0 disables the wait.
    */
   consistencyTimeout = 5;
+  /**
+   * Seconds into a cycle after which, while a handler is still running, the outcomes of the
+   * handlers finished so far are written (so that a crash does not re-run them); `null`: only at
+   * the end of the cycle. Cycles faster than this write once, at their end.
+   */
+  checkpointDelay: number | null = 1;
 }

@@ -9,6 +9,7 @@ import type { JsonObject, KubernetesObject } from "../model/body.ts";
 import type { Patch } from "../model/patch.ts";
 import { decodeEssence, type DiffBaseStorage } from "./diffbase_storage.ts";
 import { buildEssence, removeAnnotations, removeEmptyStanzas } from "./essence.ts";
+import { ANNOTATIONS_SIZE_LIMIT, annotationsSize, digestEssence } from "./essence_digest.ts";
 import type { FieldSpec } from "./fields.ts";
 import { checkPrefix, storageKeys, storeMarker } from "./keys.ts";
 import { dumpPythonJson } from "./python_json.ts";
@@ -78,10 +79,18 @@ export class AnnotationsDiffBaseStorage implements DiffBaseStorage {
     return null;
   }
 
-  /** Writes the essence as compact JSON plus a newline under all keys (plus the prefix marker). */
+  /**
+   * Writes the essence as compact JSON plus a newline under all keys (plus the prefix marker) —
+   * or, when that would take the object's annotations over the API server's 256 KiB limit, a
+   * digest of it (see `essence_digest.ts`): the patch would be refused otherwise.
+   */
   store(body: KubernetesObject, patch: Patch, essence: JsonObject): void {
-    const encoded = `${dumpPythonJson(essence)}\n`;
-    for (const fullKey of this.keys(body)) patch.metadata.annotations[fullKey] = encoded;
     storeMarker(this.prefix, patch, body);
+    const keys = this.keys(body);
+    const encoded = `${dumpPythonJson(essence)}\n`;
+    const fits = annotationsSize(body, patch, Object.fromEntries(keys.map((key) => [key, encoded]))) <=
+      ANNOTATIONS_SIZE_LIMIT;
+    const value = fits ? encoded : `${dumpPythonJson(digestEssence(essence))}\n`;
+    for (const fullKey of keys) patch.metadata.annotations[fullKey] = value;
   }
 }

@@ -1,0 +1,139 @@
+// runCause's checkpoints and deadlines: what a slow cycle offers to write while a handler still
+// runs, and how a handler past its timeout is recorded.
+
+import assert from "node:assert/strict";
+import type { KubernetesObject } from "../model/body.ts";
+import { Patch } from "../model/patch.ts";
+import type { Resource } from "../model/resource.ts";
+import { Selector } from "../model/selector.ts";
+import { ObjectLogger } from "../logging/object_logger.ts";
+import { AnnotationsProgressStorage } from "../state/annotations_progress.ts";
+import { decodeProgressRecord } from "../state/progress.ts";
+import { sleep } from "../utils/sleep.ts";
+import { type CauseOutcome, type Checkpoint, runCause } from "./execution.ts";
+import type { ChangeFn, ChangeHandler, ChangeHandlerOptions } from "./handlers.ts";
+import { allAtOnce } from "./lifecycles.ts";
+
+const RESOURCE: Resource = {
+  group: "kopf.dev",
+  version: "v1",
+  plural: "kopfexamples",
+  kind: "KopfExample",
+  singular: "kopfexample",
+  namespaced: true,
+  preferred: true,
+  shortcuts: [],
+  categories: [],
+  verbs: [],
+  subresources: ["status"],
+};
+
+function handler(id: string, fn: ChangeFn, options: ChangeHandlerOptions = {}): ChangeHandler {
+  return {
+    kind: "change",
+    reason: "create",
+    id,
+    selector: new Selector("kopfexamples"),
+    fn,
+    options,
+    field: undefined,
+    requiresFinalizer: false,
+    initial: false,
+    deleted: false,
+  };
+}
+
+async function cycle(
+  handlers: ChangeHandler[],
+  extra: { checkpoint?: Checkpoint; handlerTimeout?: number },
+): Promise<{ outcome: CauseOutcome; patch: Patch }> {
+  const body: KubernetesObject = { metadata: { name: "kex", namespace: "ns", uid: "u1" }, spec: {} };
+  const patch = new Patch();
+  const outcome = await runCause(handlers, {
+    reason: "create",
+    body,
+    old: null,
+    new: { spec: {} },
+    diff: [],
+    patch,
+    logger: new ObjectLogger(body, { local: true }),
+    memo: {},
+    indices: {},
+    resource: RESOURCE,
+    storage: new AnnotationsProgressStorage({ v1: false }),
+    lifecycle: allAtOnce,
+    defaultBackoff: 60,
+    ...extra,
+  });
+  return { outcome, patch };
+}
+
+function recorder(delay: number, first = delay): { checkpoint: Checkpoint; sent: Patch[] } {
+  const sent: Patch[] = [];
+  let next = Date.now() + first;
+  const checkpoint: Checkpoint = {
+    get at() {
+      return next;
+    },
+    send: (patch, due) => {
+      if (due !== next) return;
+      next = Date.now() + delay;
+      sent.push(patch);
+    },
+  };
+  return { checkpoint, sent };
+}
+
+Deno.test("execution: a handler still running at the checkpoint offers the outcomes of those finished before it", async () => {
+  const { checkpoint, sent } = recorder(20);
+  const fastFn = handler("fastFn", () => ({ fast: true }));
+  const slowFn = handler("slowFn", async () => {
+    await sleep(0.2);
+    return { slow: true };
+  });
+  const { outcome, patch } = await cycle([fastFn, slowFn], { checkpoint });
+  assert.equal(outcome.done, true);
+  assert.equal(sent.length, 1);
+  const offered = sent[0].toMergePatch() as { metadata: { annotations: Record<string, string> }; status: unknown };
+  assert.deepEqual(offered.status, { fastFn: { fast: true } });
+  assert.equal(decodeProgressRecord(offered.metadata.annotations["kopf.zalando.org/fastFn"])?.success, true);
+  assert.equal(offered.metadata.annotations["kopf.zalando.org/slowFn"], undefined, "the running one has no outcome");
+  assert.deepEqual(patch.status, { fastFn: { fast: true }, slowFn: { slow: true } });
+});
+
+Deno.test("execution: a fast cycle offers no checkpoint; a slow one with many handlers, one per period", async () => {
+  const fast = recorder(1000);
+  await cycle([handler("a", () => {}), handler("b", async () => await sleep(0.01))], { checkpoint: fast.checkpoint });
+  assert.equal(fast.sent.length, 0);
+
+  // Due at once: the second handler's attempt sends one; the next ones end before the next period.
+  const slow = recorder(1000, 0);
+  const handlers = ["a", "b", "c", "d", "e"].map((id) => handler(id, async () => await sleep(0.01)));
+  await cycle(handlers, { checkpoint: slow.checkpoint });
+  assert.equal(slow.sent.length, 1);
+  assert.deepEqual(Object.keys(slow.sent[0].metadata.annotations), ["kopf.zalando.org/a"]);
+});
+
+Deno.test("execution: a handler past its deadline fails for good with HandlerTimeoutError; the cycle goes on", async () => {
+  const calls: string[] = [];
+  let aborted: unknown;
+  const hungFn = handler("hungFn", async ({ signal }) => {
+    calls.push("hungFn");
+    await sleep(600, signal);
+    aborted = signal.reason;
+  });
+  const nextFn = handler("nextFn", () => {
+    calls.push("nextFn");
+  });
+  const { outcome, patch } = await cycle([hungFn, nextFn], { handlerTimeout: 0.05 });
+  assert.deepEqual(calls, ["hungFn", "nextFn"]);
+  assert.deepEqual({ done: outcome.done, succeeded: outcome.succeeded, failed: outcome.failed }, {
+    done: true,
+    succeeded: 1,
+    failed: 1,
+  });
+  assert.equal((aborted as Error).name, "HandlerTimeoutError");
+  const record = decodeProgressRecord(patch.metadata.annotations["kopf.zalando.org/hungFn"] as string);
+  assert.equal(record?.failure, true);
+  assert.equal(record?.message, "Handler 'hungFn' has timed out after 0.05 s.");
+});

@@ -1,0 +1,82 @@
+/**
+ * Checkpoints of a slow cycle: while a handler is still running `settings.persistence.checkpointDelay`
+ * seconds into a cycle, what the cycle recorded before it started (the results and progress of
+ * the handlers finished so far) is written, so that a crash re-runs only the unfinished handlers.
+ * Fast cycles never reach a checkpoint and keep their one patch; slow ones write at most one
+ * checkpoint per `checkpointDelay`.
+ *
+ * @module
+ */
+
+import type { ApiClient } from "../api/client.ts";
+import { applyPatch } from "../api/patching.ts";
+import type { KubernetesObject } from "../model/body.ts";
+import { patchInconsistencies } from "../model/inconsistencies.ts";
+import type { Patch } from "../model/patch.ts";
+import type { Resource } from "../model/resource.ts";
+import { ObjectLogger } from "../logging/object_logger.ts";
+import type { Checkpoint } from "../handling/execution.ts";
+
+/** What checkpoints need to write. */
+export interface CheckpointDeps {
+  client: ApiClient;
+  resource: Resource;
+  signal: AbortSignal;
+}
+
+/** The checkpoints of one cycle, sent one after another; the cycle's last patch waits for them. */
+export class CycleCheckpoints {
+  /** The checkpoint for the handlers of the cycle; `undefined` when disabled. */
+  readonly checkpoint?: Checkpoint;
+  /** The object as the last checkpoint written left it, if any was written. */
+  written?: KubernetesObject;
+  readonly #body: KubernetesObject;
+  readonly #deps: CheckpointDeps;
+  #sending: Promise<void> = Promise.resolve();
+  #last = "";
+
+  /** @param delay seconds into the cycle (from now); `null`: no checkpoints. */
+  constructor(body: KubernetesObject, delay: number | null, deps: CheckpointDeps) {
+    this.#body = body;
+    this.#deps = deps;
+    if (delay === null) return;
+    let next = Date.now() + delay * 1000;
+    this.checkpoint = {
+      get at() {
+        return next;
+      },
+      send: (patch, due) => {
+        // At most one checkpoint per `delay`: a slow cycle with many handlers still writes rarely.
+        if (due !== next) return;
+        next = Date.now() + delay * 1000;
+        this.#queue(patch);
+      },
+    };
+  }
+
+  /** Resolves when every checkpoint begun has been written (or has failed): before the cycle's own patch. */
+  settled(): Promise<void> {
+    return this.#sending;
+  }
+
+  #queue(patch: Patch): void {
+    this.#sending = this.#sending.then(() => this.#send(patch));
+  }
+
+  async #send(patch: Patch): Promise<void> {
+    const wanted = patch.toMergePatch();
+    const text = JSON.stringify(wanted);
+    if (text === this.#last || patchInconsistencies(wanted, this.#body).length === 0) return;
+    this.#last = text;
+    const logger = new ObjectLogger(this.#body, { local: true });
+    logger.debug(`A handler is still running; recording the handlers finished so far: ${text}`);
+    try {
+      const { client, resource, signal } = this.#deps;
+      const result = await applyPatch(client, resource, this.#body, patch, signal);
+      if (result) this.written = result;
+    } catch (error) {
+      // Not fatal: the cycle's own patch carries the same records when the cycle ends.
+      logger.warning(`Recording the handlers finished so far has failed; they are recorded at the end: ${error}`);
+    }
+  }
+}
