@@ -59,6 +59,7 @@ Deno.test("a change handler gets exactly the documented context, and no settings
       "resource",
       "retry",
       "runtime",
+      "signal",
       "spec",
       "started",
       "status",
