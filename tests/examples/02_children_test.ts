@@ -59,8 +59,17 @@ Deno.test("examples/02-children: adopted ConfigMap and Pod, named in the status,
     assert.deepEqual(container.envFrom, [{ configMapRef: { name: configName } }], "the Pod reads the ConfigMap");
     assert.match(container.command!.join(" "), /sleep 60$/, "duration 1m is 60 s of sleep");
     await operator.waitForLine(new RegExp(`Created the ConfigMap ${configName} and the Pod ${podName}\\.`));
+    await operator.waitForLine(/Handler 'createFn' succeeded\./);
+    const handled = await api.get<KopfExample>("kopfexamples", "kopf-example-1", { namespace });
+    assert.equal(
+      handled?.metadata?.finalizers,
+      undefined,
+      "no deletion handler, so no finalizer: the GC does the rest",
+    );
 
     await api.delete("kopfexamples", "kopf-example-1", { namespace });
+    // About 40 s: the garbage collector watches a CRD created after its start only from its next
+    // discovery resync (every 30 s), and only then learns that the owner is gone.
     await waitFor("the garbage collector to delete both children", async () => {
       const left = [
         await api.get("configmaps", configName, { namespace }),
