@@ -108,10 +108,11 @@ export interface AdoptOptions {
  * @example
  * ```ts ignore
  * import * as kopf from "@kopf/kopf";
- * kopf.on.create("kopfexamples", async function createFn({ body }) {
- *   const child = { apiVersion: "v1", kind: "ConfigMap", data: { key: "value" } };
- *   kopf.adopt(child); // the owner defaults to `body`
- *   // … then create `child` through the API.
+ * import type { V1ConfigMap } from "@kopf/kopf/types";
+ * kopf.on.create("kopfexamples", async function createFn({ api }) {
+ *   const child = kopf.adopt<V1ConfigMap>({ apiVersion: "v1", kind: "ConfigMap", data: { key: "value" } });
+ *   const created = await api.create(child); // the owner defaults to the object being handled
+ *   return { child: created.metadata?.name };
  * });
  * ```
  *
