@@ -10,26 +10,12 @@
 
 import assert from "node:assert/strict";
 import { parse } from "yaml";
+import * as kopf from "@kopf/kopf";
 import { KopfRunner, LocalCluster } from "@kopf/kopf/testing";
+import type { KopfExample } from "../types.ts";
 
 const HERE = new URL(".", import.meta.url);
 const ROOT = new URL("../..", import.meta.url);
-
-/** A minimal JSON client for the test's own requests, authenticated as the cluster's admin. */
-function clientOf(cluster: LocalCluster): (method: string, path: string, body?: unknown) => Promise<unknown> {
-  const tls = Deno.createHttpClient({ caCerts: [cluster.caCert] });
-  return async (method, path, body) => {
-    const response = await fetch(`${cluster.server}${path}`, {
-      method,
-      client: tls,
-      headers: { authorization: `Bearer ${cluster.token}`, "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const payload = await response.json();
-    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(payload)}`);
-    return payload;
-  };
-}
 
 /** Polls until `check` returns a value other than undefined; the bound only stops a broken test from hanging. */
 async function eventually<T>(what: string, check: () => Promise<T | undefined>, seconds = 60): Promise<T> {
@@ -44,18 +30,14 @@ async function eventually<T>(what: string, check: () => Promise<T | undefined>, 
 
 Deno.test("the operator handles a new kopfexample: status.createFn is set and the handler's line is logged", async () => {
   await using cluster = await LocalCluster.start();
-  const request = clientOf(cluster);
+  // The test's own requests go through the same client that handlers get as `api`.
+  using api = await kopf.connect({ kubeconfig: cluster.kubeconfig });
 
   const crd = parse(await Deno.readTextFile(new URL("../crd.yaml", HERE)));
-  await request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
+  await api.create(crd);
   await eventually("the CRD to be established", async () => {
-    const current = await request(
-      "GET",
-      `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,
-    );
-    const conditions = (current as { status?: { conditions?: { type: string; status: string }[] } }).status
-      ?.conditions ?? [];
-    return conditions.some((c) => c.type === "Established" && c.status === "True") || undefined;
+    const current = await api.get("customresourcedefinitions", crd.metadata.name);
+    return current?.status?.conditions?.some((c) => c.type === "Established" && c.status === "True") || undefined;
   });
 
   // Objects created before the operator lists them are new to it all the same: no need to wait.
@@ -64,16 +46,16 @@ Deno.test("the operator handles a new kopfexample: status.createFn is set and th
     { kubeconfig: cluster.kubeconfig, cwd: ROOT },
   );
 
-  const obj = parse(await Deno.readTextFile(new URL("../obj.yaml", HERE)));
-  const path = `/apis/kopf.dev/v1/namespaces/default/kopfexamples`;
-  await request("POST", path, obj);
+  const obj: KopfExample = parse(await Deno.readTextFile(new URL("../obj.yaml", HERE)));
+  const name = obj.metadata!.name!;
+  await api.create({ ...obj, metadata: { ...obj.metadata, namespace: "default" } });
   const result = await eventually("status.createFn", async () => {
-    const current = await request("GET", `${path}/${obj.metadata.name}`) as { status?: Record<string, unknown> };
-    return current.status?.createFn;
+    const current = await api.get<KopfExample>("kopfexamples", name, { namespace: "default" });
+    return current?.status?.createFn;
   });
   assert.deepEqual(result, { logged: true });
 
-  await request("DELETE", `${path}/${obj.metadata.name}`);
+  await api.delete("kopfexamples", name, { namespace: "default" });
   await runner.stop(); // Rejects if the operator exited with an error.
 
   assert.equal(runner.exitCode, 0);
