@@ -14,6 +14,7 @@
 
 import * as kopf from "@kopf/kopf";
 import { freeze, resume } from "@kopf/kopf/peering";
+import { build, BuildError } from "./build.ts";
 import { loadHandlers, LoadingError } from "./loading.ts";
 import type { Logging } from "./options.ts";
 import { parseFreezeOptions, parseResumeOptions } from "./peering_options.ts";
@@ -29,13 +30,23 @@ import denoJson from "./deno.json" with { type: "json" };
  */
 export type ExitCode = 0 | 1 | 2;
 
+/** Options of {@linkcode main}. */
+export interface MainOptions {
+  /**
+   * The handlers are registered already (a bundle made by `kopf build` imports them before the
+   * CLI): `kopf run` needs no handler file then.
+   */
+  embedded?: boolean;
+}
+
 /**
  * Runs the command line and returns the exit code; prints errors as one line prefixed `kopf:`
  * (usage errors as the usage, a hint, and the one-line reason).
  *
  * @param args the arguments after the program name.
+ * @param options how the CLI is started.
  */
-export async function main(args: string[]): Promise<ExitCode> {
+export async function main(args: string[], options: MainOptions = {}): Promise<ExitCode> {
   try {
     const [command, ...rest] = args;
     if (command === undefined || command === "--help" || command === "-h") {
@@ -48,7 +59,10 @@ export async function main(args: string[]): Promise<ExitCode> {
     }
     switch (command) {
       case "run":
-        return await run(rest);
+        return await run(rest, options.embedded ?? false);
+      case "build":
+        await build(rest);
+        return 0;
       case "freeze":
         return await freezeCommand(rest);
       case "resume":
@@ -62,7 +76,7 @@ export async function main(args: string[]): Promise<ExitCode> {
       console.error(`${error.usage}\nTry 'kopf ${command}--help' for help.\n\nError: ${error.message}`);
       return 2;
     }
-    if (error instanceof LoadingError) {
+    if (error instanceof LoadingError || error instanceof BuildError) {
       console.error(`kopf: ${error.message}`);
       return 1;
     }
@@ -71,8 +85,8 @@ export async function main(args: string[]): Promise<ExitCode> {
   }
 }
 
-async function run(args: string[]): Promise<ExitCode> {
-  const options = parseRunOptions(args);
+async function run(args: string[], embedded: boolean): Promise<ExitCode> {
+  const options = parseRunOptions(args, undefined, embedded);
   if (options.help) {
     console.log(RUN_HELP);
     return 0;

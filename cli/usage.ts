@@ -27,9 +27,10 @@ export const MAIN_HELP = `${MAIN_USAGE}
 A Kubernetes operator framework: runs handlers written with @kopf/kopf.
 
 Commands:
-  run     Run an operator from handler files or modules.
-  freeze  Pause the operators of a peering (a peer record of a higher priority).
-  resume  Resume the operators paused by freeze (remove that record).
+  run       Run an operator from handler files or modules.
+  freeze    Pause the operators of a peering (a peer record of a higher priority).
+  resume    Resume the operators paused by freeze (remove that record).
+  build     Bundle the CLI and handler files into one JavaScript file.
 
 Options:
   --version   Print the version and exit.
