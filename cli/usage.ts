@@ -31,6 +31,7 @@ Commands:
   freeze    Pause the operators of a peering (a peer record of a higher priority).
   resume    Resume the operators paused by freeze (remove that record).
   build     Bundle the CLI and handler files into one JavaScript file.
+  generate  Print manifests computed from the handlers: rbac, deployment.
 
 Options:
   --version   Print the version and exit.
