@@ -16,6 +16,7 @@ import * as kopf from "@kopf/kopf";
 import { freeze, resume } from "@kopf/kopf/peering";
 import { build, BuildError } from "./build.ts";
 import { generate } from "./generate.ts";
+import { init } from "./init.ts";
 import { loadHandlers, LoadingError } from "./loading.ts";
 import type { Logging } from "./options.ts";
 import { parseFreezeOptions, parseResumeOptions } from "./peering_options.ts";
@@ -66,6 +67,9 @@ export async function main(args: string[], options: MainOptions = {}): Promise<E
         return 0;
       case "generate":
         await generate(rest);
+        return 0;
+      case "init":
+        await init(rest);
         return 0;
       case "freeze":
         return await freezeCommand(rest);

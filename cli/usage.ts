@@ -30,6 +30,7 @@ Commands:
   run       Run an operator from handler files or modules.
   freeze    Pause the operators of a peering (a peer record of a higher priority).
   resume    Resume the operators paused by freeze (remove that record).
+  init      Make a new operator project (deno.json, handlers, a test, deploy/).
   build     Bundle the CLI and handler files into one JavaScript file.
   generate  Print manifests computed from the handlers: rbac, deployment.
 
