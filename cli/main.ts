@@ -168,6 +168,9 @@ function configure(logging: Logging): Promise<void> {
     format: logging.format,
     prefix: logging.prefix,
     postingSink: kopf.postingSink,
+    // JSON lines go to stdout, alone: what else is printed (the "Task kopf …" line of `deno task`,
+    // Deno's download notes, the CLI's own errors) goes to stderr, so a consumer parses stdout as is.
+    ...(logging.format === "json" ? { write: (line: string) => console.log(line) } : {}),
   });
 }
 

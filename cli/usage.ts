@@ -45,7 +45,7 @@ KOPF_RUN_LOG_FORMAT=json; the command line wins. See 'kopf COMMAND --help'.
 const LOGGING_HELP = `  -v, --verbose            Log debug messages.
   -d, --debug              Log debug messages (the same as --verbose).
   -q, --quiet              Log only warnings and errors.
-      --log-format FORMAT  plain, full (the default) or json.
+      --log-format FORMAT  plain, full (the default) or json (to stdout; the others to stderr).
       --log-prefix / --no-log-prefix
                            Prefix object-related messages with [namespace/name] (default:
                            on, off for json).`;

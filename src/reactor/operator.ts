@@ -19,6 +19,8 @@ import type { WatchHealth } from "../api/watching.ts";
 import { EventPoster } from "../engines/posting.ts";
 import { type LivenessEndpoint, LivenessServer, parseLivenessEndpoint } from "../engines/probing.ts";
 import { runWithPoster } from "../engines/posting_context.ts";
+import { postingSink } from "../engines/posting_sink.ts";
+import { configureDefaultLogging } from "../logging/configure.ts";
 import { runActivity } from "../handling/activities.ts";
 import { type RunningAdmission, startAdmission } from "../engines/admission_startup.ts";
 import type { Memo } from "../handling/context.ts";
@@ -131,6 +133,9 @@ const KILLED_BY: Partial<Record<Deno.Signal, number>> = { SIGINT: 130, SIGTERM: 
  * after the first — exits the process at once with code 130 (SIGINT) or 143 (SIGTERM), as a
  * shell reports a process killed by that signal.
  *
+ * Logging: unless the program has configured LogTape itself, it is configured as `kopf run` does
+ * (Kopf's `full` format on stderr, level info), so that the operator's and the handlers' messages show.
+ *
  * Rejects if the startup handlers fail for good (an {@linkcode ActivityError}), or on a fatal
  * error (credentials, discovery); the cleanup handlers still run in the latter case.
  *
@@ -142,6 +147,8 @@ const KILLED_BY: Partial<Record<Deno.Signal, number>> = { SIGINT: 130, SIGTERM: 
  * ```
  */
 export async function operator(options: OperatorOptions = {}): Promise<void> {
+  // Silence would hide even the handlers' own messages; a program with its own logging keeps it.
+  await configureDefaultLogging({ postingSink });
   const registry = options.registry ?? defaultRegistry;
   const settings = options.settings ?? new Settings();
   // As Kopf does: the options override the settings before the startup handlers, which may change them.

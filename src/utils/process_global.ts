@@ -49,3 +49,39 @@ export function processGlobal<T>(name: string, layout: number, make: () => T): T
   }
   return existing.value as T;
 }
+
+const BRANDS = new WeakMap<object, symbol>();
+
+/**
+ * Makes `instanceof` of a class also accept instances made by another copy of the library: a
+ * handler that throws `kopf.PermanentError` from its copy must be seen as permanent by the copy
+ * that runs it. Instances carry a registry-wide symbol per class; subclasses that are not shared
+ * themselves keep the ordinary check.
+ *
+ * @example
+ * ```ts
+ * import { shareInstances } from "./process_global.ts";
+ * class Failure extends Error {}
+ * shareInstances(Failure, "example-failure");
+ * class Copy extends Error {}
+ * shareInstances(Copy, "example-failure");
+ * console.assert(new Copy() instanceof Failure);
+ * ```
+ *
+ * @param cls The class.
+ * @param name Its name within the library.
+ */
+// deno-lint-ignore no-explicit-any
+export function shareInstances(cls: abstract new (...args: any[]) => unknown, name: string): void {
+  const brand = Symbol.for(`@kopf/kopf:class:${name}`);
+  BRANDS.set(cls, brand);
+  Object.defineProperty(cls.prototype, brand, { value: true, enumerable: false });
+  Object.defineProperty(cls, Symbol.hasInstance, {
+    value(this: object, value: unknown): boolean {
+      if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
+      const own = BRANDS.get(this);
+      return own !== undefined && typeof value === "object" && value !== null &&
+        (value as Record<symbol, unknown>)[own] === true;
+    },
+  });
+}
