@@ -8,6 +8,7 @@
 import { parse, stringify } from "yaml";
 import type { KubernetesObject } from "@kopf/kopf";
 import {
+  defaultRegistry,
   type PolicyRule,
   type RbacOptions,
   type ResolvedSelectors,
@@ -66,6 +67,13 @@ export async function parseManifestCommand(
   await loadHandlers(parsed.positionals, modules);
   const extraRules = values["extra-rules"] ? await readExtraRules(values["extra-rules"] as string, usage) : [];
   const resolved = await resolveHandledResources(undefined, { context: values.context as string | undefined });
+  if (defaultRegistry.webhooks.length && values["managed-admission"] === undefined) {
+    // The name is set by a startup handler (settings.admission.managed), which is not run here.
+    console.error(
+      "kopf: the handlers include admission webhooks; if settings.admission.managed is set, give " +
+        "--managed-admission NAME for the rules to create and patch the webhook configurations.",
+    );
+  }
   return {
     parsed,
     input: {

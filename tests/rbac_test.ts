@@ -21,6 +21,7 @@ import { KopfProcess, runKopf } from "./support/kopf_process.ts";
 import { createPeering, peeringStatus } from "./support/peering.ts";
 
 const HANDLERS = "tests/fixtures/shipping/operator.ts";
+const ADMISSION = "tests/fixtures/shipping/admission.ts";
 const DENIED = /HTTP 403|forbidden|Not enough permissions/i;
 
 /** Generates the RBAC of the fixture for a namespace (peering and leader election on). */
@@ -179,6 +180,112 @@ Deno.test("every generated rule is needed: without any one of them, the operator
       // An object left with the operator's finalizer (the scenario stopped midway) must not stay behind.
       await patchExample(client, namespace, "each", { metadata: { finalizers: null } }).catch(() => {});
       await deleteExample(client, namespace, "each").catch(() => {});
+    }
+  }
+});
+
+Deno.test("managed admission under the generated rules: the webhook configuration is created and kept, requests are validated, no 403", async () => {
+  const { client, kubeconfig: admin } = await testCluster();
+  const namespace = await freshNamespace(client, "rbac-admission");
+  const name = `kopf-rbac-${namespace}`;
+  const webhook = `${namespace}.kopf.dev`;
+  const generated = await runKopf([
+    "generate",
+    "rbac",
+    ADMISSION,
+    "-n",
+    namespace,
+    "--name",
+    name,
+    "--managed-admission",
+    webhook,
+  ], { KUBECONFIG: admin });
+  assert.equal(generated.code, 0, generated.stderr);
+  const manifests = parseManifests(generated.stdout);
+  const clusterRole = manifests.find((manifest) => manifest.kind === "ClusterRole") as
+    | KubernetesObject & { rules: { resources: string[]; verbs: string[]; resourceNames?: string[] }[] }
+    | undefined;
+  const both = ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"];
+  assert.deepEqual(
+    clusterRole?.rules.filter((rule) => rule.resources.includes("validatingwebhookconfigurations")),
+    [
+      { apiGroups: ["admissionregistration.k8s.io"], resources: both, verbs: ["create"] },
+      { apiGroups: ["admissionregistration.k8s.io"], resources: both, resourceNames: [webhook], verbs: ["patch"] },
+    ],
+  );
+  await applyManifests(manifests);
+  const configuration = `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${webhook}`;
+  try {
+    const kubeconfig = await serviceAccountKubeconfig(namespace, name);
+    await using operator = await KopfProcess.command(
+      ["run", "-n", namespace, "--standalone", ADMISSION],
+      { KUBECONFIG: kubeconfig, KOPF_TEST_WEBHOOK_NAME: webhook },
+    );
+    await waitFor("the webhook configuration with its webhook", async () => {
+      const body = await client.request<{ webhooks?: unknown[] }>({ path: configuration });
+      return body.webhooks?.length ? true : undefined;
+    });
+    const denied = await waitFor("a denial by the webhook", async () => {
+      try {
+        await createExample(client, namespace, "bad-numbers", { numbers: "x" });
+        await deleteExample(client, namespace, "bad-numbers");
+        return undefined; // The API server has not called the webhook yet.
+      } catch (error) {
+        return error instanceof Error && /spec\.numbers must be a list/.test(error.message) ? error.message : undefined;
+      }
+    });
+    assert.match(denied, /spec\.numbers must be a list/);
+    await createExample(client, namespace, "good-numbers", { numbers: [1, 2] });
+    const status = await operator.stop();
+    assert.equal(status.code, 0, operator.output);
+    assert.deepEqual(operator.lines.filter((line) => DENIED.test(line)), []);
+  } finally {
+    for (const kind of ["validating", "mutating"]) {
+      await client.request({
+        method: "DELETE",
+        path: `/apis/admissionregistration.k8s.io/v1/${kind}webhookconfigurations/${webhook}`,
+      }).catch(() => {});
+    }
+    await deleteManifests(manifests);
+  }
+});
+
+Deno.test("each rule of managed admission is needed: without creating or patching the configurations, a 403", async () => {
+  const { client, kubeconfig: admin } = await testCluster();
+  for (const verb of ["create", "patch"]) {
+    const namespace = await freshNamespace(client, "rbac-admission");
+    const name = `kopf-rbac-${namespace}`;
+    const webhook = `${namespace}.kopf.dev`;
+    const generated = await runKopf(
+      ["generate", "rbac", ADMISSION, "-n", namespace, "--name", name, "--managed-admission", webhook],
+      { KUBECONFIG: admin },
+    );
+    assert.equal(generated.code, 0, generated.stderr);
+    const manifests = parseManifests(generated.stdout).map((manifest) =>
+      manifest.kind === "ClusterRole"
+        ? {
+          ...manifest,
+          rules: (manifest.rules as { verbs: string[] }[]).filter((rule) => !rule.verbs.includes(verb)),
+        }
+        : manifest
+    ) as KubernetesObject[];
+    await applyManifests(manifests);
+    try {
+      const kubeconfig = await serviceAccountKubeconfig(namespace, name);
+      await using operator = await KopfProcess.command(
+        ["run", "-n", namespace, "--standalone", ADMISSION],
+        { KUBECONFIG: kubeconfig, KOPF_TEST_WEBHOOK_NAME: webhook },
+      );
+      const line = await operator.waitForLine(DENIED);
+      assert.match(line, new RegExp(`${verb}|PATCH|POST`, "i"));
+    } finally {
+      for (const kind of ["validating", "mutating"]) {
+        await client.request({
+          method: "DELETE",
+          path: `/apis/admissionregistration.k8s.io/v1/${kind}webhookconfigurations/${webhook}`,
+        }).catch(() => {});
+      }
+      await deleteManifests(manifests);
     }
   }
 });

@@ -160,7 +160,8 @@ export function neededRules(registry: Registry, resolved: ResolvedSelectors, opt
     });
   }
   if (options.managedAdmission && registry.webhooks.length > 0) {
-    const types = new Set(registry.webhooks.map((webhook) => `${webhook.type}webhookconfigurations`));
+    // Both configurations are kept, whichever kinds of handlers there are: the other one is kept empty.
+    const types = new Set(["mutatingwebhookconfigurations", "validatingwebhookconfigurations"]);
     rules.push({
       reason: "managed admission: creating the webhook configurations",
       scope: "cluster",
