@@ -5,7 +5,7 @@
  * @module
  */
 
-import { parse, stringify } from "yaml";
+import { Document, isScalar, parse, visit } from "yaml";
 import type { KubernetesObject } from "@kopf/kopf";
 import {
   defaultRegistry,
@@ -113,11 +113,16 @@ async function readExtraRules(file: string, usage: string): Promise<PolicyRule[]
   return rules as PolicyRule[];
 }
 
-/** Prints manifests as one YAML stream. */
+/** Prints manifests as one YAML stream; lists of plain values (verbs, resources, args) on one line, as kubectl users write them. */
 export function printManifests(manifests: readonly KubernetesObject[]): void {
-  console.log(
-    manifests.map((manifest) => stringify(manifest, { lineWidth: 0, aliasDuplicateObjects: false }).trimEnd()).join(
-      "\n---\n",
-    ),
-  );
+  const documents = manifests.map((manifest) => {
+    const document = new Document(manifest, { aliasDuplicateObjects: false });
+    visit(document, {
+      Seq(_, node) {
+        if (node.items.every(isScalar)) node.flow = true;
+      },
+    });
+    return document.toString({ lineWidth: 0 }).trimEnd();
+  });
+  console.log(documents.join("\n---\n"));
 }
