@@ -32,7 +32,9 @@ Options:
       --peering                  Peering: the peering objects (list, watch, patch).
       --managed-admission NAME   settings.admission.managed: the webhook configurations.
       --extra-rules FILE         More rules (YAML: a list of rules, or a Role) for what the
-                                 handlers touch through their own client.
+                                 handlers touch through their own client; they go where the
+                                 handled resources go (the Roles with -n, the ClusterRole
+                                 with -A or patterns).
       --context NAME             The kubeconfig context for discovery.
   -h, --help                     Show this message and exit.
 `;

@@ -289,3 +289,23 @@ Deno.test("each rule of managed admission is needed: without creating or patchin
     }
   }
 });
+
+Deno.test("--extra-rules adds the user's rules where the handled resources' rules go (a Role with -n)", async () => {
+  const { kubeconfig } = await testCluster();
+  const file = await Deno.makeTempFile({ suffix: ".yaml" });
+  await Deno.writeTextFile(file, "- apiGroups: ['']\n  resources: [configmaps]\n  verbs: [get, create]\n");
+  const generated = await runKopf(
+    ["generate", "rbac", HANDLERS, "-n", "extra-rules", "--extra-rules", file],
+    { KUBECONFIG: kubeconfig },
+  );
+  assert.equal(generated.code, 0, generated.stderr);
+  const role = parseManifests(generated.stdout).find((manifest) => manifest.kind === "Role") as
+    | KubernetesObject & { rules: unknown[] }
+    | undefined;
+  assert.deepEqual(role?.rules.at(-1), { apiGroups: [""], resources: ["configmaps"], verbs: ["get", "create"] });
+
+  await Deno.writeTextFile(file, "rules: nothing\n");
+  const bad = await runKopf(["generate", "rbac", HANDLERS, "-A", "--extra-rules", file], { KUBECONFIG: kubeconfig });
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--extra-rules .*: expected a list of rules with apiGroups, resources and verbs/);
+});
