@@ -16,7 +16,7 @@ export const RBAC_HELP = `${RBAC_USAGE}
 
   Print a ServiceAccount, (Cluster)Roles and bindings with exactly the rules that the handlers of
   FILES and the enabled features need. The handlers' resources are resolved by the cluster's
-  discovery (the kubeconfig, as for 'kopf run'). With -n: Roles in those namespaces (a ClusterRole
+  discovery (the kubeconfig, as for 'kopf run'), or by --crd files. With -n: Roles in those namespaces (a ClusterRole
   for what is cluster-wide); with -A: a ClusterRole.
 
 Options:
@@ -36,6 +36,8 @@ Options:
                                  handled resources go (the Roles with -n, the ClusterRole
                                  with -A or patterns).
       --context NAME             The kubeconfig context for discovery.
+      --crd FILE                 Resolve the handlers' resources against these CRDs (YAML;
+                                 repeatable) instead of the cluster: no cluster is needed.
   -h, --help                     Show this message and exit.
 `;
 

@@ -6,6 +6,10 @@
  */
 
 import { join, resolve } from "node:path";
+import { parseAllDocuments } from "yaml";
+import * as kopf from "@kopf/kopf";
+import { deploymentManifest, neededRules, rbacManifests, Registry, resolveHandledResources } from "@kopf/kopf/shipping";
+import { manifestsYaml } from "./manifest_options.ts";
 import { type OptionSpec, parseCommand, processEnvironment } from "./options.ts";
 import { UsageError } from "./usage.ts";
 import denoJson from "./deno.json" with { type: "json" };
@@ -18,7 +22,8 @@ export const INIT_HELP = `${INIT_USAGE}
 
   Make a new operator project in DIR (the current folder by default; it must have no deno.json):
   deno.json with the tasks run, test, check, build, rbac and deployment; handlers.ts; crd.yaml (the
-  resource the handlers serve); handlers_test.ts (a LocalCluster and KopfRunner); deploy/Dockerfile.
+  resource the handlers serve); handlers_test.ts (a LocalCluster and KopfRunner); deploy/ (the
+  Dockerfile and the manifests: RBAC and a Deployment).
 
 Options:
       --kopf SPEC  Where @kopf/kopf and @kopf/cli come from: a folder of a checkout (for development),
@@ -58,6 +63,7 @@ export async function init(args: string[]): Promise<void> {
     }
   }
   const files = projectFiles(source, checkout);
+  files["deploy/operator.yaml"] = await templateManifests();
   for (const [path, text] of Object.entries(files)) {
     await Deno.mkdir(join(dir, path, ".."), { recursive: true });
     await Deno.writeTextFile(join(dir, path), text);
@@ -98,8 +104,9 @@ export function projectFiles(source: string, checkout?: CheckoutConfig): Record<
       test: "deno test -A",
       check: "deno fmt --check && deno lint && deno check .",
       build: `deno run -A ${cli} build handlers.ts -o dist/operator.js`,
-      rbac: `deno run -A ${cli} generate rbac handlers.ts -A`,
-      deployment: `deno run -A ${cli} generate deployment handlers.ts -A --image kopf-operator:latest`,
+      rbac: `deno run -A ${cli} generate rbac handlers.ts -A --name my-operator --crd crd.yaml`,
+      deployment:
+        `deno run -A ${cli} generate deployment handlers.ts -A --name my-operator --image my-operator:latest --crd crd.yaml`,
     },
     nodeModulesDir: "auto",
     fmt: { lineWidth: 120 },
@@ -112,6 +119,25 @@ export function projectFiles(source: string, checkout?: CheckoutConfig): Record<
     "deploy/Dockerfile": DOCKERFILE,
     "deploy/README.md": DEPLOY_README,
   };
+}
+
+/**
+ * The RBAC and Deployment of the new project, computed as `deno task deployment` does: from the
+ * template's handler (registered here in a registry of its own, as handlers.ts registers it) and
+ * the template's CRD.
+ */
+async function templateManifests(): Promise<string> {
+  const registry = new Registry();
+  kopf.on.create("kopfexamples.v1.kopf.dev", { registry }, function created() {});
+  const crds = parseAllDocuments(CRD).map((document) => document.toJS());
+  const resolved = await resolveHandledResources(registry, { crds });
+  const options = { namespaces: [], clusterwide: true, name: "my-operator", installNamespace: "default" };
+  const header = "# Computed by kopf init for the template's handlers; `deno task deployment > deploy/operator.yaml` " +
+    "computes it again for yours.\n";
+  return header + manifestsYaml([
+    ...rbacManifests(neededRules(registry, resolved, options), options),
+    deploymentManifest({ ...options, image: "my-operator:latest", replicas: 1 }),
+  ]);
 }
 
 /** What `kopf init --kopf FOLDER` reads from the checkout's `deno.json`. */
@@ -203,10 +229,11 @@ CMD ["run", "--all-namespaces", "--standalone", "--liveness=http://0.0.0.0:8080/
 const DEPLOY_README = `# Deploying
 
 1. The image: \`docker build -f deploy/Dockerfile -t REGISTRY/my-operator:1.0 .\` and push it.
-2. The manifests, computed from the handlers (the cluster must know their CRDs: \`kubectl apply -f crd.yaml\`):
-   \`deno task deployment > deploy/operator.yaml\` (edit the task for --image, -n/-A, --replicas, --peering), or only the
+2. The manifests: \`deploy/operator.yaml\` (a ServiceAccount, the RBAC, a Deployment) is computed from the handlers and
+   \`crd.yaml\`; after changing them, \`deno task deployment > deploy/operator.yaml\` computes it again (edit the task for
+   --image, -n/-A, --replicas, --peering; drop --crd to resolve the resources against your cluster instead), or only the
    RBAC: \`deno task rbac\`.
-3. \`kubectl apply -f deploy/operator.yaml\`.
+3. \`kubectl apply -f crd.yaml -f deploy/operator.yaml\`.
 
 The Deployment's arguments replace the Dockerfile's CMD; the ENTRYPOINT keeps the permissions.
 `;

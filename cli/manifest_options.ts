@@ -5,7 +5,7 @@
  * @module
  */
 
-import { Document, isScalar, parse, visit } from "yaml";
+import { Document, isScalar, parse, parseAllDocuments, visit } from "yaml";
 import type { KubernetesObject } from "@kopf/kopf";
 import {
   defaultRegistry,
@@ -29,6 +29,7 @@ export const MANIFEST_OPTIONS: readonly OptionSpec[] = [
   { long: "managed-admission", type: "string", env: false },
   { long: "extra-rules", type: "string", env: false },
   { long: "context", type: "string", env: false },
+  { long: "crd", type: "string", multiple: true, env: false },
 ];
 
 /** The parsed common options, with the handlers loaded and resolved. */
@@ -66,7 +67,9 @@ export async function parseManifestCommand(
     (scope.clusterwide ? "default" : scope.namespaces.find((namespace) => /^[a-z0-9-]+$/.test(namespace)) ?? "default");
   await loadHandlers(parsed.positionals, modules);
   const extraRules = values["extra-rules"] ? await readExtraRules(values["extra-rules"] as string, usage) : [];
-  const resolved = await resolveHandledResources(undefined, { context: values.context as string | undefined });
+  const crdFiles = values.crd as string[] | undefined;
+  const crds = crdFiles ? await readCrds(crdFiles, usage) : undefined;
+  const resolved = await resolveHandledResources(undefined, { context: values.context as string | undefined, crds });
   if (defaultRegistry.webhooks.length && values["managed-admission"] === undefined) {
     // The name is set by a startup handler (settings.admission.managed), which is not run here.
     console.error(
@@ -91,6 +94,22 @@ export async function parseManifestCommand(
   };
 }
 
+/** Reads `--crd FILE`s: YAML streams of CustomResourceDefinitions. */
+async function readCrds(files: readonly string[], usage: string): Promise<KubernetesObject[]> {
+  const crds: KubernetesObject[] = [];
+  for (const file of files) {
+    try {
+      for (const document of parseAllDocuments(await Deno.readTextFile(file))) {
+        const object = document.toJS() as KubernetesObject | null;
+        if (object) crds.push(object);
+      }
+    } catch (error) {
+      throw new UsageError(`--crd ${file}: ${error instanceof Error ? error.message : String(error)}`, usage);
+    }
+  }
+  return crds;
+}
+
 /** Reads `--extra-rules FILE`: a YAML list of policy rules (or an object with `rules:`, as a Role). */
 async function readExtraRules(file: string, usage: string): Promise<PolicyRule[]> {
   let data: unknown;
@@ -113,8 +132,8 @@ async function readExtraRules(file: string, usage: string): Promise<PolicyRule[]
   return rules as PolicyRule[];
 }
 
-/** Prints manifests as one YAML stream; lists of plain values (verbs, resources, args) on one line, as kubectl users write them. */
-export function printManifests(manifests: readonly KubernetesObject[]): void {
+/** Manifests as one YAML stream; lists of plain values (verbs, resources, args) on one line, as kubectl users write them. */
+export function manifestsYaml(manifests: readonly KubernetesObject[]): string {
   const documents = manifests.map((manifest) => {
     const document = new Document(manifest, { aliasDuplicateObjects: false });
     visit(document, {
@@ -122,7 +141,12 @@ export function printManifests(manifests: readonly KubernetesObject[]): void {
         if (node.items.every(isScalar)) node.flow = true;
       },
     });
-    return document.toString({ lineWidth: 0 }).trimEnd();
+    return document.toString({ lineWidth: 0, flowCollectionPadding: false }).trimEnd();
   });
-  console.log(documents.join("\n---\n"));
+  return documents.join("\n---\n") + "\n";
+}
+
+/** Prints manifests as one YAML stream. */
+export function printManifests(manifests: readonly KubernetesObject[]): void {
+  console.log(manifestsYaml(manifests).trimEnd());
 }

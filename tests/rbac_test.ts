@@ -309,3 +309,16 @@ Deno.test("--extra-rules adds the user's rules where the handled resources' rule
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /--extra-rules .*: expected a list of rules with apiGroups, resources and verbs/);
 });
+
+Deno.test("--crd resolves the handlers' resources from CRD files, without a cluster, to the same manifests as discovery", async () => {
+  const { kubeconfig } = await testCluster();
+  const args = ["generate", "rbac", HANDLERS, "-n", "crd-files", "--peering", "--leader-elect"];
+  const discovered = await runKopf(args, { KUBECONFIG: kubeconfig });
+  assert.equal(discovered.code, 0, discovered.stderr);
+  const offline = await runKopf([...args, "--crd", "examples/crd.yaml"], { KUBECONFIG: "/nonexistent" });
+  assert.equal(offline.code, 0, offline.stderr);
+  assert.equal(offline.stdout, discovered.stdout);
+  const missing = await runKopf([...args, "--crd", "peering.yaml"], { KUBECONFIG: "/nonexistent" });
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /The resources of "kopfexamples" are not found .* in the given CRDs/);
+});
