@@ -322,3 +322,35 @@ Deno.test("--crd resolves the handlers' resources from CRD files, without a clus
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /The resources of "kopfexamples" are not found .* in the given CRDs/);
 });
+
+Deno.test("with a namespace pattern, the generated ClusterRole lets the operator find the namespaces and handle their objects without a 403", async () => {
+  const { client, kubeconfig: admin } = await testCluster();
+  const prefix = `rbac-pattern-${crypto.randomUUID().slice(0, 6)}`;
+  const pattern = `${prefix}-*`;
+  const home = await freshNamespace(client, "rbac-home");
+  const name = `kopf-rbac-${prefix}`;
+  const generated = await runKopf(
+    ["generate", "rbac", HANDLERS, "-n", pattern, "--install-namespace", home, "--name", name],
+    { KUBECONFIG: admin },
+  );
+  assert.equal(generated.code, 0, generated.stderr);
+  const manifests = parseManifests(generated.stdout);
+  assert.deepEqual(manifests.map((manifest) => manifest.kind), ["ServiceAccount", "ClusterRole", "ClusterRoleBinding"]);
+  const rules = manifests[1].rules as { resources: string[]; verbs: string[] }[];
+  assert.ok(rules.some((rule) => rule.resources.includes("namespaces") && rule.verbs.join() === "list,watch"));
+  await applyManifests(manifests);
+  try {
+    const kubeconfig = await serviceAccountKubeconfig(home, name);
+    await using operator = await KopfProcess.command(
+      ["run", "-n", pattern, "--standalone", HANDLERS],
+      { KUBECONFIG: kubeconfig },
+    );
+    const namespace = await freshNamespace(client, prefix);
+    await scenario(namespace, "pattern-1", 60);
+    const status = await operator.stop();
+    assert.equal(status.code, 0, operator.output);
+    assert.deepEqual(operator.lines.filter((line) => DENIED.test(line)), []);
+  } finally {
+    await deleteManifests(manifests);
+  }
+});
