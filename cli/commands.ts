@@ -23,10 +23,11 @@ const logger = getLogger(["kopf", "operator"]);
  *
  * @param args The arguments after `run`.
  * @param stopping Aborted at the first SIGINT/SIGTERM.
+ * @param embedded The handlers are registered already (a bundle of `kopf build`): no file is needed.
  * @returns The exit code: 0 also after a graceful stop.
  */
-export async function run(args: string[], stopping: AbortSignal): Promise<0> {
-  const options = parseRunOptions(args);
+export async function run(args: string[], stopping: AbortSignal, embedded = false): Promise<0> {
+  const options = parseRunOptions(args, undefined, embedded);
   if (options.help) {
     console.log(RUN_HELP);
     return 0;
@@ -132,5 +133,8 @@ function configure(logging: Logging): Promise<void> {
     format: logging.format,
     prefix: logging.prefix,
     postingSink: kopf.postingSink,
+    // JSON lines go to stdout, alone: what else is printed (the "Task kopf …" line of `deno task`,
+    // Deno's download notes, the CLI's own errors) goes to stderr, so a consumer parses stdout as is.
+    ...(logging.format === "json" ? { write: (line: string) => console.log(line) } : {}),
   });
 }

@@ -1,6 +1,7 @@
 /**
  * The `kopf` command: `kopf run handlers.ts` runs an operator from handler files; `kopf freeze`
- * and `kopf resume` pause and resume the operators of a peering.
+ * and `kopf resume` pause and resume the operators of a peering; `kopf init`, `kopf build` and
+ * `kopf generate` make a project, a bundle, manifests and types.
  *
  * @example
  * ```sh
@@ -27,13 +28,23 @@ import denoJson from "./deno.json" with { type: "json" };
  */
 export type ExitCode = 0 | 1 | 2;
 
+/** Options of {@linkcode main}. */
+export interface MainOptions {
+  /**
+   * The handlers are registered already (a bundle made by `kopf build` imports them before the
+   * CLI): `kopf run` needs no handler file then.
+   */
+  embedded?: boolean;
+}
+
 /**
  * Runs the command line and returns the exit code; prints errors as one line prefixed `kopf:`
  * (usage errors as the usage, a hint, and the one-line reason).
  *
  * @param args the arguments after the program name.
+ * @param options how the CLI is started.
  */
-export async function main(args: string[]): Promise<ExitCode> {
+export async function main(args: string[], options: MainOptions = {}): Promise<ExitCode> {
   try {
     const [command, ...rest] = args;
     if (command === undefined || command === "--help" || command === "-h") {
@@ -49,18 +60,21 @@ export async function main(args: string[]): Promise<ExitCode> {
         // The first thing `kopf run` does: a stop while the framework and the handlers load is graceful.
         using stopping = trapStopSignals();
         const { run } = await import("./commands.ts");
-        return await run(rest, stopping.signal);
+        return await run(rest, stopping.signal, options.embedded ?? false);
       }
+      case "build":
+        await (await import("./build.ts")).build(rest);
+        return 0;
+      case "init":
+        await (await import("./init.ts")).init(rest);
+        return 0;
       case "freeze":
         return await (await import("./commands.ts")).freezeCommand(rest);
       case "resume":
         return await (await import("./commands.ts")).resumeCommand(rest);
       case "generate":
-        if (rest[0] === "types") return await (await import("./generate_types.ts")).generateTypesCommand(rest.slice(1));
-        throw new UsageError(
-          `No such generator: ${rest[0] ?? "(none)"}; try 'kopf generate types CRD.yaml'.`,
-          MAIN_USAGE,
-        );
+        await (await import("./generate.ts")).generate(rest);
+        return 0;
       default:
         throw new UsageError(`No such command: ${command}.`, MAIN_USAGE);
     }

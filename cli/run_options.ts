@@ -87,8 +87,13 @@ export const RUN_OPTIONS: readonly OptionSpec[] = [
  *
  * @param args The arguments after `run`.
  * @param env Where `KOPF_RUN_<OPTION>` defaults come from; the process environment by default.
+ * @param embedded Whether handlers are embedded (a `kopf build` bundle): no file is needed then.
  */
-export function parseRunOptions(args: string[], env: Environment = processEnvironment): RunOptions {
+export function parseRunOptions(
+  args: string[],
+  env: Environment = processEnvironment,
+  embedded = false,
+): RunOptions {
   const parsed = parseCommand("run", RUN_USAGE, RUN_OPTIONS, args, env);
   const values = parsed.values;
   const scope = resolveScope("run", parsed, env, RUN_USAGE);
@@ -109,7 +114,7 @@ export function parseRunOptions(args: string[], env: Environment = processEnviro
     ...logging,
     help: parsed.help,
   };
-  if (!options.help && options.files.length === 0 && options.modules.length === 0) {
+  if (!options.help && !embedded && options.files.length === 0 && options.modules.length === 0) {
     throw new UsageError("Nothing to run: give handler files or -m modules.", RUN_USAGE);
   }
   return options;

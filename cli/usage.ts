@@ -27,10 +27,12 @@ export const MAIN_HELP = `${MAIN_USAGE}
 A Kubernetes operator framework: runs handlers written with @kopf/kopf.
 
 Commands:
-  run     Run an operator from handler files or modules.
-  freeze  Pause the operators of a peering (a peer record of a higher priority).
-  resume  Resume the operators paused by freeze (remove that record).
-  generate types  Write TypeScript interfaces of custom resources from their CRDs.
+  run       Run an operator from handler files or modules.
+  freeze    Pause the operators of a peering (a peer record of a higher priority).
+  resume    Resume the operators paused by freeze (remove that record).
+  init      Make a new operator project (deno.json, handlers, a test, deploy/).
+  build     Bundle the CLI and handler files into one JavaScript file.
+  generate  Print manifests computed from the handlers (rbac, deployment), or types from CRDs (types).
 
 Options:
   --version   Print the version and exit.
@@ -43,7 +45,7 @@ KOPF_RUN_LOG_FORMAT=json; the command line wins. See 'kopf COMMAND --help'.
 const LOGGING_HELP = `  -v, --verbose            Log debug messages.
   -d, --debug              Log debug messages (the same as --verbose).
   -q, --quiet              Log only warnings and errors.
-      --log-format FORMAT  plain, full (the default) or json.
+      --log-format FORMAT  plain, full (the default) or json (to stdout; the others to stderr).
       --log-prefix / --no-log-prefix
                            Prefix object-related messages with [namespace/name] (default:
                            on, off for json).`;

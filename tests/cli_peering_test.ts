@@ -157,7 +157,7 @@ Deno.test("freeze and resume take the logging options: --log-format json, -q (26
   try {
     const frozen = await kopf(["freeze", "-A", "-P", name, "-t", "60", "-m", "upgrade", "--log-format", "json"]);
     assert.equal(frozen.code, 0, frozen.stderr);
-    const records = meaningful(frozen.stderr).map((line) => JSON.parse(line));
+    const records = meaningful(frozen.stdout).map((line) => JSON.parse(line));
     const freezing = records.find((record) => String(record.message).startsWith("Freezing operations"));
     assert.ok(freezing, frozen.stderr);
     assert.match(

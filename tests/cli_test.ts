@@ -74,7 +74,8 @@ Deno.test("--log-format json prints one JSON object per line; object lines carry
   } finally {
     child.kill("SIGTERM");
   }
-  const lines = meaningful(new TextDecoder().decode((await output).stderr));
+  // JSON lines go to stdout, where nothing else is printed.
+  const lines = meaningful(new TextDecoder().decode((await output).stdout));
   const records = lines.map((line) => JSON.parse(line));
   assert.ok(records.every((record) => record.message && record.timestamp && record.severity), lines.join("\n"));
   const succeeded = records.find((record) => record.message === "Handler 'createFn' succeeded.");
@@ -248,9 +249,9 @@ Deno.test("KOPF_RUN_NAMESPACE, KOPF_RUN_STANDALONE and KOPF_RUN_LOG_FORMAT=json 
     result = await kopfRun.stop();
   }
   assert.equal(result.code, 0, result.stderr);
-  const lines = meaningful(result.stderr);
+  const lines = meaningful(result.stdout); // JSON lines go to stdout
   const records = lines.map((line) => JSON.parse(line));
-  assert.ok(records.some((record) => record.message === "Handler 'createFn' succeeded."), result.stderr);
+  assert.ok(records.some((record) => record.message === "Handler 'createFn' succeeded."), result.stdout);
   // KOPF_RUN_STANDALONE=true is --standalone: no warning about running without peering.
   assert.ok(!records.some((record) => /Peering/.test(record.message)), result.stderr);
   // The namespace came from KOPF_RUN_NAMESPACE: no warning about serving all namespaces.

@@ -171,6 +171,8 @@ export class ApiClient implements Disposable {
         response = await this.#fetch(item, url, method, options, totalTimeout, streaming);
       } catch (error) {
         if (options.signal?.aborted) throw options.signal.reason;
+        // A missing Deno permission (--allow-net) never heals by retrying: stop with Deno's own advice.
+        if (error instanceof Deno.errors.NotCapable) throw error;
         if (attempt >= backoffs.length) throw new ApiConnectionError(what, error);
         const delay = backoffs[attempt];
         logger.warn("{what} could not reach the API server ({error}); retrying in {delay} s.", {

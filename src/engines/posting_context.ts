@@ -6,9 +6,11 @@
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
+import { processGlobal } from "../utils/process_global.ts";
 import type { EventPoster } from "./posting.ts";
 
-const storage = new AsyncLocalStorage<EventPoster>();
+// One per process: a handler using another copy of the library must still find the handling context.
+const storage = processGlobal("posting-context", 1, () => new AsyncLocalStorage<EventPoster>());
 
 /**
  * Runs `fn` with `poster` as the operator's poster: everything `fn` starts (handlers, promises,

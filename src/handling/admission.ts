@@ -6,6 +6,7 @@
  */
 
 import { Selector, type SelectorInput } from "../model/selector.ts";
+import { shareInstances } from "../utils/process_global.ts";
 import { ADMISSION_OPERATIONS, type AdmissionOperation } from "../model/admission.ts";
 import type { DiffItem } from "../model/diff.ts";
 import type { ResourceContext } from "./context.ts";
@@ -48,6 +49,9 @@ export class AdmissionError extends Error {
     this.code = options.code ?? 500;
   }
 }
+
+// A validating handler may throw it from another copy of the library: it must still deny with its code.
+shareInstances(AdmissionError, "AdmissionError");
 
 /** The two kinds of admission handlers. */
 export type AdmissionKind = "validate" | "mutate";

@@ -6,9 +6,11 @@
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
+import { processGlobal } from "../utils/process_global.ts";
 import type { KubernetesObject } from "../model/body.ts";
 
-const storage = new AsyncLocalStorage<KubernetesObject>();
+// One per process: a handler using another copy of the library must still find the handling context.
+const storage = processGlobal("current-object", 1, () => new AsyncLocalStorage<KubernetesObject>());
 
 /**
  * Runs `fn` with `body` as the object being handled; everything `fn` starts (promises, timers)

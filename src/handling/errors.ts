@@ -4,6 +4,8 @@
  * @module
  */
 
+import { shareInstances } from "../utils/process_global.ts";
+
 /** Options of a {@linkcode TemporaryError}. */
 export interface TemporaryErrorOptions {
   /** Seconds until the handler is retried; 60 by default. */
@@ -57,3 +59,10 @@ export class HandlerRetriesError extends PermanentError {
     this.name = "HandlerRetriesError";
   }
 }
+
+// Handlers may throw these from another copy of the library (a handler file that imports
+// @kopf/kopf by another URL than the CLI): the framework must still recognise them.
+shareInstances(TemporaryError, "TemporaryError");
+shareInstances(PermanentError, "PermanentError");
+shareInstances(HandlerTimeoutError, "HandlerTimeoutError");
+shareInstances(HandlerRetriesError, "HandlerRetriesError");

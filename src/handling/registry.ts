@@ -6,6 +6,7 @@
  */
 
 import type { Selector } from "../model/selector.ts";
+import { processGlobal } from "../utils/process_global.ts";
 import type { Activity, ActivityHandler } from "./activities.ts";
 import type { AdmissionHandler } from "./admission.ts";
 import type { ResourceHandler } from "./handlers.ts";
@@ -76,5 +77,8 @@ export class Registry {
   }
 }
 
-/** The registry that registration functions use when none is given. */
-export const defaultRegistry: Registry = new Registry();
+/**
+ * The registry that registration functions use when none is given: one per process, shared by every
+ * copy of the library that is loaded, so handler files register where the CLI's operator looks.
+ */
+export const defaultRegistry: Registry = processGlobal("default-registry", 1, () => new Registry());

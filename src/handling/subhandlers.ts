@@ -13,6 +13,7 @@
 
 import { functionName } from "./registration.ts";
 import { AsyncLocalStorage } from "node:async_hooks";
+import { processGlobal } from "../utils/process_global.ts";
 import { parseField } from "../model/diff.ts";
 import { currentObject } from "./current_object.ts";
 import { TemporaryError } from "./errors.ts";
@@ -283,7 +284,8 @@ export class SubhandlingScope {
   }
 }
 
-const scopes = new AsyncLocalStorage<SubhandlingScope>();
+// One per process: a handler using another copy of the library must still find its scope.
+const scopes = processGlobal("subhandling-scopes", 1, () => new AsyncLocalStorage<SubhandlingScope>());
 
 /**
  * Runs `fn` with `scope` as the sub-handling scope of everything it calls or starts; the framework

@@ -1,11 +1,12 @@
 /**
  * Sends the framework's log records to the console in Kopf's formats. The CLI calls it; an
- * embedding program may call it, or configure LogTape itself (the records' category is `kopf`).
+ * embedding program may call it, or configure LogTape itself (the records' category is `kopf`);
+ * `operator()` calls it with the defaults when the program has done neither.
  *
  * @module
  */
 
-import { configure, type LogLevel, type LogRecord, reset, type Sink } from "@logtape/logtape";
+import { configure, getConfig, type LogLevel, type LogRecord, reset, type Sink } from "@logtape/logtape";
 import type { ObjectRef } from "./object_logger.ts";
 
 /** How log lines look: `full` (time, logger, level, message), `plain` (message only), `json` (one object per line). */
@@ -70,6 +71,20 @@ export async function configureLogging(options: LoggingOptions = {}): Promise<vo
       { category: ["logtape", "meta"], lowestLevel: "warning", sinks: ["console"] },
     ],
   });
+}
+
+/**
+ * Configures logging as the CLI does (Kopf's `full` format on stderr, level info) unless the
+ * program has configured LogTape itself: an embedded operator (`kopf.operator()`) then prints its
+ * own and its handlers' messages as `kopf run` would, and a program with its own logging keeps it.
+ *
+ * @param options As for {@linkcode configureLogging}.
+ * @returns Whether it has configured logging.
+ */
+export async function configureDefaultLogging(options: LoggingOptions = {}): Promise<boolean> {
+  if (getConfig() !== null) return false;
+  await configureLogging(options);
+  return true;
 }
 
 /** Renders one record as a line of the given format. */

@@ -21,6 +21,8 @@ import type { WatchHealth } from "../api/watching.ts";
 import { EventPoster } from "../engines/posting.ts";
 import { type LivenessEndpoint, LivenessServer, parseLivenessEndpoint } from "../engines/probing.ts";
 import { runWithPoster } from "../engines/posting_context.ts";
+import { postingSink } from "../engines/posting_sink.ts";
+import { configureDefaultLogging } from "../logging/configure.ts";
 import { runActivity } from "../handling/activities.ts";
 import { type RunningAdmission, startAdmission } from "../engines/admission_startup.ts";
 import type { Memo } from "../handling/context.ts";
@@ -133,6 +135,9 @@ const EXIT_GRACE = 5;
  * after the first — exits the process at once with code 130 (SIGINT) or 143 (SIGTERM), as a
  * shell reports a process killed by that signal (see `stop_signals.ts`).
  *
+ * Logging: unless the program has configured LogTape itself, it is configured as `kopf run` does
+ * (Kopf's `full` format on stderr, level info), so that the operator's and the handlers' messages show.
+ *
  * Rejects at once with a {@linkcode NoHandlersError} if the registry has nothing to run (no resource,
  * admission or startup handler). Rejects if the startup handlers fail for good (an
  * {@linkcode ActivityError}), or on a fatal error (credentials, discovery); the cleanup handlers
@@ -146,6 +151,8 @@ const EXIT_GRACE = 5;
  * ```
  */
 export async function operator(options: OperatorOptions = {}): Promise<void> {
+  // Silence would hide even the handlers' own messages; a program with its own logging keeps it.
+  await configureDefaultLogging({ postingSink });
   const registry = options.registry ?? defaultRegistry;
   checkSomethingToRun(registry);
   const settings = options.settings ?? new Settings();

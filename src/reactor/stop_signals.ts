@@ -22,6 +22,7 @@
  */
 
 import { getLogger } from "@logtape/logtape";
+import { processGlobal } from "../utils/process_global.ts";
 
 const logger = getLogger(["kopf", "operator"]);
 
@@ -93,7 +94,8 @@ class Trap {
   }
 }
 
-let shared: Trap | undefined;
+/** The trap while anything holds it: once per process, also when two copies of the library are loaded. */
+const current = processGlobal("stop-signals", 1, () => ({ trap: undefined as Trap | undefined }));
 
 /**
  * Holds the process's SIGINT/SIGTERM listeners (installing them if nothing holds them yet) and
@@ -104,11 +106,11 @@ let shared: Trap | undefined;
  * @returns The hold: the stop's signal, the signal received, and the exit code it means.
  */
 export function trapStopSignals(): StopSignals {
-  if (!shared) {
-    shared = new Trap();
-    shared.install();
+  if (!current.trap) {
+    current.trap = new Trap();
+    current.trap.install();
   }
-  const trap = shared;
+  const trap = current.trap;
   trap.holders++;
   let disposed = false;
   return {
@@ -124,7 +126,7 @@ export function trapStopSignals(): StopSignals {
       disposed = true;
       if (--trap.holders > 0) return;
       trap.uninstall();
-      if (shared === trap) shared = undefined;
+      if (current.trap === trap) current.trap = undefined;
     },
   };
 }

@@ -1,0 +1,178 @@
+/**
+ * `kopf build FILES… [-m SPEC]… -o OUT.js [--compile]`: one JavaScript file that runs the operator
+ * with the handler files embedded (`deno run --allow-… OUT.js run -A`), made by `deno bundle` from an
+ * entry module that imports the handler files and then the CLI, so the bundle holds one copy of
+ * the library; `--compile` passes the bundle to `deno compile`.
+ *
+ * @module
+ */
+
+import { basename, dirname, extname, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { resolveSpecifier } from "./loading.ts";
+import { type OptionSpec, parseCommand, processEnvironment } from "./options.ts";
+import { UsageError } from "./usage.ts";
+
+/** The usage line of `kopf build`. */
+export const BUILD_USAGE = "Usage: kopf build [OPTIONS] FILES... -o OUT.js";
+
+/** The help of `kopf build`. */
+export const BUILD_HELP = `${BUILD_USAGE}
+
+  Write one JavaScript file that runs the operator: the CLI with the handler files and modules
+  embedded, and one copy of @kopf/kopf and its dependencies. Run it with
+  deno run ${"<permissions>"} OUT.js run -A   (or -n NAMESPACE…; every option of 'kopf run' works).
+
+Options:
+  -m, --module SPEC  A module to embed after the files (repeatable): a path, a URL, or a name of
+                     the import map.
+  -o, --output FILE  The JavaScript file to write (required).
+      --compile      Also make an executable with 'deno compile' (next to OUT.js, without .js),
+                     with the operator's minimal permissions; needs 'denort' (downloaded by Deno,
+                     or DENORT_BIN).
+  -h, --help         Show this message and exit.
+`;
+
+/**
+ * The Deno permissions an executable of `--compile` gets: the API server, webhook and probe ports
+ * (net), the environment (KUBECONFIG, HOME, KUBERNETES_SERVICE_*, KOPF_RUN_*, POD_ID), and reading
+ * the credentials. The paths to read are not known when it is built (a kubeconfig may name
+ * certificate and token files anywhere), so reading is not narrowed here; the Dockerfile recipe
+ * narrows it to the service account's folder.
+ */
+export const OPERATOR_PERMISSIONS: readonly string[] = ["--allow-net", "--allow-env", "--allow-read"];
+
+const BUILD_OPTIONS: readonly OptionSpec[] = [
+  { long: "module", short: "m", type: "string", multiple: true, env: false },
+  { long: "output", short: "o", type: "string", env: false },
+  { long: "compile", type: "boolean", env: false },
+];
+
+/** What `kopf build` made. */
+export interface BuildResult {
+  /** The bundle's path. */
+  output: string;
+  /** The bundle's size in bytes. */
+  size: number;
+  /** The executable's path, with `--compile`. */
+  executable?: string;
+}
+
+/** A build failed: `deno bundle` or `deno compile` refused, with their own words. */
+export class BuildError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "BuildError";
+  }
+}
+
+/**
+ * Runs `kopf build` with the arguments after `build`; returns `undefined` after `--help`.
+ *
+ * @param args The arguments after `build`.
+ */
+export async function build(args: string[]): Promise<BuildResult | undefined> {
+  const parsed = parseCommand("build", BUILD_USAGE, BUILD_OPTIONS, args, processEnvironment);
+  if (parsed.help) {
+    console.log(BUILD_HELP);
+    return undefined;
+  }
+  const modules = (parsed.values.module as string[] | undefined) ?? [];
+  const output = parsed.values.output as string | undefined;
+  if (parsed.positionals.length === 0 && modules.length === 0) {
+    throw new UsageError("Nothing to build: give handler files or -m modules.", BUILD_USAGE);
+  }
+  if (!output) throw new UsageError("Missing the output file: give -o OUT.js.", BUILD_USAGE);
+  const specifiers: string[] = [];
+  for (const file of parsed.positionals) {
+    const path = resolve(file);
+    const stat = await Deno.stat(path).catch(() => null);
+    if (!stat?.isFile) throw new UsageError(`${file}: no such handler file (looked at ${path}).`, BUILD_USAGE);
+    specifiers.push(pathToFileURL(path).href);
+  }
+  for (const module of modules) specifiers.push(resolveSpecifier(module));
+  const result = await bundle(specifiers, resolve(output));
+  if (parsed.values.compile === true) result.executable = await compile(result.output);
+  return result;
+}
+
+/**
+ * Bundles the handler modules and the CLI into `output`. The entry imports the handlers first, so
+ * that they are registered when the CLI's `run` starts, and tells the CLI that they are embedded
+ * (no handler file is needed on the command line then).
+ *
+ * @param specifiers The handler modules as URLs (or names of the import map).
+ * @param output The bundle's absolute path.
+ */
+export async function bundle(specifiers: readonly string[], output: string): Promise<BuildResult> {
+  const folder = await Deno.makeTempDir({ prefix: "kopf-build-" });
+  try {
+    const entry = join(folder, "entry.ts");
+    const cli = import.meta.resolve("./main.ts");
+    const lines = [
+      ...specifiers.map((specifier) => `import ${JSON.stringify(specifier)};`),
+      `import { main } from ${JSON.stringify(cli)};`,
+      `Deno.exit(await main(Deno.args, { embedded: true }));`,
+    ];
+    await Deno.writeTextFile(entry, lines.join("\n") + "\n");
+    await Deno.mkdir(dirname(output), { recursive: true });
+    await deno(["bundle", "--quiet", "--platform", "deno", "-o", output, entry], "deno bundle");
+  } finally {
+    await Deno.remove(folder, { recursive: true });
+  }
+  const { size } = await Deno.stat(output);
+  return { output, size };
+}
+
+/**
+ * Makes an executable of a bundle with `deno compile` and the operator's permissions. Deno
+ * downloads `denort` (the runtime it embeds) unless `DENORT_BIN` names one; where neither works,
+ * the error says so and that the bundle runs as it is with `deno run`.
+ *
+ * @param bundlePath The bundle made by {@linkcode bundle}.
+ */
+export async function compile(bundlePath: string): Promise<string> {
+  const executable = join(dirname(bundlePath), basename(bundlePath, extname(bundlePath)));
+  try {
+    await deno(
+      [
+        "compile",
+        "--quiet",
+        ...OPERATOR_PERMISSIONS,
+        "--v8-flags=--max-semi-space-size=2",
+        "-o",
+        executable,
+        bundlePath,
+      ],
+      "deno compile",
+    );
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (/denort|dl\.deno\.land|error sending request|dns error/i.test(message)) {
+      throw new BuildError(
+        `${message}\n\n'deno compile' needs 'denort', the Deno runtime it embeds in the executable, and could not ` +
+          `get it: it downloads it from dl.deno.land unless DENORT_BIN names a denort binary of Deno ` +
+          `${Deno.version.deno}. The bundle ${bundlePath} is complete: run it with ` +
+          `'deno run ${OPERATOR_PERMISSIONS.join(" ")} ${basename(bundlePath)} run -A'.`,
+      );
+    }
+    throw error;
+  }
+  return executable;
+}
+
+async function deno(args: string[], what: string): Promise<void> {
+  // Without colours: deno's message is quoted in ours, in logs and tests.
+  const command = new Deno.Command(Deno.execPath(), {
+    args,
+    env: { NO_COLOR: "1" },
+    stdout: "inherit",
+    stderr: "piped",
+  });
+  const { code, stderr } = await command.output();
+  if (code !== 0) {
+    // Deno's stack backtrace of its own Rust code says nothing to a user.
+    const text = new TextDecoder().decode(stderr).split("\nStack backtrace:")[0].trim();
+    throw new BuildError(`${what} failed (exit code ${code}):\n${text}`);
+  }
+}

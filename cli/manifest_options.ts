@@ -1,0 +1,152 @@
+/**
+ * What `kopf generate rbac` and `kopf generate deployment` share: the handler files, the scope,
+ * the features, the handlers loaded and their resources resolved, YAML out.
+ *
+ * @module
+ */
+
+import { Document, isScalar, parse, parseAllDocuments, visit } from "yaml";
+import type { KubernetesObject } from "@kopf/kopf";
+import {
+  defaultRegistry,
+  type PolicyRule,
+  type RbacOptions,
+  type ResolvedSelectors,
+  resolveHandledResources,
+} from "@kopf/kopf/shipping";
+import { loadHandlers } from "./loading.ts";
+import { type OptionSpec, parseCommand, type ParsedCommand, processEnvironment, resolveScope } from "./options.ts";
+import { UsageError } from "./usage.ts";
+
+/** The options both commands have. */
+export const MANIFEST_OPTIONS: readonly OptionSpec[] = [
+  { long: "module", short: "m", type: "string", multiple: true, env: false },
+  { long: "namespace", short: "n", type: "string", multiple: true, env: false },
+  { long: "all-namespaces", short: "A", type: "boolean", env: false },
+  { long: "name", type: "string", env: false },
+  { long: "install-namespace", type: "string", env: false },
+  { long: "peering", type: "boolean", env: false },
+  { long: "managed-admission", type: "string", env: false },
+  { long: "extra-rules", type: "string", env: false },
+  { long: "context", type: "string", env: false },
+  { long: "crd", type: "string", multiple: true, env: false },
+];
+
+/** The parsed common options, with the handlers loaded and resolved. */
+export interface ManifestInput {
+  rbac: RbacOptions;
+  resolved: ResolvedSelectors;
+}
+
+/**
+ * Parses the common options, loads the handler files and resolves their resources.
+ *
+ * @param command `generate rbac` or `generate deployment`, for messages.
+ * @param usage The usage line.
+ * @param specs The command's own options (added to the common ones).
+ * @param args The arguments.
+ */
+export async function parseManifestCommand(
+  usage: string,
+  specs: readonly OptionSpec[],
+  args: string[],
+): Promise<{ parsed: ParsedCommand; input?: ManifestInput }> {
+  const parsed = parseCommand("generate", usage, [...MANIFEST_OPTIONS, ...specs], args, processEnvironment);
+  if (parsed.help) return { parsed };
+  const values = parsed.values;
+  const modules = (values.module as string[] | undefined) ?? [];
+  if (parsed.positionals.length === 0 && modules.length === 0) {
+    throw new UsageError("Nothing to generate for: give handler files or -m modules.", usage);
+  }
+  const scope = resolveScope("generate", parsed, () => undefined, usage);
+  if (!scope.clusterwide && scope.namespaces.length === 0) {
+    throw new UsageError("Give the served namespaces (-n NS…) or all of them (-A).", usage);
+  }
+  const name = (values.name as string | undefined) ?? "kopf-operator";
+  const installNamespace = (values["install-namespace"] as string | undefined) ??
+    (scope.clusterwide ? "default" : scope.namespaces.find((namespace) => /^[a-z0-9-]+$/.test(namespace)) ?? "default");
+  await loadHandlers(parsed.positionals, modules);
+  const extraRules = values["extra-rules"] ? await readExtraRules(values["extra-rules"] as string, usage) : [];
+  const crdFiles = values.crd as string[] | undefined;
+  const crds = crdFiles ? await readCrds(crdFiles, usage) : undefined;
+  const resolved = await resolveHandledResources(undefined, { context: values.context as string | undefined, crds });
+  if (defaultRegistry.webhooks.length && values["managed-admission"] === undefined) {
+    // The name is set by a startup handler (settings.admission.managed), which is not run here.
+    console.error(
+      "kopf: the handlers include admission webhooks; if settings.admission.managed is set, give " +
+        "--managed-admission NAME for the rules to create and patch the webhook configurations.",
+    );
+  }
+  return {
+    parsed,
+    input: {
+      resolved,
+      rbac: {
+        namespaces: scope.namespaces,
+        clusterwide: scope.clusterwide,
+        name,
+        installNamespace,
+        peering: values.peering === true,
+        managedAdmission: values["managed-admission"] as string | undefined,
+        extraRules,
+      },
+    },
+  };
+}
+
+/** Reads `--crd FILE`s: YAML streams of CustomResourceDefinitions. */
+async function readCrds(files: readonly string[], usage: string): Promise<KubernetesObject[]> {
+  const crds: KubernetesObject[] = [];
+  for (const file of files) {
+    try {
+      for (const document of parseAllDocuments(await Deno.readTextFile(file))) {
+        const object = document.toJS() as KubernetesObject | null;
+        if (object) crds.push(object);
+      }
+    } catch (error) {
+      throw new UsageError(`--crd ${file}: ${error instanceof Error ? error.message : String(error)}`, usage);
+    }
+  }
+  return crds;
+}
+
+/** Reads `--extra-rules FILE`: a YAML list of policy rules (or an object with `rules:`, as a Role). */
+async function readExtraRules(file: string, usage: string): Promise<PolicyRule[]> {
+  let data: unknown;
+  try {
+    data = parse(await Deno.readTextFile(file));
+  } catch (error) {
+    throw new UsageError(`--extra-rules ${file}: ${error instanceof Error ? error.message : String(error)}`, usage);
+  }
+  const rules = Array.isArray(data) ? data : (data as { rules?: unknown } | null)?.rules;
+  const valid = Array.isArray(rules) &&
+    rules.every((rule) =>
+      Array.isArray(rule?.apiGroups) && Array.isArray(rule?.resources) && Array.isArray(rule?.verbs)
+    );
+  if (!valid) {
+    throw new UsageError(
+      `--extra-rules ${file}: expected a list of rules with apiGroups, resources and verbs (as in a Role).`,
+      usage,
+    );
+  }
+  return rules as PolicyRule[];
+}
+
+/** Manifests as one YAML stream; lists of plain values (verbs, resources, args) on one line, as kubectl users write them. */
+export function manifestsYaml(manifests: readonly KubernetesObject[]): string {
+  const documents = manifests.map((manifest) => {
+    const document = new Document(manifest, { aliasDuplicateObjects: false });
+    visit(document, {
+      Seq(_, node) {
+        if (node.items.every(isScalar)) node.flow = true;
+      },
+    });
+    return document.toString({ lineWidth: 0, flowCollectionPadding: false }).trimEnd();
+  });
+  return documents.join("\n---\n") + "\n";
+}
+
+/** Prints manifests as one YAML stream. */
+export function printManifests(manifests: readonly KubernetesObject[]): void {
+  console.log(manifestsYaml(manifests).trimEnd());
+}

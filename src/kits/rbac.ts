@@ -1,0 +1,260 @@
+/**
+ * RBAC computed from what an operator registers: the rules its handlers and enabled features need
+ * and nothing else, as a ServiceAccount, (Cluster)Roles and their bindings. Users add what their
+ * handlers touch through their own client as extra rules.
+ *
+ * @module
+ */
+
+import type { Registry } from "../handling/registry.ts";
+import type { JsonValue, KubernetesObject } from "../model/body.ts";
+import { NamespacePatterns } from "../model/namespace_patterns.ts";
+import type { Resource } from "../model/resource.ts";
+import type { Selector } from "../model/selector.ts";
+
+/** One RBAC policy rule, as in a (Cluster)Role. */
+export interface PolicyRule {
+  /** The API groups (`""` for the core group). */
+  apiGroups: string[];
+  /** The resources, with subresources as `plural/status`. */
+  resources: string[];
+  /** The verbs. */
+  verbs: string[];
+  /** Restricts the rule to these object names. */
+  resourceNames?: string[];
+}
+
+/** A rule with why the operator needs it and where (namespaced rules go to Roles under `-n`). */
+export interface NeededRule extends PolicyRule {
+  /** What needs it, for the comment line of the manifest and for messages. */
+  reason: string;
+  /** `cluster`: a ClusterRole in any case; `namespaced`: a Role per served namespace under `-n`; `install`: a Role in the operator's own namespace. */
+  scope: "cluster" | "namespaced" | "install";
+}
+
+/** Options of {@linkcode neededRules} and {@linkcode rbacManifests}. */
+export interface RbacOptions {
+  /** The served namespaces or patterns (`-n`); empty with `clusterwide`. */
+  namespaces: readonly string[];
+  /** All namespaces (`-A`). */
+  clusterwide: boolean;
+  /** The name of the ServiceAccount, roles and bindings. */
+  name: string;
+  /** Where the ServiceAccount (and the Lease, and the Deployment) live. */
+  installNamespace: string;
+  /** Leader election on (`--leader-elect`): its Lease. */
+  leaderElect?: boolean;
+  /** The Lease's name; `kopf` by default. */
+  leaseName?: string;
+  /** Peering on (`--peering`): the peering objects; off means the operator runs with `--standalone`. */
+  peering?: boolean;
+  /** The name of the managed admission webhook configurations (`settings.admission.managed`). */
+  managedAdmission?: string;
+  /** The user's own rules (`--extra-rules`), for what handlers touch through their own client; cluster-wide under `-A`, per namespace under `-n`. */
+  extraRules?: readonly PolicyRule[];
+}
+
+/** The resources each handler selector resolved to (by discovery). */
+export type ResolvedSelectors = ReadonlyMap<Selector, readonly Resource[]>;
+
+/**
+ * The rules an operator needs: per handled resource `list`+`watch` (every handler kind), `patch`
+ * and `get` where the framework keeps state on objects (change handlers, daemons, timers: progress,
+ * results, finalizers — `get` re-reads an object after a finalizer conflict), `patch` of `status`
+ * where it is a subresource; Events (`create`, `patch`) where objects are handled; CRDs (`list`,
+ * `watch`) to follow resources appearing; namespaces (`list`, `watch`) for patterns; peering
+ * objects, the Lease and the managed webhook configurations when those features are on.
+ *
+ * @param registry The registered handlers.
+ * @param resolved What their selectors resolve to.
+ * @param options The scope and features.
+ */
+export function neededRules(registry: Registry, resolved: ResolvedSelectors, options: RbacOptions): NeededRule[] {
+  const rules: NeededRule[] = [];
+  const watched = new Map<string, Resource>();
+  const patched = new Set<string>();
+  const key = (resource: Resource) => `${resource.group}/${resource.plural}`;
+  for (const handler of registry.handlers) {
+    for (const resource of resolved.get(handler.selector) ?? []) {
+      watched.set(key(resource), resource);
+      if (handler.kind === "change" || handler.kind === "daemon" || handler.kind === "timer") {
+        patched.add(key(resource));
+      }
+    }
+  }
+  const scopeOf = (resource: Resource): NeededRule["scope"] => resource.namespaced ? "namespaced" : "cluster";
+  for (const [id, resource] of [...watched].sort(([a], [b]) => a.localeCompare(b))) {
+    const state = patched.has(id);
+    rules.push({
+      reason: state
+        ? `handlers of ${resource.plural}: watching, state on the objects`
+        : `handlers of ${resource.plural}: watching`,
+      scope: scopeOf(resource),
+      apiGroups: [resource.group],
+      resources: [resource.plural],
+      verbs: state ? ["get", "list", "watch", "patch"] : ["list", "watch"],
+    });
+    if (state && resource.subresources.includes("status")) {
+      rules.push({
+        reason: `handlers of ${resource.plural}: results and progress in the status subresource`,
+        scope: scopeOf(resource),
+        apiGroups: [resource.group],
+        resources: [`${resource.plural}/status`],
+        verbs: ["patch"],
+      });
+    }
+  }
+  if (watched.size > 0) {
+    rules.push({
+      reason: "Events about the handled objects",
+      scope: [...watched.values()].some((resource) => resource.namespaced) ? "namespaced" : "cluster",
+      apiGroups: [""],
+      resources: ["events"],
+      verbs: ["create", "patch"],
+    });
+  }
+  rules.push({
+    reason: "discovery: resources that appear or go with their CRDs",
+    scope: "cluster",
+    apiGroups: ["apiextensions.k8s.io"],
+    resources: ["customresourcedefinitions"],
+    verbs: ["list", "watch"],
+  });
+  if (
+    !options.clusterwide && options.namespaces.some((pattern) => new NamespacePatterns([pattern]).allExact !== true)
+  ) {
+    rules.push({
+      reason: "namespace patterns: the namespaces that match",
+      scope: "cluster",
+      apiGroups: [""],
+      resources: ["namespaces"],
+      verbs: ["list", "watch"],
+    });
+  }
+  if (options.peering) {
+    rules.push({
+      reason: "peering: keep-alive records of the operators",
+      scope: options.clusterwide ? "cluster" : "namespaced",
+      apiGroups: ["kopf.dev"],
+      resources: [options.clusterwide ? "clusterkopfpeerings" : "kopfpeerings"],
+      verbs: ["list", "watch", "patch"],
+    });
+  }
+  if (options.leaderElect) {
+    // The elector reads and watches its Lease by name (a field selector), so all but the creation
+    // can be limited to that one object.
+    rules.push({
+      reason: "leader election: following and renewing the Lease",
+      scope: "install",
+      apiGroups: ["coordination.k8s.io"],
+      resources: ["leases"],
+      verbs: ["get", "list", "watch", "update"],
+      resourceNames: [options.leaseName ?? "kopf"],
+    });
+    rules.push({
+      reason: "leader election: creating the Lease",
+      scope: "install",
+      apiGroups: ["coordination.k8s.io"],
+      resources: ["leases"],
+      verbs: ["create"],
+    });
+  }
+  if (options.managedAdmission && registry.webhooks.length > 0) {
+    // Both configurations are kept, whichever kinds of handlers there are: the other one is kept empty.
+    const types = new Set(["mutatingwebhookconfigurations", "validatingwebhookconfigurations"]);
+    rules.push({
+      reason: "managed admission: creating the webhook configurations",
+      scope: "cluster",
+      apiGroups: ["admissionregistration.k8s.io"],
+      resources: [...types].sort(),
+      verbs: ["create"],
+    });
+    rules.push({
+      reason: "managed admission: keeping the webhooks up to date",
+      scope: "cluster",
+      apiGroups: ["admissionregistration.k8s.io"],
+      resources: [...types].sort(),
+      verbs: ["patch"],
+      resourceNames: [options.managedAdmission],
+    });
+  }
+  for (const rule of options.extraRules ?? []) {
+    rules.push({ ...rule, reason: "extra rules (--extra-rules)", scope: "namespaced" });
+  }
+  return rules;
+}
+
+/**
+ * The manifests: a ServiceAccount; with `-A` a ClusterRole and its binding for everything; with
+ * `-n` a ClusterRole for what is cluster-wide by nature (CRDs, namespaces, cluster-scoped resources,
+ * webhook configurations), and a Role and binding per served namespace (for patterns, the
+ * namespaced rules go to the ClusterRole: the namespaces are not known in advance); the Lease's
+ * Role in the operator's own namespace.
+ *
+ * @param rules From {@linkcode neededRules}.
+ * @param options The same options.
+ */
+export function rbacManifests(rules: readonly NeededRule[], options: RbacOptions): KubernetesObject[] {
+  const { name, installNamespace } = options;
+  const subject = { kind: "ServiceAccount", name, namespace: installNamespace };
+  const exactNamespaces = options.clusterwide
+    ? null
+    : options.namespaces.every((pattern) => new NamespacePatterns([pattern]).allExact)
+    ? [...new Set(options.namespaces)]
+    : null;
+  const plain = (rule: NeededRule): PolicyRule => ({
+    apiGroups: rule.apiGroups,
+    resources: rule.resources,
+    ...(rule.resourceNames ? { resourceNames: rule.resourceNames } : {}),
+    verbs: rule.verbs,
+  });
+  const clusterRules: PolicyRule[] = [];
+  const namespacedRules: PolicyRule[] = [];
+  const installRules: PolicyRule[] = [];
+  for (const rule of rules) {
+    if (rule.scope === "install") installRules.push(plain(rule));
+    else if (rule.scope === "namespaced" && exactNamespaces) namespacedRules.push(plain(rule));
+    else clusterRules.push(plain(rule));
+  }
+  const manifests: KubernetesObject[] = [
+    { apiVersion: "v1", kind: "ServiceAccount", metadata: { name, namespace: installNamespace } },
+  ];
+  const rbac = "rbac.authorization.k8s.io/v1";
+  const roleRef = (kind: string) => ({ apiGroup: "rbac.authorization.k8s.io", kind, name });
+  if (clusterRules.length) {
+    manifests.push({
+      apiVersion: rbac,
+      kind: "ClusterRole",
+      metadata: { name },
+      rules: clusterRules as unknown as JsonValue,
+    });
+    manifests.push({
+      apiVersion: rbac,
+      kind: "ClusterRoleBinding",
+      metadata: { name },
+      roleRef: roleRef("ClusterRole"),
+      subjects: [subject],
+    });
+  }
+  const roles = new Map<string, PolicyRule[]>();
+  for (const namespace of namespacedRules.length ? exactNamespaces ?? [] : []) {
+    roles.set(namespace, [...namespacedRules]);
+  }
+  if (installRules.length) roles.set(installNamespace, [...(roles.get(installNamespace) ?? []), ...installRules]);
+  for (const [namespace, roleRules] of roles) {
+    manifests.push({
+      apiVersion: rbac,
+      kind: "Role",
+      metadata: { name, namespace },
+      rules: roleRules as unknown as JsonValue,
+    });
+    manifests.push({
+      apiVersion: rbac,
+      kind: "RoleBinding",
+      metadata: { name, namespace },
+      roleRef: roleRef("Role"),
+      subjects: [subject],
+    });
+  }
+  return manifests;
+}

@@ -1,0 +1,156 @@
+/**
+ * `kopf build`: one JavaScript file with the CLI, the handlers and one copy of the library, run
+ * from an empty folder outside the repository with the minimal permissions; and the root cause of
+ * lost handlers (two copies of the library in one process) fixed for any bundling.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { createExample, freshNamespace, getExample, testCluster, waitFor } from "./support/cluster.ts";
+import { runKopf } from "./support/kopf_process.ts";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+
+/** Builds examples/01-minimal into a fresh folder outside the repository; returns the bundle's path. */
+async function buildMinimal(): Promise<string> {
+  const folder = await Deno.makeTempDir({ prefix: "kopf-build-test-" });
+  const output = join(folder, "operator.js");
+  const result = await runKopf(["build", "examples/01-minimal/example.ts", "-o", output]);
+  assert.equal(result.code, 0, result.stderr);
+  return output;
+}
+
+/** Copies a file into an empty folder outside the repository; returns the copy's path. */
+async function alone(file: string): Promise<string> {
+  const folder = await Deno.makeTempDir({ prefix: "kopf-empty-" });
+  assert.ok(!folder.startsWith(ROOT));
+  const copy = join(folder, "operator.js");
+  await Deno.copyFile(file, copy);
+  assert.deepEqual([...Deno.readDirSync(folder)].map((entry) => entry.name), ["operator.js"]);
+  return copy;
+}
+
+/** Runs `deno run <permissions> <script> <args>` in the script's folder, with only KUBECONFIG in the environment. */
+function spawn(script: string, permissions: string[], args: string[], kubeconfig: string): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", ...permissions, script, ...args],
+    cwd: join(script, ".."),
+    clearEnv: true,
+    // HOME only for Deno's own cache; the operator reads the kubeconfig that KUBECONFIG names.
+    env: { NO_COLOR: "1", KUBECONFIG: kubeconfig, HOME: Deno.env.get("HOME") ?? "/" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}
+
+/** Runs a spawned operator until an example object is handled, then stops it; returns its output. */
+async function handlesAnObject(child: Deno.ChildProcess, namespace: string, name: string): Promise<string> {
+  const { client } = await testCluster();
+  const output = child.output();
+  try {
+    await createExample(client, namespace, name, { field: "value" });
+    const message = await waitFor(`status.createFn.message of ${name}`, async () => {
+      const status = (await getExample(client, namespace, name)).status as
+        | { createFn?: { message?: string } }
+        | undefined;
+      return status?.createFn?.message;
+    });
+    assert.equal(message, "hello world");
+  } finally {
+    try {
+      child.kill("SIGTERM");
+    } catch {
+      // It has exited already: its output says why.
+    }
+  }
+  const result = await output;
+  const text = new TextDecoder().decode(result.stderr) + new TextDecoder().decode(result.stdout);
+  assert.equal(result.code, 0, text);
+  return text;
+}
+
+Deno.test("kopf build: the bundle holds one copy of the library and runs from an empty folder with --allow-net --allow-env --allow-read=KUBECONFIG", async () => {
+  const { client, kubeconfig } = await testCluster();
+  const bundle = await buildMinimal();
+  const text = await Deno.readTextFile(bundle);
+  assert.equal(text.split('"default-registry"').length - 1, 1, "exactly one copy of the registry's module");
+  const script = await alone(bundle);
+  const namespace = await freshNamespace(client, "build");
+  const child = spawn(
+    script,
+    ["--allow-net", "--allow-env", `--allow-read=${kubeconfig}`],
+    ["run", "-n", namespace, "--standalone"],
+    kubeconfig,
+  );
+  const output = await handlesAnObject(child, namespace, "bundled-1");
+  assert.match(output, /Handler 'createFn' succeeded\./);
+  assert.doesNotMatch(output, /nothing to serve/i);
+});
+
+Deno.test("kopf build: without one of the minimal permissions, the bundle stops at once and names the flag", async () => {
+  const { kubeconfig } = await testCluster();
+  const script = await alone(await buildMinimal());
+  const all = ["--allow-net", "--allow-env", `--allow-read=${kubeconfig}`];
+  for (const missing of all) {
+    const permissions = all.filter((flag) => flag !== missing);
+    const child = spawn(script, permissions, ["run", "-n", "default", "--standalone"], kubeconfig);
+    const result = await child.output();
+    const stderr = new TextDecoder().decode(result.stderr);
+    assert.equal(result.code, 1, `without ${missing}:\n${stderr}`);
+    const flag = missing.split("=")[0];
+    assert.match(stderr, new RegExp(`^kopf: .*run again with the ${flag} flag`, "m"), `without ${missing}:\n${stderr}`);
+  }
+});
+
+Deno.test("a CLI bundled alone with `deno bundle` still finds handlers that load the library from source (one registry per process)", async () => {
+  const { client, kubeconfig } = await testCluster();
+  const folder = await Deno.makeTempDir({ prefix: "kopf-cli-bundle-" });
+  const cli = join(folder, "kopf.js");
+  const bundled = await new Deno.Command(Deno.execPath(), {
+    args: ["bundle", "--quiet", "-o", cli, "cli/main.ts"],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(bundled.code, 0, new TextDecoder().decode(bundled.stderr));
+  const namespace = await freshNamespace(client, "cli-bundle");
+  const child = new Deno.Command(Deno.execPath(), {
+    // The handler file's import map is the repository's: it loads @kopf/kopf from source, a second copy.
+    args: [
+      "run",
+      "-A",
+      "--config",
+      "deno.json",
+      cli,
+      "run",
+      "-n",
+      namespace,
+      "--standalone",
+      "examples/01-minimal/example.ts",
+    ],
+    cwd: ROOT,
+    env: { NO_COLOR: "1", KUBECONFIG: kubeconfig },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const output = await handlesAnObject(child, namespace, "two-copies-1");
+  assert.doesNotMatch(output, /nothing to serve/i);
+});
+
+Deno.test("kopf build --compile makes an executable where denort can be had, and says clearly why not otherwise", async () => {
+  const folder = await Deno.makeTempDir({ prefix: "kopf-compile-test-" });
+  const output = join(folder, "operator.js");
+  const result = await runKopf(["build", "examples/01-minimal/example.ts", "-o", output, "--compile"]);
+  assert.ok((await Deno.stat(output)).isFile, "the bundle is written first");
+  if (result.code === 0) {
+    const version = await new Deno.Command(join(folder, "operator"), { args: ["--version"] }).output();
+    assert.match(new TextDecoder().decode(version.stdout), /^kopf \d/);
+  } else {
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stderr, /'deno compile' needs 'denort'/);
+    assert.match(result.stderr, /DENORT_BIN/);
+    assert.match(result.stderr, /The bundle .*operator\.js is complete: run it with 'deno run --allow-net/);
+  }
+});

@@ -1,0 +1,99 @@
+/**
+ * `kopf init`: a new project whose own `deno task check` and `deno task test` (a LocalCluster and
+ * KopfRunner) pass against this checkout.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { projectFiles } from "../cli/init.ts";
+import { freshNamespace, testCluster } from "./support/cluster.ts";
+import { parseManifests } from "./support/identity.ts";
+import { runKopf } from "./support/kopf_process.ts";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+
+async function task(cwd: string, name: string): Promise<{ code: number; output: string }> {
+  const result = await new Deno.Command(Deno.execPath(), {
+    args: ["task", name],
+    cwd,
+    env: { NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return { code: result.code, output: decoder.decode(result.stdout) + decoder.decode(result.stderr) };
+}
+
+Deno.test("kopf init --kopf CHECKOUT: the new project's deno task check and deno task test pass", async () => {
+  const folder = join(await Deno.makeTempDir({ prefix: "kopf-init-" }), "my-operator");
+  const made = await runKopf(["init", folder, "--kopf", ROOT]);
+  assert.equal(made.code, 0, made.stderr);
+  const names = [...Deno.readDirSync(folder)].map((entry) => entry.name).sort();
+  assert.deepEqual(names, ["crd.yaml", "deno.json", "deploy", "handlers.ts", "handlers_test.ts"]);
+  const deploy = [...Deno.readDirSync(join(folder, "deploy"))].map((entry) => entry.name).sort();
+  assert.deepEqual(deploy, ["Dockerfile", "README.md", "operator.yaml"]);
+  const check = await task(folder, "check");
+  assert.equal(check.code, 0, check.output);
+  const test = await task(folder, "test");
+  assert.equal(test.code, 0, test.output);
+  assert.match(test.output, /ok \| 1 passed \| 0 failed/);
+});
+
+Deno.test("kopf init refuses a folder that has a deno.json", async () => {
+  const folder = await Deno.makeTempDir({ prefix: "kopf-init-" });
+  await Deno.writeTextFile(join(folder, "deno.json"), "{}");
+  const result = await runKopf(["init", folder]);
+  assert.equal(result.code, 2);
+  assert.match(result.stderr, /has a deno\.json already/);
+});
+
+Deno.test("kopf init without --kopf imports @kopf/kopf and @kopf/cli from JSR", () => {
+  const config = JSON.parse(projectFiles("jsr:@kopf/kopf@^0.1.0")["deno.json"]);
+  assert.equal(config.imports["@kopf/kopf"], "jsr:@kopf/kopf@^0.1.0");
+  assert.equal(config.imports["@kopf/cli"], "jsr:@kopf/cli@^0.1.0");
+  assert.match(config.tasks.run, /^deno run -A .* jsr:@kopf\/cli@\^0\.1\.0 run -A handlers\.ts$/);
+  assert.deepEqual(Object.keys(config.tasks), ["run", "test", "check", "build", "rbac", "deployment"]);
+});
+
+Deno.test("kopf init: deploy/operator.yaml is what the project's deno task deployment computes, and the API server accepts it", async () => {
+  const { client, kubeconfig } = await testCluster();
+  const folder = join(await Deno.makeTempDir({ prefix: "kopf-init-" }), "my-operator");
+  const made = await runKopf(["init", folder, "--kopf", ROOT]);
+  assert.equal(made.code, 0, made.stderr);
+  const written = await Deno.readTextFile(join(folder, "deploy", "operator.yaml"));
+  const computed = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "-q", "deployment"],
+    cwd: folder,
+    env: { NO_COLOR: "1", KUBECONFIG: "/nonexistent" }, // --crd crd.yaml: no cluster needed
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(computed.code, 0, new TextDecoder().decode(computed.stderr));
+  assert.equal(written.replace(/^#.*\n/, ""), new TextDecoder().decode(computed.stdout));
+  const manifests = parseManifests(written);
+  assert.deepEqual(manifests.map((manifest) => manifest.kind), [
+    "ServiceAccount",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "Deployment",
+  ]);
+  // The names are the template's: a fresh namespace of this test holds them for the dry run.
+  const namespace = await freshNamespace(client, "init-deploy");
+  const namespaced = manifests.map((manifest) =>
+    manifest.metadata.namespace ? { ...manifest, metadata: { ...manifest.metadata, namespace } } : manifest
+  );
+  const applied = await new Deno.Command("kubectl", {
+    args: ["apply", "--dry-run=server", "-f", "-"],
+    env: { KUBECONFIG: kubeconfig },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = applied.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(namespaced.map((manifest) => JSON.stringify(manifest)).join("\n")));
+  await writer.close();
+  const result = await applied.output();
+  assert.equal(result.code, 0, new TextDecoder().decode(result.stderr));
+  assert.equal(new TextDecoder().decode(result.stdout).match(/created \(server dry run\)/g)?.length, 4);
+});
