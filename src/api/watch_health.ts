@@ -84,7 +84,7 @@ export class WatchHealth {
       return {
         reason: "silent",
         since: this.lastSignOfLife,
-        message: `no event, bookmark or successful reconnection for ${seconds} s`,
+        message: `silent for ${seconds} s (no event, no bookmark, no successful reconnection)`,
       };
     }
     return null;

@@ -321,8 +321,8 @@ export class Watcher implements AsyncIterable<WatchEvent> {
       level: tls ? "error" : "warning",
       message: tls
         ? "The stream of {name} cannot connect: {diagnosis} Retrying in {delay} s."
-        : "The stream of {name} failed ({error}); resuming in {delay} s.",
-      properties: { name: this.#name, error: described, diagnosis: tls?.message, delay: Math.round(delay * 10) / 10 },
+        : "The stream of {name} failed ({problem}); resuming in {delay} s.",
+      properties: { name: this.#name, problem: described, diagnosis: tls?.message, delay: Math.round(delay * 10) / 10 },
     }, fresh);
     return delay;
   }
