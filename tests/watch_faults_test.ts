@@ -199,12 +199,12 @@ Deno.test("a kubeconfig with the wrong CA: one ERROR saying what is wrong and wh
     assert.match(answer.body.error as string, /not signed by the CA/);
     await settle(8);
     const errors = lines.filter((line) =>
-      /\[ERROR   \]/.test(line) && /not signed by the CA that .* trusts/.test(line)
+      /\[ERROR {3}\]/.test(line) && /not signed by the CA that .* trusts/.test(line)
     );
     assert.ok(errors.length >= 1, lines.join("\n"));
     assert.match(errors[0], /certificate-authority-data/, "says what to do");
     const retries = lines.filter((line) =>
-      /UnknownIssuer|not signed by the CA/.test(line) && /\[(WARNING |ERROR   )\]/.test(line)
+      /UnknownIssuer|not signed by the CA/.test(line) && /\[(WARNING |ERROR {3})\]/.test(line)
     );
     // Without the diagnosis: a WARNING per retry of each discovery request (2 a second here).
     assert.ok(retries.length <= 3, `lines about the certificate in ~10 s: ${retries.length}\n${retries.join("\n")}`);
