@@ -82,6 +82,7 @@ Deno.test("a storm of watch ERROR events backs off and is logged at a bounded ra
   })();
   try {
     await waitFor("the listing", () => events.some((event) => event.type === "LISTED") || undefined);
+    await waitFor("the watch request", () => proxy.count({ watch: true }) > 0 || undefined);
     proxy.set({ kind: "watchErrors" });
     const from = Date.now();
     await settle(20);
@@ -104,6 +105,97 @@ Deno.test("a storm of watch ERROR events backs off and is logged at a bounded ra
       30,
     );
     assert.equal(watcher.health.failures, 0, "the run of failures ends with an event");
+  } finally {
+    controller.abort();
+    await done;
+  }
+});
+
+Deno.test("after each of three 20-s outages (503 to everything) the stream resumes within 12 s (issue 11.5)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "outages");
+  const { proxy, kubeconfig } = await proxied();
+  await using _proxy = proxy;
+  using watching = new ApiClient(await loadKubeconfig({ path: kubeconfig }));
+  const controller = new AbortController();
+  const watcher = new Watcher(watching, KOPFEXAMPLES, {
+    namespace,
+    settings: new WatchingSettings(), // the default backoff is what is tested
+    signal: controller.signal,
+  });
+  const events: WatchEvent[] = [];
+  const done = (async () => {
+    for await (const event of watcher) events.push(event);
+  })();
+  const resumed: string[] = [];
+  try {
+    await waitFor("the listing", () => events.some((event) => event.type === "LISTED") || undefined);
+    await waitFor("the watch request", () => proxy.count({ watch: true }) > 0 || undefined);
+    for (const round of [1, 2, 3]) {
+      proxy.set({ kind: "fail" });
+      await settle(20);
+      proxy.set({ kind: "forward" });
+      const name = `after-outage-${round}`;
+      await createExample(client, namespace, name);
+      // A pause that grew to 12.8–25.6 s during the outage would sleep past this bound; half the outage does not.
+      await waitFor(
+        `the object created after outage ${round}`,
+        () => events.some((event) => event.type === "ADDED" && event.object.metadata.name === name) || undefined,
+        12,
+      );
+      resumed.push(name);
+      await settle(15);
+    }
+  } finally {
+    controller.abort();
+    await done;
+  }
+  assert.deepEqual(resumed, ["after-outage-1", "after-outage-2", "after-outage-3"]);
+  assert.ok(proxy.count({ watch: true, status: 503 }) >= 3, "the outages were met by watch requests");
+});
+
+Deno.test("429 with Retry-After is honoured and 403 backs off like any failure, then the stream recovers (issue 11.3)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "throttle");
+  const { proxy, kubeconfig } = await proxied();
+  await using _proxy = proxy;
+  using watching = new ApiClient(await loadKubeconfig({ path: kubeconfig }));
+  const controller = new AbortController();
+  const watcher = new Watcher(watching, KOPFEXAMPLES, {
+    namespace,
+    settings: new WatchingSettings(),
+    signal: controller.signal,
+  });
+  const events: WatchEvent[] = [];
+  const done = (async () => {
+    for await (const event of watcher) events.push(event);
+  })();
+  try {
+    await waitFor("the listing", () => events.some((event) => event.type === "LISTED") || undefined);
+    await waitFor("the watch request", () => proxy.count({ watch: true }) > 0 || undefined);
+    proxy.set({ kind: "throttle", retryAfter: 5 });
+    let from = Date.now();
+    await settle(15);
+    const throttled = proxy.count({ watch: true, from, to: Date.now() });
+    // Retry-After: 5 leaves room for 3 or 4 attempts in 15 s; the Status' details alone would say 1 s.
+    assert.ok(throttled >= 2 && throttled <= 4, `watch requests in 15 s of 429 with Retry-After 5: ${throttled}`);
+
+    proxy.set({ kind: "forbid" });
+    from = Date.now();
+    await settle(15);
+    const forbidden = proxy.count({ watch: true, from, to: Date.now() });
+    assert.ok(forbidden >= 1 && forbidden <= 6, `watch requests in 15 s of 403: ${forbidden}`);
+    assert.match(String(watcher.health.lastError), /403/);
+
+    proxy.set({ kind: "forward" });
+    await createExample(client, namespace, "after-throttling");
+    await waitFor(
+      "the object created after the faults",
+      () =>
+        events.some((event) => event.type === "ADDED" && event.object.metadata.name === "after-throttling") ||
+        undefined,
+      30,
+    );
   } finally {
     controller.abort();
     await done;

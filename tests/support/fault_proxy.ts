@@ -183,17 +183,19 @@ export class FaultProxy implements AsyncDisposable {
           };
           return new Response(JSON.stringify(event) + "\n", { headers: { "content-type": "application/json" } });
         }
-        return await this.#forward(request, url);
+        return await this.#forward(request, url, watch);
       case "forward":
-        return await this.#forward(request, url);
+        return await this.#forward(request, url, watch);
     }
   }
 
-  async #forward(request: Request, url: URL): Promise<Response> {
+  async #forward(request: Request, url: URL, watch: boolean): Promise<Response> {
     const headers = new Headers(request.headers);
     for (const name of ["host", "connection", "content-length", "transfer-encoding"]) headers.delete(name);
     const body = request.method === "GET" || request.method === "HEAD" ? undefined : await request.arrayBuffer();
+    // Registered before the upstream answers, so that a fault set meanwhile reaches this request too.
     const open = { abort: new AbortController(), frozen: false };
+    this.#open.add(open);
     let upstream: Response;
     try {
       upstream = await fetch(this.#upstream.server + url.pathname + url.search, {
@@ -204,10 +206,11 @@ export class FaultProxy implements AsyncDisposable {
         signal: open.abort.signal,
       });
     } catch (error) {
+      this.#open.delete(open);
+      if (open.abort.signal.aborted && this.#fault.kind !== "forward") return await this.#answer(request, url, watch);
       return status(502, "BadGateway", `the fault proxy could not reach the server: ${error}`);
     }
     const reader = upstream.body?.getReader();
-    this.#open.add(open);
     const done = () => {
       this.#open.delete(open);
       open.abort.abort();
