@@ -14,7 +14,16 @@ import { InsecureBridge } from "./insecure_bridge.ts";
 import { LoginError } from "./login_error.ts";
 import { Vault, type VaultItem } from "./vault.ts";
 import { RequestCounters, type Verb } from "./counters.ts";
-import { ApiConnectionError, apiErrorFor, type ApiStatus, ApiUnauthorizedError, describeCause } from "./errors.ts";
+import { FailureReports } from "./failure_reports.ts";
+import { diagnoseTls, type TlsDiagnosis } from "./tls_diagnosis.ts";
+import {
+  ApiConnectionError,
+  apiErrorFor,
+  type ApiStatus,
+  ApiTooManyRequestsError,
+  ApiUnauthorizedError,
+  describeCause,
+} from "./errors.ts";
 import { NetworkingSettings } from "../settings/networking.ts";
 import { sleep } from "../utils/sleep.ts";
 
@@ -46,6 +55,17 @@ export interface RequestOptions {
    */
   connectTimeout?: number | null;
 }
+
+/** A problem that makes every request to the API server fail, as the client last saw it. */
+export interface ConnectionProblem {
+  /** What is wrong and what to do. */
+  readonly message: string;
+  /** Since when (ms since the epoch). */
+  readonly since: number;
+}
+
+/** Seconds between two log lines about a certificate that keeps being rejected. */
+const TLS_REPORT_INTERVAL = 60;
 
 /** Options of an API client. */
 export interface ApiClientOptions {
@@ -88,6 +108,8 @@ export class ApiClient implements Disposable {
   readonly #transports = new Map<Credentials, Transport>();
   readonly #unsubscribe: () => void;
   #last: Credentials | undefined;
+  #connectionProblem: ConnectionProblem | null = null;
+  readonly #tlsReports: FailureReports = new FailureReports({ logger, interval: () => TLS_REPORT_INTERVAL });
 
   /**
    * Creates a client; no connection is made until the first request.
@@ -133,6 +155,31 @@ export class ApiClient implements Disposable {
     return this.#send(options, false, null, true);
   }
 
+  /**
+   * Why the API server cannot be used at all now (its certificate is rejected), since when;
+   * `null` once any request gets an answer. The liveness endpoint reports it.
+   */
+  get connectionProblem(): ConnectionProblem | null {
+    return this.#connectionProblem;
+  }
+
+  /** Remembers a rejected certificate and says so at error level, at a bounded rate. */
+  #certificateRejected(what: string, tls: TlsDiagnosis): void {
+    const fresh = this.#connectionProblem === null;
+    this.#connectionProblem ??= { message: tls.message, since: Date.now() };
+    this.#tlsReports.failed({
+      level: "error",
+      message: "{what} failed: {diagnosis}",
+      properties: { what, diagnosis: tls.message },
+    }, fresh);
+  }
+
+  #certificateAccepted(): void {
+    if (this.#connectionProblem === null) return;
+    this.#connectionProblem = null;
+    this.#tlsReports.recovered("The API server's certificate is accepted again after {seconds} s.", {});
+  }
+
   /** Closes the pooled connections. */
   close(): void {
     this.#unsubscribe();
@@ -173,21 +220,27 @@ export class ApiClient implements Disposable {
         if (options.signal?.aborted) throw options.signal.reason;
         // A missing Deno permission (--allow-net) never heals by retrying: stop with Deno's own advice.
         if (error instanceof Deno.errors.NotCapable) throw error;
-        if (attempt >= backoffs.length) throw new ApiConnectionError(what, error);
+        const tls = diagnoseTls(error, item.credentials.server, item.credentials.source);
+        if (tls) this.#certificateRejected(what, tls);
+        if (attempt >= backoffs.length) throw new ApiConnectionError(what, error, tls?.message);
         const delay = backoffs[attempt];
-        logger.warn("{what} could not reach the API server ({error}); retrying in {delay} s.", {
-          what,
-          error: describeCause(error),
-          delay,
-        });
+        if (!tls) {
+          logger.warn("{what} could not reach the API server ({error}); retrying in {delay} s.", {
+            what,
+            error: describeCause(error),
+            delay,
+          });
+        }
         await sleep(delay, options.signal);
         continue;
       }
+      this.#certificateAccepted();
       if (response.ok) return response;
 
       const text = await response.text();
       const status = parseStatus(text);
       const error = apiErrorFor(what, response.status, status, text);
+      if (error instanceof ApiTooManyRequestsError) error.retryAfter = retryAfter(response.headers, status);
       if (error instanceof ApiUnauthorizedError) {
         // Fixed credentials get one refresh (rotated tokens); vault entries give way to the next ones.
         const again = item.fixed ? unauthorized === 0 : unauthorized < MAX_REAUTHENTICATIONS;

@@ -72,7 +72,10 @@ export class ApiGoneError extends ApiError {}
 /** 422: the object is invalid, or a JSON-patch `test` operation failed. */
 export class ApiUnprocessableError extends ApiError {}
 /** 429: too many requests, still refused after all retries. */
-export class ApiTooManyRequestsError extends ApiError {}
+export class ApiTooManyRequestsError extends ApiError {
+  /** Seconds the server asked to wait (its `Retry-After`), if it said. */
+  retryAfter: number | undefined;
+}
 /** 5xx: the server failed, still after all retries. */
 export class ApiServerError extends ApiError {}
 
@@ -95,9 +98,12 @@ export function apiErrorFor(what: string, code: number, status: ApiStatus | unde
 
 /** The API server could not be reached (refused, reset, TLS failure, timeout), still after all retries. */
 export class ApiConnectionError extends Error {
-  /** Wraps the last network failure; `what` says which request failed. */
-  constructor(what: string, cause: unknown) {
-    super(`${what} could not reach the API server: ${describeCause(cause)}`, { cause });
+  /**
+   * Wraps the last network failure; `what` says which request failed, `diagnosis` (if known)
+   * what is wrong in a user's words and what to do.
+   */
+  constructor(what: string, cause: unknown, diagnosis?: string) {
+    super(`${what} could not reach the API server: ${diagnosis ?? describeCause(cause)}`, { cause });
     this.name = "ApiConnectionError";
   }
 }

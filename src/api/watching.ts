@@ -2,7 +2,8 @@
  * Watch streams that never stall silently: list (paginated) then watch from the list's
  * resourceVersion with bookmarks; resume from the last seen resourceVersion after any
  * disconnect; relist only when the server says 410 Gone, and then deliver the deletions that
- * happened meanwhile; detect a silent stream and resume it; back off on failures, never give up.
+ * happened meanwhile; detect a silent stream and resume it; back off on every kind of failure
+ * (see `reconnect_backoff.ts`), log repeated failures at a bounded rate, never give up.
  *
  * @module
  */
@@ -11,6 +12,10 @@ import { linkSignals } from "../utils/signals.ts";
 import { getLogger } from "@logtape/logtape";
 import type { ApiClient } from "./client.ts";
 import { ApiGoneError, ApiNotFoundError, ApiTooManyRequestsError, describeCause } from "./errors.ts";
+import { FailureReports } from "./failure_reports.ts";
+import { reconnectDelay } from "./reconnect_backoff.ts";
+import { diagnoseTls } from "./tls_diagnosis.ts";
+import { WatchHealth } from "./watch_health.ts";
 import { LineSplitter } from "./lines.ts";
 import { resourcePath } from "./paths.ts";
 import type { KubernetesList, KubernetesObject } from "../model/body.ts";
@@ -52,30 +57,7 @@ export class WatchState {
   listed = false;
 }
 
-/** Whether a stream works; it never gives up, but it reports how long it has been failing. */
-export class WatchHealth {
-  /** When the current run of failures began (ms since the epoch); `null` while it works. */
-  failingSince: number | null = null;
-  /** The last failure, for messages. */
-  lastError: string | null = null;
-  /** Failures and stalls so far. */
-  failures = 0;
-  /** Stalled streams detected and resumed so far. */
-  stalls = 0;
-  /** Listings done after the server said 410 Gone. */
-  relists = 0;
-  readonly #unhealthyAfter: number;
-
-  /** @param unhealthyAfter seconds of continuous failure after which the stream is unhealthy. */
-  constructor(unhealthyAfter: number) {
-    this.#unhealthyAfter = unhealthyAfter;
-  }
-
-  /** False once the stream has been failing for longer than the bound. */
-  get healthy(): boolean {
-    return this.failingSince === null || Date.now() - this.failingSince < this.#unhealthyAfter * 1000;
-  }
-}
+export { WatchHealth, type WatchVerdict } from "./watch_health.ts";
 
 /** Options of a watch stream. */
 export interface WatchOptions {
@@ -124,6 +106,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
   readonly #signal: AbortSignal;
   readonly #path: string;
   readonly #name: string;
+  readonly #reports: FailureReports;
 
   /** Prepares a stream; nothing is requested until it is iterated. */
   constructor(client: ApiClient, resource: Resource, options: WatchOptions = {}) {
@@ -133,46 +116,45 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     this.#settings = options.settings ?? new WatchingSettings();
     this.#signal = options.signal ?? new AbortController().signal;
     this.state = options.state ?? new WatchState();
-    this.health = new WatchHealth(this.#settings.unhealthyAfter);
+    this.health = new WatchHealth(this.#settings.unhealthyAfter, this.#settings);
+    this.#reports = new FailureReports({ logger, interval: () => this.#settings.failureReportInterval });
     this.#path = resourcePath(resource, { namespace: options.namespace });
     this.#name = resourceName(resource) + (options.namespace ? ` in ${options.namespace}` : "");
   }
 
   /** Runs the stream: listing, watching, resuming, until the signal aborts. */
   async *[Symbol.asyncIterator](): AsyncGenerator<WatchEvent, void, undefined> {
-    let quickEnds = 0;
     while (!this.#signal.aborted) {
       try {
         if (this.state.resourceVersion === null) yield* this.#confirmed(this.#list());
         const started = Date.now();
         const outcome = yield* this.#confirmed(this.#watch());
+        if (this.#signal.aborted) return;
         if (outcome === "gone") {
-          logger.info("The resourceVersion of {name} is gone (410); relisting.", { name: this.#name });
-          this.state.resourceVersion = null;
-          this.health.relists++;
+          this.#gone();
           continue;
         }
-        // A server that ends streams at once would make this a busy loop: back off then too.
-        quickEnds = outcome === "ended" && Date.now() - started < 1000 ? quickEnds + 1 : 0;
-        await sleep(quickEnds ? this.#backoff(quickEnds) : this.#settings.reconnectBackoff, this.#signal);
+        let delay = this.#settings.reconnectBackoff;
+        if (outcome === "stalled") {
+          this.health.stalls++;
+          const seconds = this.#settings.inactivityTimeout;
+          delay = this.#failure(
+            new Error(`no event or bookmark for ${seconds} s (settings.watching.inactivityTimeout)`),
+          );
+        } else if (Date.now() - started < this.#quickEnd()) {
+          // A server or proxy that ends streams at once would make this a busy loop: a failure too.
+          delay = this.#failure(new Error("the server ended the watch request at once"));
+        } else {
+          this.#alive(() => this.health.ended());
+        }
+        await sleep(delay, this.#signal);
       } catch (error) {
         if (this.#signal.aborted) return;
         if (error instanceof ApiGoneError) {
-          logger.info("The resourceVersion of {name} is gone (410); relisting.", { name: this.#name });
-          this.state.resourceVersion = null;
-          this.health.relists++;
+          this.#gone();
           continue;
         }
-        const delay = error instanceof ApiTooManyRequestsError
-          ? Math.max(error.payload?.details?.retryAfterSeconds ?? 1, this.#backoff(this.health.failures + 1))
-          : this.#backoff(this.health.failures + 1);
-        this.#failed(error);
-        logger.warn("The stream of {name} failed ({error}); resuming in {delay} s.", {
-          name: this.#name,
-          error: describeCause(error),
-          delay: Math.round(delay * 10) / 10,
-        });
-        await sleep(delay, this.#signal);
+        await sleep(this.#failure(error), this.#signal);
       }
     }
   }
@@ -277,7 +259,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     }
     this.state.resourceVersion = resourceVersion ?? "";
     this.state.listed = true;
-    this.#succeeded();
+    this.#alive(() => this.health.alive());
     yield { type: "LISTED", resourceVersion: this.state.resourceVersion, relisted: relisting };
   }
 
@@ -304,22 +286,14 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         connectTimeout: this.#settings.connectTimeout ?? undefined,
         signal,
       });
+      this.health.connected();
       if (!response.body) return "ended";
       const lines = response.body.pipeThrough(new TextDecoderStream()).pipeThrough(new LineSplitter()).getReader();
       try {
         for (;;) {
           const next = await readWithin(lines, this.#settings.inactivityTimeout, signal);
           if (next === "aborted") return "ended";
-          if (next === "timeout") {
-            this.health.stalls++;
-            this.#failed(new Error(`no event or bookmark for ${this.#settings.inactivityTimeout} s`));
-            logger.warn(
-              "The stream of {name} has been silent for {seconds} s (settings.watching.inactivityTimeout); " +
-                "resuming from resourceVersion {rv}.",
-              { name: this.#name, seconds: this.#settings.inactivityTimeout, rv: this.state.resourceVersion },
-            );
-            return "stalled";
-          }
+          if (next === "timeout") return "stalled";
           if (next.done) return "ended";
           const outcome = this.#receive(next.value);
           if (outcome === "gone") return "gone";
@@ -342,12 +316,13 @@ export class Watcher implements AsyncIterable<WatchEvent> {
   #receive(line: string): WatchEvent | "gone" | undefined {
     const event = JSON.parse(line) as { type?: string; object?: KubernetesObject };
     const object = event.object;
-    this.#succeeded();
     if (event.type === "ERROR") {
+      // Not a sign of life: a server that answers every watch with an ERROR event is failing.
       const status = object as unknown as { code?: number; message?: string; reason?: string };
       if (status?.code === 410) return "gone";
       throw new Error(`the server sent an error in the stream: ${status?.code} ${status?.reason}: ${status?.message}`);
     }
+    this.#alive(() => this.health.alive());
     if (!object?.metadata) {
       logger.warn("Ignoring a malformed watch event of {name}: {line}", { name: this.#name, line: line.slice(0, 200) });
       return undefined;
@@ -370,22 +345,49 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     }
   }
 
-  #succeeded(): void {
-    this.health.failingSince = null;
-    this.health.failures = 0;
+  /** Records a sign of life; logs the end of a run of failures once. */
+  #alive(record: () => void): void {
+    const failing = this.health.failingSince !== null;
+    record();
+    if (failing && this.health.failingSince === null) {
+      this.#reports.recovered("The stream of {name} works again after {seconds} s and {failures} failures.", {
+        name: this.#name,
+      });
+    }
   }
 
-  #failed(error: unknown): void {
-    this.health.failures++;
-    this.health.failingSince ??= Date.now();
-    this.health.lastError = describeCause(error);
+  /**
+   * Records a failure, logs it at a bounded rate (a rejected certificate at error level, with what
+   * to do), and returns the pause before the next attempt.
+   */
+  #failure(error: unknown): number {
+    const described = describeCause(error);
+    const fresh = this.health.failed(described);
+    const failingFor = (Date.now() - (this.health.failingSince ?? Date.now())) / 1000;
+    let delay = reconnectDelay(this.health.failures, failingFor, this.#settings);
+    if (error instanceof ApiTooManyRequestsError) delay = Math.max(delay, error.retryAfter ?? 1);
+    const credentials = this.#client.vault.peek()?.credentials;
+    const tls = credentials ? diagnoseTls(error, credentials.server, credentials.source) : undefined;
+    this.#reports.failed({
+      level: tls ? "error" : "warning",
+      message: tls
+        ? "The stream of {name} cannot connect: {diagnosis} Retrying in {delay} s."
+        : "The stream of {name} failed ({problem}); resuming in {delay} s.",
+      properties: { name: this.#name, problem: described, diagnosis: tls?.message, delay: Math.round(delay * 10) / 10 },
+    }, fresh);
+    return delay;
   }
 
-  /** Jittered exponential backoff: half to full of reconnectBackoff·2ⁿ, capped. */
-  #backoff(failures: number): number {
-    const base = Math.max(this.#settings.reconnectBackoff, 0.1);
-    const ceiling = Math.min(this.#settings.reconnectBackoffMax, base * 2 ** Math.min(failures, 30));
-    return ceiling / 2 + Math.random() * ceiling / 2;
+  /** A watch request shorter than this is a failure, not an end on schedule. */
+  #quickEnd(): number {
+    const serverTimeout = this.#settings.serverTimeout;
+    return Math.min(1000, serverTimeout === null ? 1000 : serverTimeout * 500);
+  }
+
+  #gone(): void {
+    logger.info("The resourceVersion of {name} is gone (410); relisting.", { name: this.#name });
+    this.state.resourceVersion = null;
+    this.health.relists++;
   }
 }
 

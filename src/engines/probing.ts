@@ -6,14 +6,18 @@
  * by id (`{}` without probe handlers), recomputed at most once per
  * `settings.process.probingMaxAge` seconds (concurrent requests share one run). It answers 500
  * when a probe handler fails for good, and — unlike Kopf, whose endpoint stays green while its
- * watches are dead — when a watch stream has been failing for longer than
- * `settings.watching.unhealthyAfter`, with a JSON body naming the streams and since when.
+ * watches are dead — when a watch stream has been failing or silent (no event, no bookmark, no
+ * answered or on-schedule watch request) for longer than `settings.watching.unhealthyAfter`, or
+ * when the API server's certificate is rejected, with a JSON body naming the streams, why, and
+ * since when. It turns green again once the streams recover.
  *
  * @module
  */
 
 import type { Indices } from "../model/index_store.ts";
 import { getLogger } from "@logtape/logtape";
+import type { ConnectionProblem } from "../api/client.ts";
+import { FailureReports } from "../api/failure_reports.ts";
 import type { WatchHealth } from "../api/watching.ts";
 import type { Memo } from "../handling/context.ts";
 import { runActivity } from "../handling/activities.ts";
@@ -69,6 +73,8 @@ export interface LivenessSources {
   indices?: Indices;
   /** The watch streams by name; read at every request, so streams added later count too. */
   streams: ReadonlyMap<string, WatchHealth>;
+  /** The API client, whose rejected server certificate makes the operator unhealthy at once. */
+  connection?: { readonly connectionProblem: ConnectionProblem | null };
 }
 
 /**
@@ -89,12 +95,14 @@ export class LivenessServer implements AsyncDisposable {
   readonly #stop = new AbortController();
   #cache: { at: number; results: Record<string, unknown> } | undefined;
   #running: Promise<Record<string, unknown>> | undefined;
+  readonly #reports: FailureReports;
 
   private constructor(endpoint: LivenessEndpoint, sources: LivenessSources) {
     this.#sources = sources;
     this.#path = endpoint.path;
     // Deno.serve's handlers do not inherit the asynchronous context: the probes' `api` is carried over.
     const api = currentApi();
+    this.#reports = new FailureReports({ logger, interval: () => sources.settings.watching.failureReportInterval });
     try {
       this.#server = Deno.serve({
         hostname: endpoint.hostname,
@@ -135,18 +143,43 @@ export class LivenessServer implements AsyncDisposable {
     if (request.method !== "GET" && request.method !== "HEAD") {
       return json(405, { error: "Only GET is supported." }, { allow: "GET, HEAD" });
     }
-    const unhealthy = [...this.#sources.streams].filter(([, health]) => !health.healthy);
-    if (unhealthy.length) {
-      const streams = Object.fromEntries(unhealthy.map(([name, health]) => [name, {
+    const problem = this.#sources.connection?.connectionProblem;
+    const now = Date.now();
+    const unhealthy = [...this.#sources.streams].flatMap(([name, health]) => {
+      const verdict = health.verdict(now);
+      return verdict ? [[name, health, verdict] as const] : [];
+    });
+    if (problem || unhealthy.length) {
+      const streams = Object.fromEntries(unhealthy.map(([name, health, verdict]) => [name, {
+        reason: verdict.reason,
+        since: new Date(verdict.since).toISOString(),
+        message: verdict.message,
         failingSince: health.failingSince === null ? null : new Date(health.failingSince).toISOString(),
+        lastSignOfLife: new Date(health.lastSignOfLife).toISOString(),
         failures: health.failures,
         lastError: health.lastError,
       }]));
       const bound = this.#sources.settings.watching.unhealthyAfter;
-      const error = `Watch streams have been failing for longer than ${bound} s: ${Object.keys(streams).join(", ")}.`;
-      logger.warn("Liveness probe: {error}", { error });
-      return json(500, { error, streams });
+      const errors = [
+        ...problem ? [problem.message] : [],
+        ...unhealthy.length
+          ? [
+            `Watch streams have been failing or silent for longer than ${bound} s ` +
+            `(settings.watching.unhealthyAfter): ${
+              unhealthy.map(([name, , verdict]) => `${name}: ${verdict.message}`).join("; ")
+            }.`,
+          ]
+          : [],
+      ];
+      const error = errors.join(" ");
+      this.#reports.failed({ level: "warning", message: "Liveness probe: {error}", properties: { error } }, false);
+      return json(500, {
+        error,
+        streams,
+        ...problem ? { connection: { message: problem.message, since: new Date(problem.since).toISOString() } } : {},
+      });
     }
+    this.#reports.recovered("Liveness probe: healthy again after {seconds} s.", {});
     let results: Record<string, unknown>;
     try {
       results = await this.#probe();

@@ -88,7 +88,7 @@ Deno.test("a probe failing for good answers 500 with the error; results are not 
   assert.deepEqual(await get(server.url), { status: 200, body: { db: "ok" } });
 });
 
-Deno.test("a watch stream failing for longer than its bound answers 500 naming it and since when", async () => {
+Deno.test("a watch stream failing for longer than its bound answers 500 naming it, why and since when", async () => {
   const healthy = new WatchHealth(60);
   const failing = new WatchHealth(0.1);
   const streams = new Map([["pods.v1 in a", healthy], ["kopfexamples.v1.kopf.dev in a", failing]]);
@@ -99,24 +99,61 @@ Deno.test("a watch stream failing for longer than its bound answers 500 naming i
     streams,
   });
   const since = Date.now();
-  failing.failingSince = since;
-  failing.failures = 3;
-  failing.lastError = "connection refused";
+  for (let attempt = 0; attempt < 3; attempt++) failing.failed("connection refused", since);
+  failing.connected(since); // answered, but the run of failures goes on until it proves itself
   assert.equal((await get(server.url)).status, 200, "not yet beyond the bound");
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  failing.connected();
+  const answer = await get(server.url);
+  assert.equal(answer.status, 500);
+  const body = answer.body as { error: string; streams: Record<string, Record<string, unknown>> };
+  assert.deepEqual(Object.keys(body.streams), ["kopfexamples.v1.kopf.dev in a"]);
+  const reported = body.streams["kopfexamples.v1.kopf.dev in a"];
+  assert.equal(reported.reason, "failing");
+  assert.equal(reported.failingSince, new Date(since).toISOString());
+  assert.equal(reported.failures, 3);
+  assert.equal(reported.lastError, "connection refused");
+  assert.match(body.error, /kopfexamples\.v1\.kopf\.dev in a: failing for/);
+  failing.alive();
+  assert.equal((await get(server.url)).status, 200, "healthy again once the stream works");
+});
+
+Deno.test("a watch stream silent for longer than its bound answers 500 until something arrives", async () => {
+  const quiet = new WatchHealth(0.1);
+  await using server = LivenessServer.start(local(), {
+    registry: new Registry(),
+    settings: new Settings(),
+    memo: {},
+    streams: new Map([["pods.v1 in a", quiet]]),
+  });
+  assert.equal((await get(server.url)).status, 200, "a stream is alive when it starts");
   await new Promise((resolve) => setTimeout(resolve, 150));
   const answer = await get(server.url);
   assert.equal(answer.status, 500);
-  const body = answer.body as { error: string; streams: Record<string, unknown> };
-  assert.deepEqual(body.streams, {
-    "kopfexamples.v1.kopf.dev in a": {
-      failingSince: new Date(since).toISOString(),
-      failures: 3,
-      lastError: "connection refused",
+  const body = answer.body as { streams: Record<string, Record<string, unknown>> };
+  assert.equal(body.streams["pods.v1 in a"].reason, "silent");
+  quiet.alive(); // a bookmark
+  assert.equal((await get(server.url)).status, 200);
+});
+
+Deno.test("a rejected server certificate answers 500 with the diagnosis at once", async () => {
+  let connectionProblem: { message: string; since: number } | null = { message: "not signed by the CA", since: 0 };
+  await using server = LivenessServer.start(local(), {
+    registry: new Registry(),
+    settings: new Settings(),
+    memo: {},
+    streams: new Map(),
+    connection: {
+      get connectionProblem() {
+        return connectionProblem;
+      },
     },
   });
-  assert.match(body.error, /kopfexamples\.v1\.kopf\.dev in a/);
-  failing.failingSince = null;
-  assert.equal((await get(server.url)).status, 200, "healthy again once the stream works");
+  const answer = await get(server.url);
+  assert.equal(answer.status, 500);
+  assert.match((answer.body as { error: string }).error, /not signed by the CA/);
+  connectionProblem = null;
+  assert.equal((await get(server.url)).status, 200);
 });
 
 Deno.test("a taken port is a clear error", () => {

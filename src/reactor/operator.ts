@@ -364,6 +364,7 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
         memo,
         indices: indexes.indices,
         streams,
+        connection: client,
       });
     }
     served = new ServedResources(registry, discovery, {

@@ -20,15 +20,38 @@ export class WatchingSettings {
    * from its last resourceVersion. Kubernetes sends bookmarks about once a minute, hence 70.
    */
   inactivityTimeout = 70;
-  /** Seconds before the first reconnection after a stream ended or failed. */
+  /** Seconds before a stream's next watch request after the server ended one on schedule. */
   reconnectBackoff = 0.1;
+  /**
+   * The first pause after a failure (an error status, an ERROR event, a connection failure, a
+   * stall, a request that ends at once), in seconds. Each further failure of the run doubles it,
+   * with jitter, up to `reconnectBackoffMax`, but a pause never exceeds half of the time the stream
+   * has been failing: after a short outage the stream resumes soon after the server is back.
+   */
+  failureBackoff = 0.8;
   /** The longest pause between reconnection attempts of a stream that keeps failing, in seconds. */
   reconnectBackoffMax = 30;
+  /**
+   * Seconds a watch request must stay answered without failure before the stream's run of
+   * failures ends (and its backoff starts from `failureBackoff` again); a listing, an event or a
+   * bookmark ends it at once.
+   */
+  backoffResetAfter = 5;
+  /**
+   * Seconds between two log lines about a stream that keeps failing: its first failure is logged
+   * in full, the repetitions are summarised at most once per this interval.
+   */
+  failureReportInterval = 60;
   /** Objects per page when listing (`limit`); `null` lists everything in one response. */
   listPageSize: number | null = 500;
   /**
-   * Seconds a stream may keep failing before it reports itself unhealthy. It never gives up:
-   * it keeps retrying; health probes read the report.
+   * Seconds a stream may keep failing, or stay silent (no event, no bookmark, no answered or
+   * on-schedule watch request), before it reports itself unhealthy and the liveness endpoint
+   * answers 500. It never gives up: it keeps retrying; health probes read the report.
+   *
+   * A quiet but healthy stream gets a bookmark about every 60 s, and at worst is resumed after
+   * `inactivityTimeout` (70 s): keep this bound above both, or shorten `serverTimeout` so that the
+   * server's own ends of watch requests come more often than the bound.
    */
-  unhealthyAfter = 60;
+  unhealthyAfter = 90;
 }

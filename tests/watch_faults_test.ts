@@ -1,0 +1,315 @@
+/**
+ * Watch streams and liveness under injected faults (issue 11, defects 3–6), against the real API
+ * server behind the fault proxy (tests/support/fault_proxy.ts): a storm of watch ERROR events
+ * backs off and is logged at a bounded rate; liveness turns 500 during a freeze and an ERROR
+ * storm and 200 after; a wrong CA is diagnosed once at error level with liveness 500. The
+ * assertions count requests, log lines and status codes; the waits are bounded.
+ */
+
+import assert from "node:assert/strict";
+import * as kopf from "@kopf/kopf";
+import { ApiClient } from "../src/api/client.ts";
+import { loadKubeconfig } from "../src/api/kubeconfig.ts";
+import { Watcher, type WatchEvent } from "../src/api/watching.ts";
+import { createSelfSignedCertificates } from "../src/kits/certificates.ts";
+import { renderKubeconfig } from "../src/kits/local_cluster/kubeconfig.ts";
+import { WatchingSettings } from "../src/settings/watching.ts";
+import { createExample, freshNamespace, KOPFEXAMPLES, settle, testCluster, waitFor } from "./support/cluster.ts";
+import { FaultProxy } from "./support/fault_proxy.ts";
+import { runOperator } from "./support/operator.ts";
+
+/** The operator's log lines in the full format (with levels), `debug` and up, for one test. */
+async function captureLogs(): Promise<string[]> {
+  const lines: string[] = [];
+  await kopf.configureLogging({ format: "full", level: "debug", write: (line) => lines.push(line) });
+  return lines;
+}
+
+/** The proxy in front of the shared cluster, and a kubeconfig through it. */
+async function proxied(): Promise<{ proxy: FaultProxy; kubeconfig: string }> {
+  const { credentials } = await testCluster();
+  const proxy = await FaultProxy.start({ server: credentials.server, caCert: credentials.tls.caCerts![0] });
+  return { proxy, kubeconfig: await proxy.writeKubeconfig(await bearerToken()) };
+}
+
+async function bearerToken(): Promise<string> {
+  const { credentials } = await testCluster();
+  return (await credentials.authorization())!.replace(/^Bearer /, "");
+}
+
+async function get(url: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(url);
+  return { status: response.status, body: await response.json() };
+}
+
+/** Samples the liveness endpoint every half second until stopped; keeps every answer. */
+function sample(
+  url: string,
+): { answers: { at: number; status: number; body: Record<string, unknown> }[]; stop: () => Promise<void> } {
+  const answers: { at: number; status: number; body: Record<string, unknown> }[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      answers.push({ at: Date.now(), ...await get(url) });
+      await settle(0.5);
+    }
+  })();
+  return {
+    answers,
+    stop: async () => {
+      running = false;
+      await loop;
+    },
+  };
+}
+
+Deno.test("a storm of watch ERROR events backs off and is logged at a bounded rate, then the stream recovers (issue 11.3)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "errstorm");
+  const { proxy, kubeconfig } = await proxied();
+  await using _proxy = proxy;
+  const lines = await captureLogs();
+  using watching = new ApiClient(await loadKubeconfig({ path: kubeconfig }));
+  const controller = new AbortController();
+  const watcher = new Watcher(watching, KOPFEXAMPLES, {
+    namespace,
+    settings: new WatchingSettings(),
+    signal: controller.signal,
+  });
+  const events: WatchEvent[] = [];
+  const done = (async () => {
+    for await (const event of watcher) events.push(event);
+  })();
+  try {
+    await waitFor("the listing", () => events.some((event) => event.type === "LISTED") || undefined);
+    await waitFor("the watch request", () => proxy.count({ watch: true }) > 0 || undefined);
+    proxy.set({ kind: "watchErrors" });
+    const from = Date.now();
+    await settle(20);
+    const to = Date.now();
+    const reconnects = proxy.count({ watch: true, from, to });
+    const warnings = lines.filter((line) =>
+      /\[WARNING \]/.test(line) && /The stream of kopfexamples/.test(line)
+    ).length;
+    // Without a growing backoff this is 100–200 (a reconnect every 0.1–0.2 s), with a WARNING each.
+    assert.ok(reconnects >= 3, `it keeps trying: ${reconnects}`);
+    assert.ok(reconnects <= 25, `reconnects in 20 s of ERROR events: ${reconnects}`);
+    assert.ok(warnings >= 1 && warnings <= 2, `warnings in 20 s: ${warnings}\n${lines.join("\n")}`);
+    assert.ok(watcher.health.failures >= 3, `a run of failures: ${watcher.health.failures}`);
+
+    proxy.set({ kind: "forward" });
+    await createExample(client, namespace, "after-storm");
+    await waitFor(
+      "the object created after the storm",
+      () => events.some((event) => event.type === "ADDED" && event.object.metadata.name === "after-storm") || undefined,
+      30,
+    );
+    assert.equal(watcher.health.failures, 0, "the run of failures ends with an event");
+  } finally {
+    controller.abort();
+    await done;
+  }
+});
+
+Deno.test("after each of three 20-s outages (503 to everything) the stream resumes within 12 s (issue 11.5)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "outages");
+  const { proxy, kubeconfig } = await proxied();
+  await using _proxy = proxy;
+  using watching = new ApiClient(await loadKubeconfig({ path: kubeconfig }));
+  const controller = new AbortController();
+  const watcher = new Watcher(watching, KOPFEXAMPLES, {
+    namespace,
+    settings: new WatchingSettings(), // the default backoff is what is tested
+    signal: controller.signal,
+  });
+  const events: WatchEvent[] = [];
+  const done = (async () => {
+    for await (const event of watcher) events.push(event);
+  })();
+  const resumed: string[] = [];
+  try {
+    await waitFor("the listing", () => events.some((event) => event.type === "LISTED") || undefined);
+    await waitFor("the watch request", () => proxy.count({ watch: true }) > 0 || undefined);
+    for (const round of [1, 2, 3]) {
+      proxy.set({ kind: "fail" });
+      await settle(20);
+      proxy.set({ kind: "forward" });
+      const name = `after-outage-${round}`;
+      await createExample(client, namespace, name);
+      // A pause that grew to 12.8–25.6 s during the outage would sleep past this bound; half the outage does not.
+      await waitFor(
+        `the object created after outage ${round}`,
+        () => events.some((event) => event.type === "ADDED" && event.object.metadata.name === name) || undefined,
+        12,
+      );
+      resumed.push(name);
+      await settle(15);
+    }
+  } finally {
+    controller.abort();
+    await done;
+  }
+  assert.deepEqual(resumed, ["after-outage-1", "after-outage-2", "after-outage-3"]);
+  assert.ok(proxy.count({ watch: true, status: 503 }) >= 3, "the outages were met by watch requests");
+});
+
+Deno.test("429 with Retry-After is honoured and 403 backs off like any failure, then the stream recovers (issue 11.3)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "throttle");
+  const { proxy, kubeconfig } = await proxied();
+  await using _proxy = proxy;
+  using watching = new ApiClient(await loadKubeconfig({ path: kubeconfig }));
+  const controller = new AbortController();
+  const watcher = new Watcher(watching, KOPFEXAMPLES, {
+    namespace,
+    settings: new WatchingSettings(),
+    signal: controller.signal,
+  });
+  const events: WatchEvent[] = [];
+  const done = (async () => {
+    for await (const event of watcher) events.push(event);
+  })();
+  try {
+    await waitFor("the listing", () => events.some((event) => event.type === "LISTED") || undefined);
+    await waitFor("the watch request", () => proxy.count({ watch: true }) > 0 || undefined);
+    proxy.set({ kind: "throttle", retryAfter: 5 });
+    let from = Date.now();
+    await settle(15);
+    const throttled = proxy.count({ watch: true, from, to: Date.now() });
+    // Retry-After: 5 leaves room for 3 or 4 attempts in 15 s; the Status' details alone would say 1 s.
+    assert.ok(throttled >= 2 && throttled <= 4, `watch requests in 15 s of 429 with Retry-After 5: ${throttled}`);
+
+    proxy.set({ kind: "forbid" });
+    from = Date.now();
+    await settle(15);
+    const forbidden = proxy.count({ watch: true, from, to: Date.now() });
+    assert.ok(forbidden >= 1 && forbidden <= 6, `watch requests in 15 s of 403: ${forbidden}`);
+    assert.match(String(watcher.health.lastError), /403/);
+
+    proxy.set({ kind: "forward" });
+    await createExample(client, namespace, "after-throttling");
+    await waitFor(
+      "the object created after the faults",
+      () =>
+        events.some((event) => event.type === "ADDED" && event.object.metadata.name === "after-throttling") ||
+        undefined,
+      30,
+    );
+  } finally {
+    controller.abort();
+    await done;
+  }
+});
+
+Deno.test("liveness answers 500 during a freeze and an ERROR storm, naming the stream and why, and 200 after each (issue 11.4)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "liveflow");
+  const { proxy, kubeconfig } = await proxied();
+  await using _proxy = proxy;
+  const registry = new kopf.Registry();
+  kopf.on.event("kopfexamples", { registry }, function seen() {});
+  const settings = new kopf.Settings();
+  // A quiet stream's signs of life: the server ends each watch after 2 s, well within the 6 s bound.
+  settings.watching.serverTimeout = 2;
+  settings.watching.unhealthyAfter = 6;
+  settings.watching.inactivityTimeout = 20; // stall detection alone would notice a freeze only after 20 s
+  settings.watching.connectTimeout = 3;
+  settings.watching.reconnectBackoffMax = 2;
+  const operator = await runOperator(registry, namespace, {
+    credentials: await loadKubeconfig({ path: kubeconfig }),
+    settings,
+    liveness: "http://127.0.0.1:0/healthz",
+  });
+  const name = `kopfexamples.v1.kopf.dev in ${namespace}`;
+  const sampler = sample(operator.running.liveness!);
+  try {
+    await settle(8);
+    assert.ok(sampler.answers.every((answer) => answer.status === 200), "a quiet stream stays healthy");
+
+    for (const fault of [{ kind: "freeze" }, { kind: "watchErrors" }] as const) {
+      const from = Date.now();
+      proxy.set(fault);
+      await settle(16);
+      const during = sampler.answers.filter((answer) => answer.at >= from);
+      const red = during.filter((answer) => answer.status === 500);
+      // Without the silence and failure checks the endpoint stays 200 through both faults.
+      assert.ok(red.length >= 3, `${fault.kind}: 500s in 16 s: ${red.length} of ${during.length}`);
+      const body = red.at(-1)!.body as { error: string; streams: Record<string, { reason: string }> };
+      assert.deepEqual(Object.keys(body.streams), [name], JSON.stringify(body));
+      assert.match(body.error, new RegExp(`${namespace}: (failing|silent) for \\d+ s`));
+      proxy.set({ kind: "forward" });
+      const back = Date.now();
+      await waitFor(
+        `${fault.kind}: liveness 200 again`,
+        async () => (await get(operator.running.liveness!)).status === 200 || undefined,
+        40,
+      );
+      await settle(4);
+      const after = sampler.answers.filter((answer) => answer.at >= back + 1000);
+      assert.equal(after.at(-1)?.status, 200, `${fault.kind}: stays green after the recovery`);
+    }
+  } finally {
+    await sampler.stop();
+    await operator.stop();
+  }
+});
+
+Deno.test("a kubeconfig with the wrong CA: one ERROR saying what is wrong and what to do, liveness 500, no flood (issue 11.6)", async () => {
+  const { credentials } = await testCluster();
+  const { ca } = await createSelfSignedCertificates(["127.0.0.1"], { caName: "not-the-cluster-ca" });
+  const path = await Deno.makeTempFile({ suffix: ".kubeconfig" });
+  await Deno.writeTextFile(
+    path,
+    renderKubeconfig({ server: credentials.server, caCert: ca, token: await bearerToken() }),
+  );
+  const lines = await captureLogs();
+  const registry = new kopf.Registry();
+  kopf.on.event("kopfexamples", { registry }, function seen() {});
+  const settings = new kopf.Settings();
+  settings.networking.errorBackoffs = Array(12).fill(1); // 12 s of retries, one a second
+  const controller = new AbortController();
+  const liveness = `http://127.0.0.1:${freePort()}/healthz`;
+  const running = kopf.operator({
+    registry,
+    credentials: await loadKubeconfig({ path }),
+    namespaces: ["default"],
+    standalone: true,
+    settings,
+    liveness,
+    signal: controller.signal,
+  }).catch((error: unknown) => error);
+  try {
+    const answer = await waitFor("a 500 from the liveness endpoint", async () => {
+      try {
+        const answer = await get(liveness);
+        return answer.status === 500 ? answer : undefined;
+      } catch {
+        return undefined; // not listening yet
+      }
+    }, 20);
+    assert.match(answer.body.error as string, /not signed by the CA/);
+    await settle(8);
+    const errors = lines.filter((line) =>
+      /\[ERROR {3}\]/.test(line) && /not signed by the CA that .* trusts/.test(line)
+    );
+    assert.ok(errors.length >= 1, lines.join("\n"));
+    assert.match(errors[0], /certificate-authority-data/, "says what to do");
+    const retries = lines.filter((line) =>
+      /UnknownIssuer|not signed by the CA/.test(line) && /\[(WARNING |ERROR {3})\]/.test(line)
+    );
+    // Without the diagnosis: a WARNING per retry of each discovery request (2 a second here).
+    assert.ok(retries.length <= 3, `lines about the certificate in ~10 s: ${retries.length}\n${retries.join("\n")}`);
+  } finally {
+    controller.abort();
+    await running;
+  }
+});
+
+/** A port that was free a moment ago. */
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = listener.addr.port;
+  listener.close();
+  return port;
+}
