@@ -13,6 +13,20 @@ import { UsageError } from "./usage.ts";
 /** The usage line of `kopf generate`. */
 export const GENERATE_USAGE = "Usage: kopf generate rbac|deployment|types [OPTIONS] FILES...";
 
+/** The help of `kopf generate`. */
+export const GENERATE_HELP = `${GENERATE_USAGE}
+
+Print what the handler files need, computed from what they register (rbac, deployment), or
+TypeScript interfaces of custom resources computed from their CRD files (types).
+
+Generators:
+  rbac        A ServiceAccount, (Cluster)Roles and bindings with the rules the operator needs.
+  deployment  The RBAC above and a Deployment running the operator.
+  types       Interfaces for each kind and served version of the CRDs.
+
+See 'kopf generate GENERATOR --help' for the options of each.
+`;
+
 /**
  * Runs `kopf generate` with the arguments after `generate`.
  *
@@ -21,6 +35,10 @@ export const GENERATE_USAGE = "Usage: kopf generate rbac|deployment|types [OPTIO
 export async function generate(args: string[]): Promise<void> {
   const [what, ...rest] = args;
   switch (what) {
+    case "--help":
+    case "-h":
+      console.log(GENERATE_HELP);
+      return;
     case "rbac":
       return await generateRbac(rest);
     case "deployment":

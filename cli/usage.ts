@@ -35,11 +35,11 @@ Commands:
   generate  Print manifests computed from the handlers (rbac, deployment), or types from CRDs (types).
 
 Options:
-  --version   Print the version and exit.
-  -h, --help  Show this message and exit.
+  -V, --version  Print the version and exit.
+  -h, --help     Show this message and exit.
 
-Every option of a command also has an environment variable KOPF_<COMMAND>_<OPTION>, e.g.
-KOPF_RUN_LOG_FORMAT=json; the command line wins. See 'kopf COMMAND --help'.
+Every option of run, freeze and resume also has an environment variable KOPF_<COMMAND>_<OPTION>,
+e.g. KOPF_RUN_LOG_FORMAT=json; the command line wins. See 'kopf COMMAND --help'.
 `;
 
 const LOGGING_HELP = `  -v, --verbose            Log debug messages.
