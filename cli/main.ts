@@ -99,6 +99,7 @@ async function run(args: string[]): Promise<ExitCode> {
     settings,
     context: options.context,
     liveness: options.liveness,
+    metrics: options.metrics,
   });
   return 0;
 }

@@ -14,6 +14,7 @@ import { InsecureBridge } from "./insecure_bridge.ts";
 import { LoginError } from "./login_error.ts";
 import { Vault, type VaultItem } from "./vault.ts";
 import { RequestCounters, type Verb } from "./counters.ts";
+import { recordApiRequest } from "../observability/metrics.ts";
 import { ApiConnectionError, apiErrorFor, type ApiStatus, ApiUnauthorizedError, describeCause } from "./errors.ts";
 import { NetworkingSettings } from "../settings/networking.ts";
 import { sleep } from "../utils/sleep.ts";
@@ -167,9 +168,12 @@ export class ApiClient implements Disposable {
       this.counters.record(verb, resource);
       logger.debug("Sending {what}.", { what });
       let response: Response;
+      const began = performance.now();
       try {
         response = await this.#fetch(item, url, method, options, totalTimeout, streaming);
+        recordApiRequest(verb, resource, response.status, (performance.now() - began) / 1000);
       } catch (error) {
+        recordApiRequest(verb, resource, "error", (performance.now() - began) / 1000);
         if (options.signal?.aborted) throw options.signal.reason;
         if (attempt >= backoffs.length) throw new ApiConnectionError(what, error);
         const delay = backoffs[attempt];

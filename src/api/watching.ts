@@ -16,6 +16,7 @@ import { resourcePath } from "./paths.ts";
 import type { KubernetesList, KubernetesObject } from "../model/body.ts";
 import { apiVersionOf, type Resource, resourceName } from "../model/resource.ts";
 import { WatchingSettings } from "../settings/watching.ts";
+import { recordWatchEvent, recordWatchReconnect } from "../observability/stream_metrics.ts";
 import { sleep } from "../utils/sleep.ts";
 
 const logger = getLogger(["kopf", "watching"]);
@@ -133,9 +134,11 @@ export class Watcher implements AsyncIterable<WatchEvent> {
   /** Runs the stream: listing, watching, resuming, until the signal aborts. */
   async *[Symbol.asyncIterator](): AsyncGenerator<WatchEvent, void, undefined> {
     let quickEnds = 0;
+    let watches = 0;
     while (!this.#signal.aborted) {
       try {
         if (this.state.resourceVersion === null) yield* this.#list();
+        if (watches++) recordWatchReconnect(this.#resource.plural);
         const started = Date.now();
         const outcome = yield* this.#watch();
         if (outcome === "gone") {
@@ -291,6 +294,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
   #receive(line: string): WatchEvent | "gone" | undefined {
     const event = JSON.parse(line) as { type?: string; object?: KubernetesObject };
     const object = event.object;
+    recordWatchEvent(this.health, this.#resource.plural, event.type ?? "", object);
     this.#succeeded();
     if (event.type === "ERROR") {
       const status = object as unknown as { code?: number; message?: string; reason?: string };

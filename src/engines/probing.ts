@@ -68,6 +68,8 @@ export interface LivenessSources {
   indices?: Indices;
   /** The watch streams by name; read at every request, so streams added later count too. */
   streams: ReadonlyMap<string, WatchHealth>;
+  /** Another endpoint answered by this server at its own path (the metrics, when they share host and port). */
+  also?: { path: string; answer: (request: Request) => Response };
 }
 
 /**
@@ -128,6 +130,8 @@ export class LivenessServer implements AsyncDisposable {
   }
 
   async #answer(request: Request): Promise<Response> {
+    const also = this.#sources.also;
+    if (also && new URL(request.url).pathname === also.path) return also.answer(request);
     if (new URL(request.url).pathname !== this.#path) return json(404, { error: "Not found." });
     if (request.method !== "GET" && request.method !== "HEAD") {
       return json(405, { error: "Only GET is supported." }, { allow: "GET, HEAD" });

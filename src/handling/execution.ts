@@ -28,6 +28,7 @@ import type { ChangeHandler } from "./handlers.ts";
 import type { Lifecycle } from "./lifecycles.ts";
 import { type ChildrenOutcome, HandlerChildrenRetry, runInScope, SubhandlingScope } from "./subhandlers.ts";
 import { formatTimestamp, normalizeTimestamp, parseTimestamp } from "../state/timestamps.ts";
+import { recordHandlerRun } from "../observability/metrics.ts";
 
 /** What the handlers of a cause see and where their outcomes go. */
 export interface CauseRun {
@@ -213,6 +214,7 @@ async function attempt(t: Tracked, run: CauseRun, level: Level, now: number): Pr
   const subrefs = new Set<string>(t.record.subrefs ?? []);
   let error: unknown;
   let result: unknown;
+  const began = performance.now();
   if (options.timeout !== undefined && runtime >= options.timeout * 1000) {
     error = new HandlerTimeoutError(`Handler '${id}' has timed out after ${(runtime / 1000).toFixed(1)} s.`);
   } else if (options.retries !== undefined && t.retries >= options.retries) {
@@ -276,7 +278,9 @@ async function attempt(t: Tracked, run: CauseRun, level: Level, now: number): Pr
       error = caught; // e.g. a result that is not JSON
     }
   }
+  const seconds = (performance.now() - began) / 1000;
   if (error === undefined) {
+    recordHandlerRun(id, run.resource.plural, run.reason, "success", t.retries, seconds);
     run.logger.info(`Handler '${id}' succeeded.`);
     store(run, t, { ...base, success: true, stopped: formatTimestamp(new Date()) });
     return;
@@ -289,6 +293,12 @@ async function attempt(t: Tracked, run: CauseRun, level: Level, now: number): Pr
     retries: t.retries,
     elapsed: Date.now() - started.getTime(),
   });
+  const outcome = verdict.kind === "retry"
+    ? "temporary"
+    : error instanceof HandlerTimeoutError
+    ? "timeout"
+    : "permanent";
+  recordHandlerRun(id, run.resource.plural, run.reason, outcome, t.retries, seconds);
   const stopped = formatTimestamp(new Date());
   if (verdict.kind === "retry") {
     const delayed = formatTimestamp(new Date(Date.now() + verdict.delay * 1000));

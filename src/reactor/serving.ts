@@ -12,6 +12,7 @@ import { Watcher } from "../api/watching.ts";
 import { ObjectBackground } from "../engines/background.ts";
 import type { OperatorIndexes } from "../engines/indexing.ts";
 import { ObjectQueues } from "../engines/queueing.ts";
+import { recordProcessingStart, registerStream } from "../observability/stream_metrics.ts";
 import type { Memo } from "../handling/context.ts";
 import type { BackgroundHandler, ChangeHandler, EventHandler, IndexHandler } from "../handling/handlers.ts";
 import type { Lifecycle } from "../handling/lifecycles.ts";
@@ -123,6 +124,7 @@ export function serveResource(deps: ServeDeps): StreamHandle {
       // Handlers never see a partial index: they wait until every indexed stream has been listed.
       if (!indexes.isReady) await indexes.whenReady(signal).catch(() => {});
       if (signal.aborted) return;
+      recordProcessingStart(resource.plural, work.object);
       const memory = memoryOf(uid, work);
       clearTimeout(wakeups.get(uid));
       wakeups.delete(uid);
@@ -178,6 +180,14 @@ export function serveResource(deps: ServeDeps): StreamHandle {
     parked.clear();
   });
 
+  const unregister = registerStream({
+    resource: resource.plural,
+    namespace,
+    stream: watcher.health,
+    healthy: () => watcher.health.healthy,
+    objects: () => watcher.state.known.size,
+    depth: () => queues.depth,
+  });
   let markListed: () => void = () => {};
   const listed = new Promise<void>((resolve) => markListed = resolve);
   const done = (async () => {
@@ -225,6 +235,7 @@ export function serveResource(deps: ServeDeps): StreamHandle {
   const stop = async (cause: StopCause, grace: number): Promise<string[]> => {
     controller.abort(new Error(`the stream ${name} is stopping (${cause})`));
     unsubscribe?.();
+    unregister();
     // Daemons and timers learn of the stop at once; the queues drain meanwhile.
     const stopping = Promise.all([...memories.values()].map((memory) => memory.background?.shutdown(cause, grace)));
     await done;
