@@ -1,0 +1,113 @@
+/**
+ * The metrics endpoint against a real API server: `kopf run --metrics URL` serves Prometheus'
+ * text format — checked by `promtool check metrics` (built from the Go module proxy by
+ * tools/promtool.ts) and by a strict reader of the format — and the values follow what happened:
+ * N objects handled grow the success counter by N, an injected failure counts as temporary, a
+ * watch request ended by the server counts as a reconnect, the API requests are counted by
+ * verb, resource and code; the metrics can share the liveness server's port.
+ */
+
+import assert from "node:assert/strict";
+import { createExample, freshNamespace, testCluster, waitFor } from "./support/cluster.ts";
+import { type Exposition, parseExposition, total } from "./support/exposition_parser.ts";
+import { KopfProcess } from "./support/kopf_process.ts";
+import { promtool } from "../tools/promtool.ts";
+
+/** A port that was free a moment ago. */
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = listener.addr.port;
+  listener.close();
+  return port;
+}
+
+/** Fetches the metrics, checks them with promtool and the strict reader, and returns them parsed. */
+async function scrape(url: string): Promise<Exposition> {
+  const response = await fetch(url);
+  assert.equal(response.status, 200);
+  assert.equal(response.headers.get("content-type"), "text/plain; version=0.0.4; charset=utf-8");
+  const text = await response.text();
+  const checked = await promtool(["check", "metrics"], text);
+  // promtool also lints (e.g. naming advice) on stdout; only a parse error fails the check.
+  assert.equal(checked.code, 0, `promtool check metrics: ${checked.stdout}${checked.stderr}`);
+  return parseExposition(text);
+}
+
+Deno.test("kopf run --metrics: valid exposition whose counters follow the handled objects, failures and reconnects", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "metrics");
+  const url = `http://127.0.0.1:${freePort()}/metrics`;
+  await using operator = await KopfProcess.start(
+    namespace,
+    ["--metrics", url, "tests/fixtures/metrics_handlers.ts"],
+    { KOPF_TEST_SERVER_TIMEOUT: "2" },
+  );
+  await operator.waitForLine(/Serving metrics at/);
+  const before = await scrape(url);
+  const success = { handler: "created", resource: "kopfexamples", cause: "create", outcome: "success" };
+  assert.equal(total(before, "kopf_handler_runs_total", success), 0);
+  for (const name of ["kopf_handler_runs_total", "kopf_queue_depth", "kopf_watch_events_total", "kopf_leader"]) {
+    assert.ok(before.types.has(name), `${name} is exposed`);
+  }
+  assert.equal(total(before, "kopf_leader"), 1, "no leader election: this operator does the work");
+
+  const N = 3;
+  for (let i = 0; i < N; i++) await createExample(client, namespace, `ok-${i}`, {});
+  await createExample(client, namespace, "flaky", { fail: true });
+  const after = await waitFor("N + 1 successes in the metrics", async () => {
+    const metrics = await scrape(url);
+    return total(metrics, "kopf_handler_runs_total", success) >= N + 1 ? metrics : undefined;
+  });
+  assert.equal(total(after, "kopf_handler_runs_total", success), N + 1, "one success per object");
+  assert.equal(total(after, "kopf_handler_runs_total", { handler: "created", outcome: "temporary" }), 1);
+  assert.equal(total(after, "kopf_handler_runs_total", { outcome: "permanent" }), 0);
+  assert.equal(total(after, "kopf_handler_retries_total", { handler: "created" }), 1, "the flaky one's retry");
+  assert.equal(total(after, "kopf_handler_duration_seconds_count", { handler: "created" }), N + 2);
+  assert.equal(total(after, "kopf_objects", { resource: "kopfexamples" }), N + 1);
+  assert.ok(total(after, "kopf_watch_events_total", { resource: "kopfexamples", type: "ADDED" }) >= N + 1);
+  assert.ok(total(after, "kopf_queue_latency_seconds_count", { resource: "kopfexamples" }) >= N + 1);
+  assert.ok(
+    total(after, "kopf_api_requests_total", { verb: "patch", resource: "kopfexamples", code: "200" }) >= N + 1,
+    "the handlers' patches",
+  );
+  assert.equal(total(after, "kopf_watch_stream_healthy", { resource: "kopfexamples", namespace }), 1);
+  for (const sample of after.samples) {
+    assert.ok(
+      !Object.values(sample.labels).some((value) => /^(ok-\d|flaky)$/.test(value)),
+      `no object name as a label: ${JSON.stringify(sample)}`,
+    );
+  }
+
+  // The server ends each watch request after 2 s: the stream sends another one, a reconnect.
+  const reconnected = await waitFor("a watch reconnect", async () => {
+    const metrics = await scrape(url);
+    return total(metrics, "kopf_watch_reconnects_total", { resource: "kopfexamples" }) >= 1 ? metrics : undefined;
+  }, 30);
+  assert.ok(total(reconnected, "kopf_api_requests_total", { verb: "watch", resource: "kopfexamples" }) >= 2);
+  assert.equal((await operator.stop()).code, 0);
+});
+
+Deno.test("kopf run --metrics on the liveness server's host and port: both paths answer", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "metrics-shared");
+  const port = freePort();
+  await using operator = await KopfProcess.start(namespace, [
+    "--liveness",
+    `http://127.0.0.1:${port}/healthz`,
+    "--metrics",
+    `http://127.0.0.1:${port}/metrics`,
+    "tests/fixtures/metrics_handlers.ts",
+  ]);
+  await operator.waitForLine(/Serving health status at/);
+  await createExample(client, namespace, "one", {});
+  const metrics = await waitFor("a success in the metrics", async () => {
+    const metrics = await scrape(`http://127.0.0.1:${port}/metrics`);
+    return total(metrics, "kopf_handler_runs_total", { outcome: "success" }) >= 1 ? metrics : undefined;
+  });
+  assert.equal(total(metrics, "kopf_objects", { resource: "kopfexamples" }), 1);
+  const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+  assert.equal(health.status, 200);
+  assert.deepEqual(await health.json(), { alive: true });
+  assert.ok(!operator.output.includes("Serving metrics at"), "no second server");
+  assert.equal((await operator.stop()).code, 0);
+});
