@@ -49,7 +49,6 @@ Deno.test("kopf run --metrics: valid exposition whose counters follow the handle
   for (const name of ["kopf_handler_runs_total", "kopf_queue_depth", "kopf_watch_events_total", "kopf_leader"]) {
     assert.ok(before.types.has(name), `${name} is exposed`);
   }
-  assert.equal(total(before, "kopf_leader"), 1, "no leader election: this operator does the work");
 
   const N = 3;
   for (let i = 0; i < N; i++) await createExample(client, namespace, `ok-${i}`, {});
@@ -71,6 +70,8 @@ Deno.test("kopf run --metrics: valid exposition whose counters follow the handle
     "the handlers' patches",
   );
   assert.equal(total(after, "kopf_watch_stream_healthy", { resource: "kopfexamples", namespace }), 1);
+  assert.equal(total(after, "kopf_leader"), 1, "no leader election: this operator does the work");
+  assert.equal(total(after, "kopf_peering_paused"), 0, "standalone");
   for (const sample of after.samples) {
     assert.ok(
       !Object.values(sample.labels).some((value) => /^(ok-\d|flaky)$/.test(value)),

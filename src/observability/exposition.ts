@@ -86,6 +86,14 @@ abstract class Labelled<S> implements Metric {
     this.series.clear();
   }
 
+  protected renderSeries(lines: string[]): void {
+    // A metric without labels has its one series from the start, as zero.
+    if (this.labelNames.length === 0 && this.series.size === 0) this.stateOf([]);
+    for (const { values, state } of this.series.values()) this.renderOne(lines, values, state);
+  }
+
+  protected abstract renderOne(lines: string[], values: readonly string[], state: S): void;
+
   protected labels(values: readonly string[], extra?: string): string {
     const pairs = this.labelNames.map((label, i) => `${label}="${escapeValue(values[i])}"`);
     if (extra !== undefined) pairs.push(extra);
@@ -96,8 +104,6 @@ abstract class Labelled<S> implements Metric {
     lines.push(`# HELP ${this.name} ${escapeHelp(this.help)}`, `# TYPE ${this.name} ${this.type}`);
     this.renderSeries(lines);
   }
-
-  protected abstract renderSeries(lines: string[]): void;
 }
 
 /**
@@ -128,10 +134,8 @@ export class Counter extends Labelled<{ value: number }> {
     return this.series.get(key)?.state.value ?? 0;
   }
 
-  protected renderSeries(lines: string[]): void {
-    for (const { values, state } of this.series.values()) {
-      lines.push(`${this.name}${this.labels(values)} ${formatNumber(state.value)}`);
-    }
+  protected renderOne(lines: string[], values: readonly string[], state: { value: number }): void {
+    lines.push(`${this.name}${this.labels(values)} ${formatNumber(state.value)}`);
   }
 }
 
@@ -159,10 +163,8 @@ export class Gauge extends Labelled<{ value: number }> {
     return this.series.get(key)?.state.value ?? 0;
   }
 
-  protected renderSeries(lines: string[]): void {
-    for (const { values, state } of this.series.values()) {
-      lines.push(`${this.name}${this.labels(values)} ${formatNumber(state.value)}`);
-    }
+  protected renderOne(lines: string[], values: readonly string[], state: { value: number }): void {
+    lines.push(`${this.name}${this.labels(values)} ${formatNumber(state.value)}`);
   }
 }
 
@@ -210,17 +212,15 @@ export class Histogram extends Labelled<Buckets> {
     return this.series.get(key)?.state.count ?? 0;
   }
 
-  protected renderSeries(lines: string[]): void {
-    for (const { values, state } of this.series.values()) {
-      let cumulative = 0;
-      for (let i = 0; i < this.#bounds.length; i++) {
-        cumulative += state.counts[i];
-        lines.push(`${this.name}_bucket${this.labels(values, `le="${formatNumber(this.#bounds[i])}"`)} ${cumulative}`);
-      }
-      lines.push(`${this.name}_bucket${this.labels(values, 'le="+Inf"')} ${state.count}`);
-      lines.push(`${this.name}_sum${this.labels(values)} ${formatNumber(state.sum)}`);
-      lines.push(`${this.name}_count${this.labels(values)} ${state.count}`);
+  protected renderOne(lines: string[], values: readonly string[], state: Buckets): void {
+    let cumulative = 0;
+    for (let i = 0; i < this.#bounds.length; i++) {
+      cumulative += state.counts[i];
+      lines.push(`${this.name}_bucket${this.labels(values, `le="${formatNumber(this.#bounds[i])}"`)} ${cumulative}`);
     }
+    lines.push(`${this.name}_bucket${this.labels(values, 'le="+Inf"')} ${state.count}`);
+    lines.push(`${this.name}_sum${this.labels(values)} ${formatNumber(state.sum)}`);
+    lines.push(`${this.name}_count${this.labels(values)} ${state.count}`);
   }
 }
 
