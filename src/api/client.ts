@@ -15,6 +15,7 @@ import { LoginError } from "./login_error.ts";
 import { Vault, type VaultItem } from "./vault.ts";
 import { RequestCounters, type Verb } from "./counters.ts";
 import { recordApiRequest } from "../observability/metrics.ts";
+import { traceRequest } from "../observability/tracing.ts";
 import { ApiConnectionError, apiErrorFor, type ApiStatus, ApiUnauthorizedError, describeCause } from "./errors.ts";
 import { NetworkingSettings } from "../settings/networking.ts";
 import { sleep } from "../utils/sleep.ts";
@@ -170,7 +171,11 @@ export class ApiClient implements Disposable {
       let response: Response;
       const began = performance.now();
       try {
-        response = await this.#fetch(item, url, method, options, totalTimeout, streaming);
+        response = await traceRequest(
+          method,
+          resource,
+          () => this.#fetch(item, url, method, options, totalTimeout, streaming),
+        );
         recordApiRequest(verb, resource, response.status, (performance.now() - began) / 1000);
       } catch (error) {
         recordApiRequest(verb, resource, "error", (performance.now() - began) / 1000);

@@ -9,6 +9,7 @@
 
 import { getLogger } from "@logtape/logtape";
 import { recordWebhook } from "../observability/metrics.ts";
+import { traceWebhook } from "../observability/tracing.ts";
 import { type AdmissionContext, AdmissionError, type AdmissionHandler } from "../handling/admission.ts";
 import type { Memo } from "../handling/context.ts";
 import { resourceContext } from "../handling/context.ts";
@@ -217,7 +218,7 @@ export function admissionFn(serving: AdmissionServing): WebhookFn {
     const outcomes = await Promise.all(selected.map(async (handler) => {
       const began = performance.now();
       try {
-        await handler.fn(contextFor(handler));
+        await traceWebhook(handler.id, async () => await handler.fn(contextFor(handler)));
         recordWebhook(handler.id, "success", (performance.now() - began) / 1000);
         objectLogger.debug(`Admission handler '${handler.id}' succeeded.`);
         return undefined;

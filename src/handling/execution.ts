@@ -29,6 +29,7 @@ import type { Lifecycle } from "./lifecycles.ts";
 import { type ChildrenOutcome, HandlerChildrenRetry, runInScope, SubhandlingScope } from "./subhandlers.ts";
 import { formatTimestamp, normalizeTimestamp, parseTimestamp } from "../state/timestamps.ts";
 import { recordHandlerRun } from "../observability/metrics.ts";
+import { traceHandler } from "../observability/tracing.ts";
 
 /** What the handlers of a cause see and where their outcomes go. */
 export interface CauseRun {
@@ -252,7 +253,15 @@ async function attempt(t: Tracked, run: CauseRun, level: Level, now: number): Pr
     try {
       result = await runWithObject(run.body, () =>
         runInScope(scope, async () => {
-          const returned = await handler.fn(context);
+          const returned = await traceHandler(
+            id,
+            run.resource.plural,
+            run.body,
+            run.reason,
+            t.retries,
+            async () => await handler.fn(context),
+            (thrown) => thrown instanceof HandlerChildrenRetry,
+          );
           await scope.finish();
           return returned;
         }));

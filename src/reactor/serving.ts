@@ -13,6 +13,7 @@ import { ObjectBackground } from "../engines/background.ts";
 import type { OperatorIndexes } from "../engines/indexing.ts";
 import { ObjectQueues } from "../engines/queueing.ts";
 import { recordProcessingStart, registerStream } from "../observability/stream_metrics.ts";
+import { traceCycle } from "../observability/tracing.ts";
 import type { Memo } from "../handling/context.ts";
 import type { BackgroundHandler, ChangeHandler, EventHandler, IndexHandler } from "../handling/handlers.ts";
 import type { Lifecycle } from "../handling/lifecycles.ts";
@@ -141,7 +142,12 @@ export function serveResource(deps: ServeDeps): StreamHandle {
       }
       let outcome;
       try {
-        outcome = await processObject(work, memory, cycle, more);
+        outcome = await traceCycle(
+          resource.plural,
+          work.object,
+          work.kind === "event" ? work.type ?? "LISTED" : work.kind,
+          () => processObject(work, memory, cycle, more),
+        );
         if (memory.throttles) {
           new ObjectLogger(work.object).info("Throttling is over. Switching back to normal operations.");
         }
