@@ -12,6 +12,8 @@ import { createExample, freshNamespace, testCluster, waitFor } from "./support/c
 import { type Exposition, parseExposition, total } from "./support/exposition_parser.ts";
 import { KopfProcess } from "./support/kopf_process.ts";
 import { promtool } from "../tools/promtool.ts";
+import { metricsRegistry } from "../src/observability/metrics.ts";
+import "../src/observability/stream_metrics.ts";
 
 /** A port that was free a moment ago. */
 function freePort(): number {
@@ -111,4 +113,21 @@ Deno.test("kopf run --metrics on the liveness server's host and port: both paths
   assert.deepEqual(await health.json(), { alive: true });
   assert.ok(!operator.output.includes("Serving metrics at"), "no second server");
   assert.equal((await operator.stop()).code, 0);
+});
+
+Deno.test("the Grafana dashboard queries only the operator's metrics, in expressions that promtool parses", async () => {
+  const dashboard = JSON.parse(await Deno.readTextFile(new URL("../docs/grafana_dashboard.json", import.meta.url)));
+  const exposed = new Set(parseExposition(metricsRegistry.render()).types.keys());
+  const expressions: string[] = dashboard.panels.flatMap((panel: { targets?: { expr: string }[] }) =>
+    (panel.targets ?? []).map((target) => target.expr)
+  );
+  assert.ok(expressions.length >= 20, `${expressions.length} queries`);
+  for (const expression of expressions) {
+    for (const [name] of expression.matchAll(/kopf_[a-z_]+/g)) {
+      assert.ok(exposed.has(name.replace(/_bucket$/, "")), `${name} in ${expression}`);
+    }
+    const concrete = expression.replaceAll("$__rate_interval", "5m").replaceAll("$job", ".*");
+    const checked = await promtool(["--experimental", "promql", "format", concrete], "");
+    assert.equal(checked.code, 0, `${concrete}: ${checked.stderr}`);
+  }
 });
