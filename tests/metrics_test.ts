@@ -8,7 +8,10 @@
  */
 
 import assert from "node:assert/strict";
-import { createExample, freshNamespace, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, KOPFEXAMPLES, testCluster, waitFor } from "./support/cluster.ts";
+import { ApiError } from "../src/api/errors.ts";
+import { resourcePath } from "../src/api/paths.ts";
+import { webhookConfigurationPath } from "../src/api/webhook_configurations.ts";
 import { type Exposition, parseExposition, total } from "./support/exposition_parser.ts";
 import { KopfProcess } from "./support/kopf_process.ts";
 import { promtool } from "../tools/promtool.ts";
@@ -129,5 +132,53 @@ Deno.test("the Grafana dashboard queries only the operator's metrics, in express
     const concrete = expression.replaceAll("$__rate_interval", "5m").replaceAll("$job", ".*");
     const checked = await promtool(["--experimental", "promql", "format", concrete], "");
     assert.equal(checked.code, 0, `${concrete}: ${checked.stderr}`);
+  }
+});
+
+Deno.test("kopf run --metrics: admission handler calls are counted by handler and outcome", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "metrics-webhook");
+  const label = crypto.randomUUID().slice(0, 8);
+  const url = `http://127.0.0.1:${freePort()}/metrics`;
+  const operator = await KopfProcess.start(
+    namespace,
+    ["--metrics", url, "tests/fixtures/webhook_metrics_handlers.ts"],
+    { KOPF_TEST_LABEL: label },
+  );
+  try {
+    await operator.waitForLine(/Serving metrics at/);
+    const create = (name: string, spec: Record<string, unknown>) =>
+      client.request({
+        method: "POST",
+        path: resourcePath(KOPFEXAMPLES, { namespace }),
+        body: {
+          apiVersion: "kopf.dev/v1",
+          kind: "KopfExample",
+          metadata: { name, labels: { "metrics-test": label } },
+          spec,
+        },
+      });
+    // The API server applies a new webhook configuration asynchronously: the first creations may pass unreviewed.
+    await waitFor("a denial by the webhook", async () => {
+      try {
+        await create(`deny-${crypto.randomUUID().slice(0, 6)}`, { deny: true });
+        return undefined;
+      } catch (error) {
+        return error instanceof ApiError && /denied by the test/.test(error.message) ? true : undefined;
+      }
+    });
+    await create("allowed", {});
+    const metrics = await scrape(url);
+    assert.ok(total(metrics, "kopf_webhook_requests_total", { handler: "check", outcome: "denied" }) >= 1);
+    assert.ok(total(metrics, "kopf_webhook_requests_total", { handler: "check", outcome: "success" }) >= 1);
+    assert.equal(total(metrics, "kopf_webhook_requests_total", { outcome: "error" }), 0);
+    assert.ok(total(metrics, "kopf_webhook_duration_seconds_count", { handler: "check" }) >= 2);
+    assert.equal((await operator.stop()).code, 0, operator.output);
+  } finally {
+    await operator.stop("SIGKILL");
+    for (const type of ["validating", "mutating"] as const) {
+      await client.request({ method: "DELETE", path: webhookConfigurationPath(type, `${label}.metrics.kopf.dev`) })
+        .catch(() => {});
+    }
   }
 });
