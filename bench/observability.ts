@@ -1,11 +1,12 @@
 /**
  * What observability costs: throughput and resident memory of `kopf run` with metrics and
  * tracing off, with the metrics endpoint on (scraped every second), and with the metrics and
- * Deno's OpenTelemetry on (traces and logs exported over OTLP/HTTP to a receiver in this process
- * that only counts them). The modes run in interleaved rounds on one LocalCluster: each round
+ * Deno's OpenTelemetry on (traces, metrics and logs exported over OTLP/HTTP in protobuf, Deno's
+ * default, to a receiver in this process that only counts the bytes). The modes run in interleaved rounds on one LocalCluster: each round
  * pre-creates N objects in a fresh namespace, starts the operator (one create handler returning
  * a result, bench/fixtures/compare_create.ts), and measures the time until every object has its
- * result, then the operator's RSS after a few idle seconds.
+ * result, then the operator's CPU time and its RSS after a few idle seconds. On a busy machine
+ * the CPU time per object is the steadier figure.
  *
  * Usage: `deno run -A bench/observability.ts [--objects 300] [--rounds 3]`
  *
@@ -83,7 +84,6 @@ async function round(mode: Mode, index: number): Promise<Result> {
     Object.assign(env, {
       OTEL_DENO: "true",
       OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.addr.port}`,
-      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
     });
   }
   const child = new Deno.Command(Deno.execPath(), {
@@ -151,9 +151,12 @@ for (const mode of MODES) {
   const memory = median(mine.map((result) => result.rss));
   const baseRate = median(base.map((result) => result.perSecond));
   const baseMemory = median(base.map((result) => result.rss));
+  const cpu = median(mine.map((result) => result.cpu));
+  const baseCpu = median(base.map((result) => result.cpu));
   console.log(
     `${mode.padEnd(16)} ${rate.toFixed(1)} objects/s (${(rate / baseRate).toFixed(2)}×), ` +
-      `RSS ${mib(memory)} (${memory >= baseMemory ? "+" : ""}${mib(memory - baseMemory)})`,
+      `RSS ${mib(memory)} MiB (${memory >= baseMemory ? "+" : ""}${mib(memory - baseMemory)}), ` +
+      `CPU ${(cpu * 1000 / objects).toFixed(2)} ms/object (${(cpu / baseCpu).toFixed(2)}×)`,
   );
 }
 console.log(`OTLP bytes received: ${exported}`);

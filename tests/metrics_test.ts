@@ -13,7 +13,7 @@ import { ApiError } from "../src/api/errors.ts";
 import { resourcePath } from "../src/api/paths.ts";
 import { webhookConfigurationPath } from "../src/api/webhook_configurations.ts";
 import { type Exposition, parseExposition, total } from "./support/exposition_parser.ts";
-import { KopfProcess } from "./support/kopf_process.ts";
+import { KopfProcess, runKopf } from "./support/kopf_process.ts";
 import { promtool } from "../tools/promtool.ts";
 import { metricsRegistry } from "../src/observability/metrics.ts";
 import "../src/observability/stream_metrics.ts";
@@ -180,5 +180,14 @@ Deno.test("kopf run --metrics: admission handler calls are counted by handler an
       await client.request({ method: "DELETE", path: webhookConfigurationPath(type, `${label}.metrics.kopf.dev`) })
         .catch(() => {});
     }
+  }
+});
+
+Deno.test("kopf run --metrics with a bad URL is a usage error, exit code 2", async () => {
+  for (const bad of ["not-a-url", "https://0.0.0.0:9090/metrics", "http://0.0.0.0:9090/metrics?x=1"]) {
+    const result = await runKopf(["run", "-A", "--metrics", bad, "examples/01-minimal/example.ts"]);
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, /^Usage: kopf run/);
+    assert.match(result.stderr, /Error: --metrics /);
   }
 });
