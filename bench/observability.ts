@@ -2,13 +2,15 @@
  * What observability costs: throughput and resident memory of `kopf run` with metrics and
  * tracing off, with the metrics endpoint on (scraped every second), and with the metrics and
  * Deno's OpenTelemetry on (traces, metrics and logs exported over OTLP/HTTP in protobuf, Deno's
- * default, to a receiver in this process that only counts the bytes). The modes run in interleaved rounds on one LocalCluster: each round
+ * default, to a receiver in this process that only counts the bytes), and with the metrics and
+ * traces sampled at 1% (`OTEL_TRACES_SAMPLER=parentbased_traceidratio`). The modes run in interleaved rounds on one LocalCluster: each round
  * pre-creates N objects in a fresh namespace, starts the operator (one create handler returning
  * a result, bench/fixtures/compare_create.ts), and measures the time until every object has its
  * result, then the operator's CPU time and its RSS after a few idle seconds. On a busy machine
  * the CPU time per object is the steadier figure.
  *
- * Usage: `deno run -A bench/observability.ts [--objects 300] [--rounds 3]`
+ * Usage: `deno run -A bench/observability.ts [--objects 300] [--rounds 3] [--modes 0,1,2,3]` (mode 4: Deno's
+ * OpenTelemetry on with `OTEL_TRACES_SAMPLER=always_off`, to tell the runtime's cost from our spans').
  *
  * @module
  */
@@ -25,14 +27,22 @@ const { values } = parseArgs({
   options: {
     objects: { type: "string", default: "300" },
     rounds: { type: "string", default: "3" },
+    modes: { type: "string" },
   },
 });
 const objects = Number(values.objects);
 const rounds = Number(values.rounds);
 const root = new URL("..", import.meta.url);
 
-type Mode = "off" | "metrics" | "metrics+tracing";
-const MODES: Mode[] = ["off", "metrics", "metrics+tracing"];
+type Mode = "off" | "metrics" | "metrics+tracing" | "metrics+tracing 1%" | "metrics+otel, no traces";
+const ALL_MODES: Mode[] = ["off", "metrics", "metrics+tracing", "metrics+tracing 1%", "metrics+otel, no traces"];
+const MODES: Mode[] = values.modes
+  ? values.modes.split(",").map((index) => ALL_MODES[Number(index)] ?? usage(`no mode ${index}`))
+  : ALL_MODES.slice(0, 4);
+
+function usage(problem: string): never {
+  throw new Error(`${problem}: --modes takes indexes into ${ALL_MODES.map((mode, i) => `${i}=${mode}`).join(", ")}.`);
+}
 
 let exported = 0;
 const receiver = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
@@ -66,7 +76,7 @@ interface Result {
 }
 
 async function round(mode: Mode, index: number): Promise<Result> {
-  const namespace = `bench-${mode.replace("+", "-")}-${index}`;
+  const namespace = `bench-${mode.replace(/[^a-z]+/g, "-")}-${index}-${crypto.randomUUID().slice(0, 4)}`;
   const collection = await prepareExamples(client, namespace);
   for (let start = 0; start < objects; start += 25) {
     await Promise.all(
@@ -80,12 +90,17 @@ async function round(mode: Mode, index: number): Promise<Result> {
   }
   const metricsUrl = `http://127.0.0.1:${freePort()}/metrics`;
   const env: Record<string, string> = { KUBECONFIG: cluster.kubeconfig };
-  if (mode === "metrics+tracing") {
+  if (mode !== "off" && mode !== "metrics") {
     Object.assign(env, {
       OTEL_DENO: "true",
       OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.addr.port}`,
     });
   }
+  if (mode === "metrics+tracing 1%") {
+    Object.assign(env, { OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.01" });
+  }
+  // Deno's OpenTelemetry without any trace recorded: what the runtime's own machinery costs.
+  if (mode === "metrics+otel, no traces") Object.assign(env, { OTEL_TRACES_SAMPLER: "always_off" });
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -137,7 +152,7 @@ for (let index = 0; index < rounds; index++) {
     const result = await round(mode, index);
     results.push(result);
     console.log(
-      `round ${index + 1} ${mode.padEnd(16)} ${result.perSecond.toFixed(1)} objects/s, RSS ${mib(result.rss)}, ` +
+      `round ${index + 1} ${mode.padEnd(24)} ${result.perSecond.toFixed(1)} objects/s, RSS ${mib(result.rss)}, ` +
         `CPU ${result.cpu.toFixed(2)} s`,
     );
   }
@@ -154,7 +169,7 @@ for (const mode of MODES) {
   const cpu = median(mine.map((result) => result.cpu));
   const baseCpu = median(base.map((result) => result.cpu));
   console.log(
-    `${mode.padEnd(16)} ${rate.toFixed(1)} objects/s (${(rate / baseRate).toFixed(2)}×), ` +
+    `${mode.padEnd(24)} ${rate.toFixed(1)} objects/s (${(rate / baseRate).toFixed(2)}×), ` +
       `RSS ${mib(memory)} MiB (${memory >= baseMemory ? "+" : ""}${mib(memory - baseMemory)}), ` +
       `CPU ${(cpu * 1000 / objects).toFixed(2)} ms/object (${(cpu / baseCpu).toFixed(2)}×)`,
   );
