@@ -93,6 +93,28 @@ Deno.test("kopf run --metrics: valid exposition whose counters follow the handle
   assert.equal((await operator.stop()).code, 0);
 });
 
+Deno.test("kopf run --metrics: permanent failures and timeouts are counted as such", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "metrics-outcomes");
+  const url = `http://127.0.0.1:${freePort()}/metrics`;
+  await using operator = await KopfProcess.start(namespace, ["--metrics", url, "tests/fixtures/metrics_handlers.ts"]);
+  await operator.waitForLine(/Serving metrics at/);
+  await createExample(client, namespace, "troubled", { slow: true, doom: true });
+  const metrics = await waitFor("the slow handler's timeout in the metrics", async () => {
+    const metrics = await scrape(url);
+    return total(metrics, "kopf_handler_runs_total", { handler: "slow", outcome: "timeout" }) >= 1
+      ? metrics
+      : undefined;
+  });
+  assert.equal(total(metrics, "kopf_handler_runs_total", { handler: "slow", outcome: "timeout" }), 1);
+  // The retry would come after the timeout: the handler gives up at once, as timed out.
+  assert.equal(total(metrics, "kopf_handler_runs_total", { handler: "slow", outcome: "temporary" }), 0);
+  assert.equal(total(metrics, "kopf_handler_runs_total", { handler: "doomed", outcome: "permanent" }), 1);
+  assert.equal(total(metrics, "kopf_handler_runs_total", { handler: "doomed", outcome: "success" }), 0);
+  assert.equal(total(metrics, "kopf_handler_runs_total", { handler: "created", outcome: "success" }), 1);
+  assert.equal((await operator.stop()).code, 0);
+});
+
 Deno.test("kopf run --metrics on the liveness server's host and port: both paths answer", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "metrics-shared");

@@ -304,7 +304,7 @@ async function attempt(t: Tracked, run: CauseRun, level: Level, now: number): Pr
   });
   const outcome = verdict.kind === "retry"
     ? "temporary"
-    : error instanceof HandlerTimeoutError
+    : error instanceof HandlerTimeoutError || (verdict.kind === "failed" && verdict.timedOut)
     ? "timeout"
     : "permanent";
   recordHandlerRun(id, run.resource.plural, run.reason, outcome, t.retries, seconds);
