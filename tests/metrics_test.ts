@@ -213,3 +213,70 @@ Deno.test("kopf run --metrics with a bad URL is a usage error, exit code 2", asy
     assert.match(result.stderr, /Error: --metrics /);
   }
 });
+
+Deno.test("kopf run --metrics with --leader-elect: kopf_leader is 1 on the holder only, daemons run there, and move on a stop", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "metrics-leader");
+  const lease = `metrics-${crypto.randomUUID().slice(0, 6)}`;
+  const replicas = new Map<string, { process: KopfProcess; url: string }>();
+  for (const identity of ["replica-1", "replica-2"]) {
+    const url = `http://127.0.0.1:${freePort()}/metrics`;
+    const process = await KopfProcess.command([
+      "run",
+      "-n",
+      namespace,
+      "--metrics",
+      url,
+      "--leader-elect",
+      "--leader-elect-resource-name",
+      lease,
+      "--leader-elect-resource-namespace",
+      namespace,
+      "--leader-elect-lease-duration",
+      "4",
+      "--leader-elect-renew-deadline",
+      "3",
+      "--leader-elect-retry-period",
+      "0.5",
+      "tests/fixtures/replicas/handlers.ts",
+    ], { POD_ID: identity });
+    replicas.set(identity, { process, url });
+  }
+  /** The replicas' kopf_leader and daemons running, once exactly one of them leads. */
+  const leadership = () =>
+    waitFor("exactly one leader in the metrics", async () => {
+      const states = await Promise.all(
+        [...replicas].map(async ([identity, { url }]) => {
+          const metrics = await scrape(url);
+          return {
+            identity,
+            leader: total(metrics, "kopf_leader"),
+            daemons: total(metrics, "kopf_background_running", { kind: "daemon" }),
+          };
+        }),
+      );
+      return states.filter((state) => state.leader === 1).length === 1 ? states : undefined;
+    });
+  try {
+    const initial = await leadership();
+    const leader = initial.find((state) => state.leader === 1)!.identity;
+    await createExample(client, namespace, "guarded", {});
+    const running = await waitFor("the daemon on the leader", async () => {
+      const states = await leadership();
+      return states.find((state) => state.identity === leader)!.daemons === 1 ? states : undefined;
+    });
+    assert.deepEqual(running.filter((state) => state.identity !== leader).map((state) => state.daemons), [0]);
+
+    // A graceful stop releases the Lease: the other replica leads and runs the daemon.
+    assert.equal((await replicas.get(leader)!.process.stop()).code, 0);
+    replicas.delete(leader);
+    const [[successor]] = [...replicas];
+    const after = await waitFor("the successor leading, with the daemon", async () => {
+      const states = await leadership();
+      return states[0].daemons === 1 ? states : undefined;
+    });
+    assert.deepEqual(after, [{ identity: successor, leader: 1, daemons: 1 }]);
+  } finally {
+    for (const { process } of replicas.values()) await process.stop();
+  }
+});
