@@ -8,7 +8,10 @@
  */
 
 import assert from "node:assert/strict";
-import { createExample, freshNamespace, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, KOPFEXAMPLES, testCluster, waitFor } from "./support/cluster.ts";
+import { ApiError } from "../src/api/errors.ts";
+import { resourcePath } from "../src/api/paths.ts";
+import { webhookConfigurationPath } from "../src/api/webhook_configurations.ts";
 import { KopfProcess } from "./support/kopf_process.ts";
 
 interface OtlpValue {
@@ -146,4 +149,56 @@ Deno.test("kopf run with OTEL_DENO=true: cycle → handler → user span, the cy
   assert.equal(inside.trace_id, okAttempt.traceId);
   assert.equal(inside.span_id, user.spanId, "the active span is the user's");
   assert.ok(receiver.logs.some((log) => log.includes("Inside the user's span.")), "log records are exported");
+});
+
+Deno.test("kopf run with OTEL_DENO=true: admission handler calls get kopf.webhook spans; a denial is no error", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "tracing-webhook");
+  const label = crypto.randomUUID().slice(0, 8);
+  await using receiver = new OtlpReceiver();
+  const operator = await KopfProcess.start(namespace, ["tests/fixtures/webhook_metrics_handlers.ts"], {
+    KOPF_TEST_LABEL: label,
+    OTEL_DENO: "true",
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+    OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+  });
+  try {
+    const create = (name: string, spec: Record<string, unknown>) =>
+      client.request({
+        method: "POST",
+        path: resourcePath(KOPFEXAMPLES, { namespace }),
+        body: {
+          apiVersion: "kopf.dev/v1",
+          kind: "KopfExample",
+          metadata: { name, labels: { "metrics-test": label } },
+          spec,
+        },
+      });
+    await waitFor("a denial by the webhook", async () => {
+      try {
+        await create(`deny-${crypto.randomUUID().slice(0, 6)}`, { deny: true });
+        return undefined;
+      } catch (error) {
+        return error instanceof ApiError && /denied by the test/.test(error.message) ? true : undefined;
+      }
+    });
+    await create("allowed", {});
+    assert.equal((await operator.stop()).code, 0, operator.output);
+    const spans = await waitFor("the webhook spans at the receiver", () => {
+      const spans = receiver.spans.filter((span) => span.name === "kopf.webhook check");
+      return spans.some((span) => attribute(span, "kopf.admission.denied") === true) &&
+          spans.some((span) => attribute(span, "kopf.admission.denied") === undefined)
+        ? spans
+        : undefined;
+    }, 30);
+    for (const span of spans) assert.notEqual(span.status?.code, 2, "neither an allowance nor a denial is an error");
+    const byId = new Map(receiver.spans.map((span) => [span.spanId, span]));
+    assert.ok(spans.every((span) => byId.has(span.parentSpanId)), "under the HTTP server's span of the review");
+  } finally {
+    await operator.stop("SIGKILL");
+    for (const type of ["validating", "mutating"] as const) {
+      await client.request({ method: "DELETE", path: webhookConfigurationPath(type, `${label}.metrics.kopf.dev`) })
+        .catch(() => {});
+    }
+  }
 });

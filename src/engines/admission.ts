@@ -218,7 +218,11 @@ export function admissionFn(serving: AdmissionServing): WebhookFn {
     const outcomes = await Promise.all(selected.map(async (handler) => {
       const began = performance.now();
       try {
-        await traceWebhook(handler.id, async () => await handler.fn(contextFor(handler)));
+        await traceWebhook(
+          handler.id,
+          async () => await handler.fn(contextFor(handler)),
+          (error) => error instanceof AdmissionError,
+        );
         recordWebhook(handler.id, "success", (performance.now() - began) / 1000);
         objectLogger.debug(`Admission handler '${handler.id}' succeeded.`);
         return undefined;

@@ -115,10 +115,17 @@ export function traceRequest(
   });
 }
 
-/** Runs one admission handler call in a `kopf.webhook <id>` span. */
-export function traceWebhook<T>(id: string, fn: () => Promise<T>): Promise<T> {
+/** Runs one admission handler call in a `kopf.webhook <id>` span; `denial` tells a denial (no error) from a failure. */
+export function traceWebhook<T>(id: string, fn: () => Promise<T>, denial: (error: unknown) => boolean): Promise<T> {
   if (!tracer) return fn();
-  return inSpan(`kopf.webhook ${id}`, {}, fn);
+  return inSpan(`kopf.webhook ${id}`, {}, async (span) => {
+    try {
+      return await fn();
+    } catch (error) {
+      if (denial(error)) span.setAttribute("kopf.admission.denied", true);
+      throw error;
+    }
+  }, (error) => !denial(error));
 }
 
 /** The ids of the active span, for log lines; `undefined` without one (and always with OpenTelemetry off). */
