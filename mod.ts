@@ -185,6 +185,7 @@ export { WebhookError } from "./src/model/admission.ts";
 export { AdmissionSettings } from "./src/settings/admission.ts";
 export { PeeringSettings } from "./src/settings/peering.ts";
 export { LeaderElectionSettings } from "./src/settings/leader_election.ts";
+export { MetricsSettings } from "./src/settings/metrics.ts";
 export { ScanningSettings } from "./src/settings/scanning.ts";
 export {
   WebhookDockerDesktopServer,

@@ -62,6 +62,7 @@ export async function run(args: string[], stopping: AbortSignal, embedded = fals
       settings,
       context: options.context,
       liveness: options.liveness,
+      metrics: options.metrics,
     });
   } catch (error) {
     if (!(error instanceof kopf.NoHandlersError)) throw error;

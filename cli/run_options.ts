@@ -41,6 +41,8 @@ export interface RunOptions {
   context?: string;
   /** The liveness endpoint URL (`-L/--liveness`), e.g. `http://0.0.0.0:8080/healthz`. */
   liveness?: string;
+  /** The metrics endpoint URL (`--metrics`), e.g. `http://0.0.0.0:9090/metrics`. */
+  metrics?: string;
   /** Leader election (`--leader-elect` and its `--leader-elect-*` options); `undefined` when off. */
   leaderElection?: LeaderElectionOptions;
   level: "debug" | "info" | "warning";
@@ -72,6 +74,7 @@ export const RUN_OPTIONS: readonly OptionSpec[] = [
   { long: "peering", short: "P", type: "string" },
   { long: "dev", type: "boolean" },
   { long: "liveness", short: "L", type: "string" },
+  { long: "metrics", type: "string" },
   { long: "leader-elect", type: "boolean" },
   { long: "leader-elect-resource-name", type: "string" },
   { long: "leader-elect-resource-namespace", type: "string" },
@@ -99,7 +102,9 @@ export function parseRunOptions(
   const scope = resolveScope("run", parsed, env, RUN_USAGE);
   const logging = resolveLogging("run", parsed, env, RUN_USAGE);
   const liveness = values.liveness as string | undefined;
-  if (liveness !== undefined && !parsed.help) checkLiveness(liveness);
+  if (liveness !== undefined && !parsed.help) checkEndpoint("--liveness", liveness, "/healthz");
+  const metrics = values.metrics as string | undefined;
+  if (metrics !== undefined && !parsed.help) checkEndpoint("--metrics", metrics, "/metrics");
   const options: RunOptions = {
     files: parsed.positionals,
     modules: (values.module as string[] | undefined) ?? [],
@@ -110,6 +115,7 @@ export function parseRunOptions(
     dev: values.dev === true,
     context: values.context as string | undefined,
     liveness,
+    metrics,
     leaderElection: parsed.help ? undefined : resolveLeaderElection(parsed),
     ...logging,
     help: parsed.help,
@@ -120,19 +126,19 @@ export function parseRunOptions(
   return options;
 }
 
-/** The liveness endpoint must be an `http://` URL with a host (as in Kopf), e.g. `http://0.0.0.0:8080/healthz`. */
-function checkLiveness(value: string): void {
+/** The liveness and metrics endpoints must be `http://` URLs with a host (as in Kopf), e.g. `http://0.0.0.0:8080/healthz`. */
+function checkEndpoint(option: string, value: string, path: string): void {
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw new UsageError(`--liveness must be a URL like http://0.0.0.0:8080/healthz, not "${value}".`, RUN_USAGE);
+    throw new UsageError(`${option} must be a URL like http://0.0.0.0:8080${path}, not "${value}".`, RUN_USAGE);
   }
   if (url.protocol !== "http:") {
-    throw new UsageError(`--liveness supports only http:// URLs, not "${value}".`, RUN_USAGE);
+    throw new UsageError(`${option} supports only http:// URLs, not "${value}".`, RUN_USAGE);
   }
   if (url.search || url.hash || url.username || url.password) {
-    throw new UsageError(`--liveness takes a host, a port and a path only, not "${value}".`, RUN_USAGE);
+    throw new UsageError(`${option} takes a host, a port and a path only, not "${value}".`, RUN_USAGE);
   }
 }
 

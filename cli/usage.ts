@@ -112,6 +112,8 @@ Options:
   -L, --liveness URL       Serve the liveness endpoint at this http:// URL, e.g.
                            http://0.0.0.0:8080/healthz: the probe handlers' results as JSON;
                            HTTP 500 when a probe fails or a watch stream keeps failing.
+      --metrics URL        Serve Prometheus metrics at this http:// URL, e.g.
+                           http://0.0.0.0:9090/metrics (on the liveness server if the same port).
 ${LOGGING_HELP}
   -h, --help               Show this message and exit.
 
@@ -132,6 +134,7 @@ ${
     "leader-elect-retry-period",
     "context",
     "liveness",
+    "metrics",
     ...LOGGING_ENV,
   ])
 }

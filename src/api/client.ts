@@ -14,6 +14,8 @@ import { InsecureBridge } from "./insecure_bridge.ts";
 import { LoginError } from "./login_error.ts";
 import { Vault, type VaultItem } from "./vault.ts";
 import { RequestCounters, type Verb } from "./counters.ts";
+import { recordApiRequest } from "../observability/metrics.ts";
+import { traceRequest } from "../observability/tracing.ts";
 import { FailureReports } from "./failure_reports.ts";
 import { diagnoseTls, type TlsDiagnosis } from "./tls_diagnosis.ts";
 import {
@@ -214,9 +216,16 @@ export class ApiClient implements Disposable {
       this.counters.record(verb, resource);
       logger.debug("Sending {what}.", { what });
       let response: Response;
+      const began = performance.now();
       try {
-        response = await this.#fetch(item, url, method, options, totalTimeout, streaming);
+        response = await traceRequest(
+          method,
+          resource,
+          () => this.#fetch(item, url, method, options, totalTimeout, streaming),
+        );
+        recordApiRequest(verb, resource, response.status, (performance.now() - began) / 1000);
       } catch (error) {
+        recordApiRequest(verb, resource, "error", (performance.now() - began) / 1000);
         if (options.signal?.aborted) throw options.signal.reason;
         // A missing Deno permission (--allow-net) never heals by retrying: stop with Deno's own advice.
         if (error instanceof Deno.errors.NotCapable) throw error;

@@ -21,6 +21,7 @@ import { resourcePath } from "./paths.ts";
 import type { KubernetesList, KubernetesObject } from "../model/body.ts";
 import { apiVersionOf, type Resource, resourceName } from "../model/resource.ts";
 import { WatchingSettings } from "../settings/watching.ts";
+import { recordWatchEvent, recordWatchReconnect } from "../observability/stream_metrics.ts";
 import { sleep } from "../utils/sleep.ts";
 
 const logger = getLogger(["kopf", "watching"]);
@@ -124,9 +125,11 @@ export class Watcher implements AsyncIterable<WatchEvent> {
 
   /** Runs the stream: listing, watching, resuming, until the signal aborts. */
   async *[Symbol.asyncIterator](): AsyncGenerator<WatchEvent, void, undefined> {
+    let watches = 0;
     while (!this.#signal.aborted) {
       try {
         if (this.state.resourceVersion === null) yield* this.#confirmed(this.#list());
+        if (watches++) recordWatchReconnect(this.#resource.plural);
         const started = Date.now();
         const outcome = yield* this.#confirmed(this.#watch());
         if (this.#signal.aborted) return;
@@ -316,6 +319,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
   #receive(line: string): WatchEvent | "gone" | undefined {
     const event = JSON.parse(line) as { type?: string; object?: KubernetesObject };
     const object = event.object;
+    recordWatchEvent(this.health, this.#resource.plural, event.type ?? "", object);
     if (event.type === "ERROR") {
       // Not a sign of life: a server that answers every watch with an ERROR event is failing.
       const status = object as unknown as { code?: number; message?: string; reason?: string };

@@ -8,6 +8,8 @@
  */
 
 import { getLogger } from "@logtape/logtape";
+import { recordWebhook } from "../observability/metrics.ts";
+import { traceWebhook } from "../observability/tracing.ts";
 import { type AdmissionContext, AdmissionError, type AdmissionHandler } from "../handling/admission.ts";
 import type { Memo } from "../handling/context.ts";
 import { resourceContext } from "../handling/context.ts";
@@ -214,11 +216,19 @@ export function admissionFn(serving: AdmissionServing): WebhookFn {
     }
 
     const outcomes = await Promise.all(selected.map(async (handler) => {
+      const began = performance.now();
       try {
-        await handler.fn(contextFor(handler));
+        await traceWebhook(
+          handler.id,
+          async () => await handler.fn(contextFor(handler)),
+          (error) => error instanceof AdmissionError,
+        );
+        recordWebhook(handler.id, "success", (performance.now() - began) / 1000);
         objectLogger.debug(`Admission handler '${handler.id}' succeeded.`);
         return undefined;
       } catch (error) {
+        const denied = error instanceof AdmissionError;
+        recordWebhook(handler.id, denied ? "denied" : "error", (performance.now() - began) / 1000);
         if (error instanceof AdmissionError) {
           objectLogger.info(`Admission handler '${handler.id}' denied the request: ${error.message}`);
           return error;

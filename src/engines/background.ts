@@ -20,6 +20,7 @@ import { sleep } from "../utils/sleep.ts";
 import { type AttemptDeps, title } from "./background_attempt.ts";
 import { runDaemon } from "./daemons.ts";
 import { type ChangeTracker, runTimer } from "./timers.ts";
+import { trackBackground } from "../observability/metrics.ts";
 
 /** What the daemons and timers of an object need from the operator. */
 export interface BackgroundDeps extends Omit<AttemptDeps, "live" | "logger"> {
@@ -154,6 +155,7 @@ export class ObjectBackground implements ChangeTracker {
     const run = handler.kind === "daemon"
       ? runDaemon(handler, stopper.signal, deps)
       : runTimer(handler, stopper.signal, this, deps);
+    trackBackground(handler.kind, run);
     const task: Task = {
       handler,
       stopper,

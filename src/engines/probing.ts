@@ -75,6 +75,8 @@ export interface LivenessSources {
   streams: ReadonlyMap<string, WatchHealth>;
   /** The API client, whose rejected server certificate makes the operator unhealthy at once. */
   connection?: { readonly connectionProblem: ConnectionProblem | null };
+  /** Another endpoint answered by this server at its own path (the metrics, when they share host and port). */
+  also?: { path: string; answer: (request: Request) => Response };
 }
 
 /**
@@ -139,6 +141,8 @@ export class LivenessServer implements AsyncDisposable {
   }
 
   async #answer(request: Request): Promise<Response> {
+    const also = this.#sources.also;
+    if (also && new URL(request.url).pathname === also.path) return also.answer(request);
     if (new URL(request.url).pathname !== this.#path) return json(404, { error: "Not found." });
     if (request.method !== "GET" && request.method !== "HEAD") {
       return json(405, { error: "Only GET is supported." }, { allow: "GET, HEAD" });

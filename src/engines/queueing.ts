@@ -55,6 +55,13 @@ export class ObjectQueues<T> {
     this.#limit = limit;
   }
 
+  /** How many items wait or are in progress, over all keys (read when metrics are scraped). */
+  get depth(): number {
+    let depth = 0;
+    for (const queue of this.#queues.values()) depth += queue.length;
+    return depth;
+  }
+
   /** Queues an item for a key and starts the key's worker if it is idle (and a slot is free). */
   push(key: string, item: T): void {
     const queue = this.#queues.get(key);

@@ -29,6 +29,8 @@ import type { ChangeHandler } from "./handlers.ts";
 import type { Lifecycle } from "./lifecycles.ts";
 import { type ChildrenOutcome, HandlerChildrenRetry, runInScope, SubhandlingScope } from "./subhandlers.ts";
 import { formatTimestamp, normalizeTimestamp, parseTimestamp } from "../state/timestamps.ts";
+import { recordHandlerRun } from "../observability/metrics.ts";
+import { traceHandler } from "../observability/tracing.ts";
 
 /** What the handlers of a cause see and where their outcomes go. */
 export interface CauseRun {
@@ -237,6 +239,7 @@ async function attempt(t: Tracked, run: CauseRun, level: Level): Promise<void> {
   const subrefs = new Set<string>(t.record.subrefs ?? []);
   let error: unknown;
   let result: unknown;
+  const began = performance.now();
   if (options.timeout !== undefined && runtime >= options.timeout * 1000) {
     error = new HandlerTimeoutError(`Handler '${id}' has timed out after ${(runtime / 1000).toFixed(1)} s.`);
   } else if (options.retries !== undefined && t.retries >= options.retries) {
@@ -280,7 +283,15 @@ async function attempt(t: Tracked, run: CauseRun, level: Level): Promise<void> {
       result = await runWithDeadline((signal) =>
         runWithObject(run.body, () =>
           runInScope(scope, async () => {
-            const returned = await handler.fn(context(signal));
+            const returned = await traceHandler(
+              id,
+              run.resource.plural,
+              run.body,
+              run.reason,
+              t.retries,
+              async () => await handler.fn(context(signal)),
+              (thrown) => thrown instanceof HandlerChildrenRetry,
+            );
             await scope.finish();
             return returned;
           })), limits);
@@ -314,7 +325,9 @@ async function attempt(t: Tracked, run: CauseRun, level: Level): Promise<void> {
       error = caught; // e.g. a result that is not JSON
     }
   }
+  const seconds = (performance.now() - began) / 1000;
   if (error === undefined) {
+    recordHandlerRun(id, run.resource.plural, run.reason, "success", t.retries, seconds);
     run.logger.info(`Handler '${id}' succeeded.`);
     store(run, t, { ...base, success: true, stopped: formatTimestamp(new Date()) });
     return;
@@ -327,6 +340,12 @@ async function attempt(t: Tracked, run: CauseRun, level: Level): Promise<void> {
     retries: t.retries,
     elapsed: Date.now() - started.getTime(),
   });
+  const outcome = verdict.kind === "retry"
+    ? "temporary"
+    : error instanceof HandlerTimeoutError || (verdict.kind === "failed" && verdict.timedOut)
+    ? "timeout"
+    : "permanent";
+  recordHandlerRun(id, run.resource.plural, run.reason, outcome, t.retries, seconds);
   const stopped = formatTimestamp(new Date());
   if (verdict.kind === "retry") {
     const delayed = formatTimestamp(new Date(Date.now() + verdict.delay * 1000));

@@ -13,7 +13,8 @@ import type { RetryOptions } from "./handlers.ts";
 /** The judgement of an error: retried after `delay` seconds, failed for good, or ignored (a success). */
 export type Verdict =
   | { kind: "retry"; delay: number; message: string }
-  | { kind: "failed"; message: string }
+  // `timedOut`: given up because the retry would come after the handler's timeout (metrics count it apart).
+  | { kind: "failed"; message: string; timedOut?: boolean }
   | { kind: "ignored" };
 
 /** What the judgement needs besides the error. */
@@ -60,7 +61,7 @@ export function judgeFailure(error: unknown, judging: Judging): Verdict {
         ? `${label} has timed out after ${options.timeout} s.`
         : `${label} has exceeded ${options.retries} retries.`,
     );
-    return { kind: "failed", message };
+    return { kind: "failed", message, timedOut: outOfTime };
   }
   return { kind: "retry", delay, message };
 }

@@ -8,6 +8,7 @@
 
 import { configure, getConfig, type LogLevel, type LogRecord, reset, type Sink } from "@logtape/logtape";
 import type { ObjectRef } from "./object_logger.ts";
+import { activeTraceIds } from "../observability/tracing.ts";
 
 /** How log lines look: `full` (time, logger, level, message), `plain` (message only), `json` (one object per line). */
 export type LogFormat = "full" | "plain" | "json";
@@ -103,6 +104,8 @@ export function formatRecord(record: LogRecord, format: LogFormat, prefix: boole
       logger: record.category.join("."),
     };
     if (ref) line.object = ref;
+    const ids = activeTraceIds();
+    if (ids) Object.assign(line, ids);
     return JSON.stringify(line);
   }
   if (format === "plain") return message;

@@ -15,6 +15,7 @@
  */
 
 import { getLogger } from "@logtape/logtape";
+import { kopfMetrics } from "../observability/metrics.ts";
 import type { ApiClient } from "../api/client.ts";
 import { LeaderElector } from "../engines/leader_election.ts";
 import { Peering } from "../engines/peering.ts";
@@ -93,6 +94,7 @@ export class Activation {
   static async start(options: ActivationOptions): Promise<Activation> {
     const activation = new Activation(options);
     const { settings } = options;
+    kopfMetrics.leader.set([], settings.leaderElection.enabled ? 0 : 1);
     if (settings.leaderElection.enabled) {
       activation.#elector = LeaderElector.start({
         client: options.client,
@@ -147,18 +149,23 @@ export class Activation {
         identity: this.#peeringIdentity,
         namespaces: this.#namespaces,
         signal: starting.signal,
-        onChange: (paused) => this.#enqueue(() => paused ? orchestrator.pause() : orchestrator.resume()),
+        onChange: (paused) => {
+          kopfMetrics.peeringPaused.set([], paused ? 1 : 0);
+          this.#enqueue(() => paused ? orchestrator.pause() : orchestrator.resume());
+        },
       });
     } finally {
       signal.removeEventListener("abort", interrupt);
     }
     this.#peering = peering;
+    kopfMetrics.peeringPaused.set([], peering.paused ? 1 : 0);
     if (peering.paused) await orchestrator.pause();
   }
 
   async #lead(leading: boolean): Promise<void> {
     const { orchestrator } = this.#options;
     if (this.#closed || this.#options.signal.aborted) return;
+    kopfMetrics.leader.set([], leading ? 1 : 0);
     if (leading) {
       await this.#startPeering();
       this.gate!.set(true);

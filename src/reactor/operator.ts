@@ -20,6 +20,7 @@ import { type CrdBody, Discovery } from "../api/discovery.ts";
 import type { WatchHealth } from "../api/watching.ts";
 import { EventPoster } from "../engines/posting.ts";
 import { type LivenessEndpoint, LivenessServer, parseLivenessEndpoint } from "../engines/probing.ts";
+import { answerMetrics, MetricsServer, parseMetricsEndpoint, sharesServer } from "../engines/metrics_endpoint.ts";
 import { runWithPoster } from "../engines/posting_context.ts";
 import { postingSink } from "../engines/posting_sink.ts";
 import { configureDefaultLogging } from "../logging/configure.ts";
@@ -98,6 +99,11 @@ export interface OperatorOptions {
    */
   liveness?: string;
   /**
+   * A Prometheus metrics endpoint to serve with the liveness endpoint, e.g. `http://0.0.0.0:9090/metrics`
+   * (sets `settings.metrics.endpoint`; on the liveness server when host and port are the same).
+   */
+  metrics?: string;
+  /**
    * Called once the startup handlers have succeeded and every stream has listed its objects — or,
    * when peering pauses the operator from the start, once that is known.
    */
@@ -115,6 +121,8 @@ export interface RunningOperator {
   readonly streams: ReadonlyMap<string, WatchHealth>;
   /** The URL of the liveness endpoint (with the actual port), if one is served. */
   readonly liveness?: string;
+  /** The URL of the metrics endpoint (with the actual port), if one is served. */
+  readonly metrics?: string;
 }
 
 /** Seconds that daemons without a `cancellationTimeout` get to finish when the operator stops. */
@@ -164,6 +172,7 @@ export async function operator(options: OperatorOptions = {}): Promise<void> {
     settings.peering.mandatory = true;
   }
   settings.peering.clusterwide = options.clusterwide || !options.namespaces?.length;
+  if (options.metrics !== undefined) settings.metrics.endpoint = options.metrics;
   const memo = options.memo ?? {};
   // The indexes exist (empty) from the start, so that every handler, even a startup one, sees them.
   const indexes = new OperatorIndexes(registry.handlers, { settings });
@@ -356,7 +365,11 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
   });
   const observers: Promise<void>[] = [];
   let probing: LivenessServer | undefined;
+  let metrics: MetricsServer | undefined;
+  let metricsUrl: string | undefined;
   try {
+    const metricsAt = settings.metrics.endpoint === null ? undefined : parseMetricsEndpoint(settings.metrics.endpoint);
+    const shared = metricsAt !== undefined && sharesServer(metricsAt, options.endpoint);
     if (options.endpoint) {
       probing = LivenessServer.start(options.endpoint, {
         registry,
@@ -365,8 +378,11 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
         indices: indexes.indices,
         streams,
         connection: client,
+        also: shared ? { path: metricsAt.path, answer: answerMetrics } : undefined,
       });
     }
+    if (metricsAt && !shared) metrics = MetricsServer.start(metricsAt);
+    metricsUrl = metrics?.url ?? (probing && metricsAt ? new URL(metricsAt.path, probing.url).href : undefined);
     served = new ServedResources(registry, discovery, {
       onChange: (resources) => orchestrator.update({ resources }),
       onRescan: (resources) => admission?.update(resources),
@@ -450,7 +466,7 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
       else logger.warn("There is nothing to serve: no handler's resource or no namespace is found.");
     }
     Promise.all(initial.map((stream) => stream.listed)).then(() => {
-      if (!signal.aborted) options.ready?.({ client, streams, liveness: probing?.url });
+      if (!signal.aborted) options.ready?.({ client, streams, liveness: probing?.url, metrics: metricsUrl });
     });
     await new Promise<void>((resolve) => {
       if (signal.aborted) resolve();
@@ -475,6 +491,7 @@ async function watch(options: Resolved, client: ApiClient, stop: AbortController
     await Promise.allSettled(observers);
     await served?.settled();
     await probing?.close();
+    await metrics?.close();
   }
   // The stop is already signalled when the server fails, so the catch above does not see it.
   if (admissionFailure !== undefined) throw admissionFailure;

@@ -12,6 +12,8 @@ import { Watcher } from "../api/watching.ts";
 import { ObjectBackground } from "../engines/background.ts";
 import type { OperatorIndexes } from "../engines/indexing.ts";
 import { ObjectQueues } from "../engines/queueing.ts";
+import { recordProcessingStart, registerStream } from "../observability/stream_metrics.ts";
+import { traceCycle } from "../observability/tracing.ts";
 import type { Memo } from "../handling/context.ts";
 import type { BackgroundHandler, ChangeHandler, EventHandler, IndexHandler } from "../handling/handlers.ts";
 import { serverLabelSelector } from "../handling/label_pushdown.ts";
@@ -139,6 +141,7 @@ export function serveResource(deps: ServeDeps): StreamHandle {
       // Handlers never see a partial index: they wait until every indexed stream has been listed.
       if (!indexes.isReady) await indexes.whenReady(signal).catch(() => {});
       if (signal.aborted) return;
+      recordProcessingStart(resource.plural, work.object);
       const memory = memoryOf(uid, work);
       clearTimeout(wakeups.get(uid));
       wakeups.delete(uid);
@@ -155,7 +158,12 @@ export function serveResource(deps: ServeDeps): StreamHandle {
       }
       let outcome;
       try {
-        outcome = await processObject(work, memory, cycle, more);
+        outcome = await traceCycle(
+          resource.plural,
+          work.object,
+          work.kind === "event" ? work.type ?? "LISTED" : work.kind,
+          () => processObject(work, memory, cycle, more),
+        );
         // Unseen from now on (its changes and deletion no longer reach this stream): forgotten once handled.
         if (work.kind === "event" && work.left && memories.get(uid) === memory) memories.delete(uid);
         if (memory.throttles) {
@@ -196,6 +204,14 @@ export function serveResource(deps: ServeDeps): StreamHandle {
     parked.clear();
   });
 
+  const unregister = registerStream({
+    resource: resource.plural,
+    namespace,
+    stream: watcher.health,
+    healthy: () => watcher.health.healthy,
+    objects: () => watcher.state.known.size,
+    depth: () => queues.depth,
+  });
   let markListed: () => void = () => {};
   const listed = new Promise<void>((resolve) => markListed = resolve);
   const done = (async () => {
@@ -244,6 +260,7 @@ export function serveResource(deps: ServeDeps): StreamHandle {
   const stop = async (cause: StopCause, grace: number): Promise<string[]> => {
     controller.abort(new Error(`the stream ${name} is stopping (${cause})`));
     unsubscribe?.();
+    unregister();
     // Daemons and timers learn of the stop at once; the queues drain meanwhile.
     const stopping = Promise.all([...memories.values()].map((memory) => memory.background?.shutdown(cause, grace)));
     await done;

@@ -9,6 +9,7 @@ import { BackgroundSettings } from "./background.ts";
 import { BatchingSettings } from "./batching.ts";
 import { ExecutionSettings } from "./execution.ts";
 import { LeaderElectionSettings } from "./leader_election.ts";
+import { MetricsSettings } from "./metrics.ts";
 import { NetworkingSettings } from "./networking.ts";
 import { PeeringSettings } from "./peering.ts";
 import { PersistenceSettings } from "./persistence.ts";
@@ -57,4 +58,6 @@ export class Settings {
   readonly peering: PeeringSettings = new PeeringSettings();
   /** Leader election among replicas with a Lease (off by default). */
   readonly leaderElection: LeaderElectionSettings = new LeaderElectionSettings();
+  /** The Prometheus metrics endpoint (off by default). */
+  readonly metrics: MetricsSettings = new MetricsSettings();
 }

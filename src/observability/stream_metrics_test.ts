@@ -1,0 +1,61 @@
+import assert from "node:assert/strict";
+import { kopfMetrics, metricsRegistry } from "./metrics.ts";
+import { recordProcessingStart, recordWatchEvent, registerStream } from "./stream_metrics.ts";
+
+Deno.test("registered streams set the per-resource gauges at each scrape, summed over namespaces; unregistered ones leave", () => {
+  const state = { depth: 3, objects: 5, healthy: true };
+  const source = (namespace: string) => ({
+    resource: "unit-widgets",
+    namespace,
+    stream: {},
+    healthy: () => state.healthy,
+    objects: () => state.objects,
+    depth: () => state.depth,
+  });
+  const first = registerStream(source("a"));
+  const second = registerStream(source("b"));
+  metricsRegistry.render();
+  assert.equal(kopfMetrics.queueDepth.get(["unit-widgets"]), 6);
+  assert.equal(kopfMetrics.objects.get(["unit-widgets"]), 10);
+  assert.equal(kopfMetrics.watchHealthy.get(["unit-widgets", "a"]), 1);
+  state.healthy = false;
+  state.depth = 0;
+  second();
+  const text = metricsRegistry.render();
+  assert.equal(kopfMetrics.queueDepth.get(["unit-widgets"]), 0);
+  assert.equal(kopfMetrics.objects.get(["unit-widgets"]), 5);
+  assert.match(text, /^kopf_watch_stream_healthy\{resource="unit-widgets",namespace="a"\} 0$/m);
+  assert.doesNotMatch(text, /namespace="b"/);
+  first();
+});
+
+Deno.test("a delivered object's wait is observed once, when its processing starts; wake-ups are not stamped", () => {
+  const stream = {};
+  const object = { metadata: { name: "x" } };
+  const before = kopfMetrics.queueLatency.count(["unit-gadgets"]);
+  recordWatchEvent(stream, "unit-gadgets", "ADDED", object);
+  assert.equal(kopfMetrics.watchEvents.get(["unit-gadgets", "ADDED"]), 1);
+  recordProcessingStart("unit-gadgets", object);
+  recordProcessingStart("unit-gadgets", object);
+  recordProcessingStart("unit-gadgets", { metadata: { name: "wake-up" } });
+  assert.equal(kopfMetrics.queueLatency.count(["unit-gadgets"]), before + 1);
+});
+
+Deno.test("seconds since the last event: from the stream's start, then from each event or bookmark", async () => {
+  const stream = {};
+  const stop = registerStream({
+    resource: "unit-silent",
+    namespace: null,
+    stream,
+    healthy: () => true,
+    objects: () => 0,
+    depth: () => 0,
+  });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  metricsRegistry.render();
+  assert.ok(kopfMetrics.watchSilence.get(["unit-silent", ""]) >= 0.04);
+  recordWatchEvent(stream, "unit-silent", "BOOKMARK");
+  metricsRegistry.render();
+  assert.ok(kopfMetrics.watchSilence.get(["unit-silent", ""]) < 0.04);
+  stop();
+});
