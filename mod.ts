@@ -49,39 +49,28 @@ export {
   type ValueFilter,
   type WhenCallback,
 } from "./src/handling/filters.ts";
-export {
-  execute,
-  type ExecuteOptions,
-  type ExecuteSubhandlers,
-  register,
-  type RegisterSubhandler,
-  subhandler,
-  type SubhandlerOptions,
-  type SubhandlerSpec,
-} from "./src/handling/subhandlers.ts";
+export { execute, register, subhandler } from "./src/handling/subhandlers.ts";
 export * as lifecycles from "./src/handling/lifecycles.ts";
 export type { Lifecycle } from "./src/handling/lifecycles.ts";
 export type { Reason } from "./src/handling/causes.ts";
 export type { Diff, DiffItem, DiffOperation } from "./src/model/diff.ts";
-export type {
-  ChangeContext,
-  EssenceOf,
-  EventContext,
-  Memo,
-  ResourceContext,
-  SpecOf,
-  StatusOf,
-} from "./src/handling/context.ts";
+export type { EssenceOf, EventContext, Memo, ResourceContext, SpecOf, StatusOf } from "./src/handling/context.ts";
 export type {
   AnyHandlerFn,
+  ChangeContext,
   ChangeFn,
   ChangeHandlerOptions,
   DeleteHandlerOptions,
   ErrorsMode,
   EventFn,
+  ExecuteOptions,
+  ExecuteSubhandlers,
+  RegisterSubhandler,
   ResourceHandlerOptions,
   ResumeHandlerOptions,
   RetryOptions,
+  SubhandlerOptions,
+  SubhandlerSpec,
 } from "./src/handling/handlers.ts";
 export type { HandlerLogger } from "./src/logging/object_logger.ts";
 export { configureLogging, type LogFormat, type LoggingOptions } from "./src/logging/configure.ts";
@@ -161,14 +150,13 @@ export {
   type ServiceAccountLoginOptions,
 } from "./src/api/login.ts";
 export type { LoginFn } from "./src/handling/login.ts";
-export {
-  type AdmissionContext,
-  AdmissionError,
-  type AdmissionErrorOptions,
-  type AdmissionFn,
-  type AdmissionHandlerOptions,
-  type AdmissionKind,
-} from "./src/handling/admission.ts";
+export { AdmissionError, type AdmissionErrorOptions } from "./src/handling/admission.ts";
+export type {
+  AdmissionContext,
+  AdmissionFn,
+  AdmissionHandlerOptions,
+  AdmissionKind,
+} from "./src/handling/admission_handler.ts";
 export type {
   AdmissionOperation,
   AdmissionRequest,
