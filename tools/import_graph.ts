@@ -70,7 +70,9 @@ export function parseImports(text: string): { specifier: string; line: number; t
     if (statement !== undefined) {
       statement += (statement ? " " : "") + line.trim();
       const specifier = statement.match(FROM_SPECIFIER)?.[1] ?? statement.match(SIDE_EFFECT_SPECIFIER)?.[1];
-      if (specifier !== undefined) found.push({ specifier, line: i + 1, typeOnly: TYPE_ONLY_STATEMENT.test(statement) });
+      if (specifier !== undefined) {
+        found.push({ specifier, line: i + 1, typeOnly: TYPE_ONLY_STATEMENT.test(statement) });
+      }
       // `deno fmt` ends every statement with `;`: a local `export { a };` ends without a specifier.
       if (specifier !== undefined || line.trimEnd().endsWith(";")) statement = undefined;
       continue;
