@@ -6,8 +6,8 @@
  */
 
 import { Selector, type SelectorInput } from "../model/selector.ts";
-import { ADMISSION_OPERATIONS, type AdmissionOperation } from "../model/admission.ts";
-import type { AdmissionFn, AdmissionHandler, AdmissionHandlerOptions, AdmissionKind } from "./admission_handler.ts";
+import { ADMISSION_OPERATIONS } from "../model/admission.ts";
+import type { AdmissionFn, AdmissionHandlerOptions, AdmissionKind } from "./admission_handler.ts";
 import { validateFilters } from "./filters.ts";
 import { defaultRegistry, type Registry } from "./registry.ts";
 import { handlerId } from "./registration.ts";
