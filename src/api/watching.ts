@@ -66,7 +66,11 @@ export class WatchHealth {
   relists = 0;
   readonly #unhealthyAfter: number;
 
-  /** @param unhealthyAfter seconds of continuous failure after which the stream is unhealthy. */
+  /**
+   * Starts healthy, with no failures counted.
+   *
+   * @param unhealthyAfter seconds of continuous failure after which the stream is unhealthy.
+   */
   constructor(unhealthyAfter: number) {
     this.#unhealthyAfter = unhealthyAfter;
   }

@@ -158,6 +158,7 @@ function register(
  * ```
  */
 export function validate(resource: SelectorInput, fn: AdmissionFn): AdmissionFn;
+/** With options: the handler id, filters, retries, the registry, …. */
 export function validate(resource: SelectorInput, options: ValidateOptions, fn: AdmissionFn): AdmissionFn;
 export function validate(
   resource: SelectorInput,
@@ -181,6 +182,7 @@ export function validate(
  * ```
  */
 export function mutate(resource: SelectorInput, fn: AdmissionFn): AdmissionFn;
+/** With options: the handler id, filters, retries, the registry, …. */
 export function mutate(resource: SelectorInput, options: MutateOptions, fn: AdmissionFn): AdmissionFn;
 export function mutate(
   resource: SelectorInput,

@@ -69,12 +69,17 @@ export type AnyHandlerFn = (context: never) => unknown;
 
 /** A registered change handler (`on.create`, `on.update`, `on.delete`, `on.resume`, `on.field`). */
 export interface ChangeHandler {
+  /** What kind of handler this is: the registry and the engines tell them apart by it. */
   readonly kind: "change";
   /** The reason it serves; `null` for `on.field`, which serves any reason where its field changed. */
   readonly reason: Reason | null;
+  /** The handler id: the key of its progress on the object and of its result in `status`. */
   readonly id: string;
+  /** The resources it serves. */
   readonly selector: Selector;
+  /** The function. */
   readonly fn: ChangeFn;
+  /** The options as given (without `registry`). */
   readonly options: ChangeHandlerOptions;
   /** The `field` option as a path, if any. */
   readonly field: readonly string[] | undefined;
@@ -88,10 +93,15 @@ export interface ChangeHandler {
 
 /** A registered event handler (`on.event`). */
 export interface EventHandler {
+  /** What kind of handler this is: the registry and the engines tell them apart by it. */
   readonly kind: "event";
+  /** The handler id: the key of its progress on the object and of its result in `status`. */
   readonly id: string;
+  /** The resources it serves. */
   readonly selector: Selector;
+  /** The function. */
   readonly fn: EventFn;
+  /** The options as given (without `registry`). */
   readonly options: ResourceHandlerOptions;
   /** The `field` option as a path, if any. */
   readonly field: readonly string[] | undefined;
@@ -138,10 +148,15 @@ export type IndexFn<T = KubernetesObject> = (context: IndexContext<T>) => unknow
 
 /** A registered daemon. */
 export interface DaemonHandler {
+  /** What kind of handler this is: the registry and the engines tell them apart by it. */
   readonly kind: "daemon";
+  /** The handler id: the key of its progress on the object and of its result in `status`. */
   readonly id: string;
+  /** The resources it serves. */
   readonly selector: Selector;
+  /** The function. */
   readonly fn: DaemonFn;
+  /** The options as given (without `registry`). */
   readonly options: DaemonHandlerOptions;
   /** The `field` option as a path, if any. */
   readonly field: readonly string[] | undefined;
@@ -149,10 +164,15 @@ export interface DaemonHandler {
 
 /** A registered timer. */
 export interface TimerHandler {
+  /** What kind of handler this is: the registry and the engines tell them apart by it. */
   readonly kind: "timer";
+  /** The handler id: the key of its progress on the object and of its result in `status`. */
   readonly id: string;
+  /** The resources it serves. */
   readonly selector: Selector;
+  /** The function. */
   readonly fn: TimerFn;
+  /** The options as given (without `registry`). */
   readonly options: TimerHandlerOptions;
   /** The `field` option as a path, if any. */
   readonly field: readonly string[] | undefined;
@@ -160,10 +180,15 @@ export interface TimerHandler {
 
 /** A registered index handler. */
 export interface IndexHandler {
+  /** What kind of handler this is: the registry and the engines tell them apart by it. */
   readonly kind: "index";
+  /** The handler id: the key of its progress on the object and of its result in `status`. */
   readonly id: string;
+  /** The resources it serves. */
   readonly selector: Selector;
+  /** The function. */
   readonly fn: IndexFn;
+  /** The options as given (without `registry`). */
   readonly options: IndexHandlerOptions;
   /** The `field` option as a path, if any. */
   readonly field: readonly string[] | undefined;
