@@ -120,7 +120,8 @@ export class ActivityError extends Error {
   }
 }
 
-const NO_INDICES: Indices = Object.freeze({});
+// A user may declare the indexes of their operator on `Indices` (declaration merging): none exist here.
+const NO_INDICES: Indices = Object.freeze({}) as Indices;
 
 /** How an activity runs. */
 export interface ActivityRun {

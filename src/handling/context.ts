@@ -16,8 +16,29 @@ import { currentApi } from "./current_api.ts";
 
 export type { DiffItem };
 
-/** Free-form, per-object memory kept between events of the same object while the operator runs. */
-export type Memo = Record<string, unknown>;
+/**
+ * Free-form, per-object memory kept between events of the same object while the operator runs.
+ * An operator may declare what it keeps there by merging into this interface; declare the fields
+ * optional, since the memo is empty until a handler (or `operator({ memo })`) fills it.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "@kopf/kopf";
+ * declare module "@kopf/kopf" {
+ *   interface Memo {
+ *     greeted?: Set<string>;
+ *   }
+ * }
+ * kopf.on.create("kopfexamples", function greet({ memo, name }) {
+ *   memo.greeted ??= new Set();
+ *   memo.greeted.add(name!);
+ * });
+ * ```
+ */
+export interface Memo {
+  /** Whatever handlers keep there. */
+  [key: string]: unknown;
+}
 
 /**
  * The `spec` of an object type: its declared `spec` (an empty object when the type has none);
