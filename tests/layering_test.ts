@@ -14,7 +14,7 @@ const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
 function graphOf(edges: [string, string][]): ImportGraph {
   const modules = [...new Set(edges.flat())].sort();
-  return { root: ".", modules, edges: edges.map(([from, to]) => ({ from, to, line: 1, typeOnly: false })) };
+  return { modules, edges: edges.map(([from, to]) => ({ from, to, line: 1, typeOnly: false })) };
 }
 
 Deno.test("the repository keeps the layers: no upward import, no import between peers, no circle", async () => {
@@ -56,6 +56,8 @@ Deno.test("the reader finds static, type, multi-line, side-effect and dynamic im
     "}",
     '// import { g } from "./commented.ts";',
     'const lazy = () => import("./lazy.ts");',
+    "import.meta.main;",
+    'import("./also_lazy.ts");',
   ].join("\n");
   assert.deepEqual(parseImports(text), [
     { specifier: "./a.ts", line: 8, typeOnly: false },
@@ -65,6 +67,7 @@ Deno.test("the reader finds static, type, multi-line, side-effect and dynamic im
     { specifier: "./d.ts", line: 16, typeOnly: false },
     { specifier: "./e.ts", line: 17, typeOnly: true },
     { specifier: "./lazy.ts", line: 23, typeOnly: false },
+    { specifier: "./also_lazy.ts", line: 25, typeOnly: false },
   ]);
 });
 

@@ -67,5 +67,8 @@ Deno.test("a memo and indexes declared by merging into kopf.Memo and kopf.Indice
 Deno.test("a declared memo field used as another type fails deno check", async () => {
   const { success, output } = await checkCopy("typo_in_memo.ts");
   assert.equal(success, false);
-  assert.match(output, /Type 'Set<string>' is missing the following properties from type 'Map<string, AbortController>'/);
+  assert.match(
+    output,
+    /Type 'Set<string>' is missing the following properties from type 'Map<string, AbortController>'/,
+  );
 });

@@ -10,7 +10,7 @@
  *
  * @example
  * ```ts ignore
- * const graph = await readImportGraph("src");
+ * const graph = await readImportGraph(".", ["mod.ts", "src"]);
  * console.log(findCycles(graph));
  * ```
  *
@@ -33,16 +33,15 @@ export interface ImportEdge {
 
 /** All modules of a tree (relative paths) and the relative imports between them. */
 export interface ImportGraph {
-  /** The folder the paths are relative to. */
-  root: string;
   /** Every module read, sorted. */
   modules: string[];
   /** Every relative import; bare and URL specifiers (npm:, node:, jsr:) are not edges. */
   edges: ImportEdge[];
 }
 
-// `export function …`, `export type X = …` are declarations; only these two forms can name a module.
-const STATEMENT_START = /^(import\b|export\s+(type\s+)?[{*])/;
+// `export function …`, `export type X = …` are declarations and `import.meta`, `import(…)` are
+// expressions: only these forms start a statement that names a module.
+const STATEMENT_START = /^(import\b(?![.(])|export\s+(type\s+)?[{*])/;
 const FROM_SPECIFIER = /\bfrom\s*["']([^"']+)["']/;
 const SIDE_EFFECT_SPECIFIER = /^import\s*["']([^"']+)["']/;
 const DYNAMIC_SPECIFIER = /\bimport\(\s*["']([^"']+)["']\s*\)/g;
@@ -93,14 +92,12 @@ async function listModules(root: string, folder: string, into: string[]): Promis
 }
 
 /**
- * Reads every `.ts` module under `root` (tests excluded: they may import whatever they test) and
- * the relative imports between them. With `include`, only those files and folders of the root
- * are read (e.g. `["mod.ts", "src", "cli"]`, leaving `node_modules/` aside).
+ * Reads the `.ts` modules of the given files and folders of `root` (e.g. `["mod.ts", "src", "cli"]`;
+ * tests excluded: they may import whatever they test) and the relative imports between them.
  */
-export async function readImportGraph(root: string, include?: string[]): Promise<ImportGraph> {
+export async function readImportGraph(root: string, include: readonly string[]): Promise<ImportGraph> {
   const modules: string[] = [];
-  if (include === undefined) await listModules(root, "", modules);
-  for (const item of include ?? []) {
+  for (const item of include) {
     if ((await Deno.stat(join(root, item))).isDirectory) await listModules(root, item, modules);
     else modules.push(item);
   }
@@ -113,7 +110,7 @@ export async function readImportGraph(root: string, include?: string[]): Promise
       edges.push({ from: module, to: target, line, typeOnly });
     }
   }
-  return { root, modules, edges };
+  return { modules, edges };
 }
 
 /**

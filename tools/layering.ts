@@ -63,7 +63,7 @@ export function checkLayering(graph: ImportGraph): string[] {
   for (const edge of graph.edges) {
     const from = placeOf(edge.from);
     const to = placeOf(edge.to);
-    const where = `${edge.from}:${edge.line} imports ${edge.to}`;
+    const where = `${edge.from}:${edge.line} imports ${edge.typeOnly ? "types of " : ""}${edge.to}`;
     if (from.kind === "cli" && to.kind !== "cli") {
       problems.push(`${where}: the CLI uses the library through "@kopf/kopf" and its subpaths only.`);
     } else if (from.kind === "src" && to.kind !== "src") {
