@@ -19,12 +19,15 @@
 export * as on from "./on.ts";
 export { operator, type OperatorOptions, type RunningOperator } from "./src/reactor/operator.ts";
 export { NoHandlersError } from "./src/reactor/no_handlers.ts";
+export type { WatchHealth, WatchHealthTiming, WatchVerdict } from "./src/api/watch_health.ts";
 export { Registry } from "./src/handling/registry.ts";
+export type { RegistryOption } from "./src/handling/registration.ts";
 export {
   type Activity,
   type ActivityContext,
   ActivityError,
   type ActivityFn,
+  type ActivityHandler,
   type ActivityHandlerOptions,
 } from "./src/handling/activities.ts";
 export {
@@ -44,51 +47,51 @@ export {
   type MetaFilterValue,
   noneOf,
   not,
+  type PresenceMarker,
   PRESENT,
   type ValueCallback,
   type ValueFilter,
   type WhenCallback,
 } from "./src/handling/filters.ts";
-export {
-  execute,
-  type ExecuteOptions,
-  type ExecuteSubhandlers,
-  register,
-  type RegisterSubhandler,
-  subhandler,
-  type SubhandlerOptions,
-  type SubhandlerSpec,
-} from "./src/handling/subhandlers.ts";
+export { execute, register, subhandler } from "./src/handling/subhandlers.ts";
 export * as lifecycles from "./src/handling/lifecycles.ts";
-export type { Lifecycle } from "./src/handling/lifecycles.ts";
+export type { DueHandler, Lifecycle } from "./src/handling/lifecycles.ts";
 export type { Reason } from "./src/handling/causes.ts";
 export type { Diff, DiffItem, DiffOperation } from "./src/model/diff.ts";
-export type {
-  ChangeContext,
-  EssenceOf,
-  EventContext,
-  Memo,
-  ResourceContext,
-  SpecOf,
-  StatusOf,
-} from "./src/handling/context.ts";
+export type { EssenceOf, EventContext, Memo, ResourceContext, SpecOf, StatusOf } from "./src/handling/context.ts";
 export type {
   AnyHandlerFn,
+  ChangeContext,
   ChangeFn,
+  ChangeHandler,
   ChangeHandlerOptions,
+  DaemonHandler,
+  DaemonHandlerOptions,
   DeleteHandlerOptions,
   ErrorsMode,
   EventFn,
+  EventHandler,
+  ExecuteOptions,
+  ExecuteSubhandlers,
+  HandlerResult,
+  IndexHandler,
+  RegisterSubhandler,
+  ResourceHandler,
   ResourceHandlerOptions,
   ResumeHandlerOptions,
   RetryOptions,
+  SubhandlerOptions,
+  SubhandlerSpec,
+  TimerHandler,
+  TimerHandlerOptions,
 } from "./src/handling/handlers.ts";
 export type { HandlerLogger } from "./src/logging/object_logger.ts";
 export { configureLogging, type LogFormat, type LoggingOptions } from "./src/logging/configure.ts";
+export type { LogLevel, LogRecord, Sink } from "@logtape/logtape";
 export { Patch, type PatchMetadata, type PatchObject, type PatchValue } from "./src/model/patch.ts";
 export type { JsonObject, JsonValue, KubernetesObject, ObjectMeta } from "./src/model/body.ts";
 export type { Resource } from "./src/model/resource.ts";
-export { EVERYTHING, type SelectorInput, type SelectorSpec } from "./src/model/selector.ts";
+export { EVERYTHING, type Selection, Selector, type SelectorInput, type SelectorSpec } from "./src/model/selector.ts";
 export { Settings } from "./src/settings/settings.ts";
 export { ExecutionSettings } from "./src/settings/execution.ts";
 export { NetworkingSettings } from "./src/settings/networking.ts";
@@ -111,14 +114,17 @@ export {
   type ChildMetadata,
   type ChildObject,
   type ChildObjects,
+  type FieldPath,
   harmonizeNaming,
   label,
   type LabelOptions,
   type NamespaceOptions,
   type NamingOptions,
   type ObjectReference,
+  type OneOrMany,
   type OwnerReference,
   type OwnerReferenceOptions,
+  type ReferencedObject,
   removeOwnerReference,
 } from "./src/kits/hierarchies.ts";
 export {
@@ -136,6 +142,7 @@ export {
   AnnotationsDiffBaseStorage,
   AnnotationsProgressStorage,
   type DiffBaseStorage,
+  type FieldSpec,
   MultiDiffBaseStorage,
   MultiProgressStorage,
   type ProgressRecord,
@@ -161,14 +168,14 @@ export {
   type ServiceAccountLoginOptions,
 } from "./src/api/login.ts";
 export type { LoginFn } from "./src/handling/login.ts";
-export {
-  type AdmissionContext,
-  AdmissionError,
-  type AdmissionErrorOptions,
-  type AdmissionFn,
-  type AdmissionHandlerOptions,
-  type AdmissionKind,
-} from "./src/handling/admission.ts";
+export { AdmissionError, type AdmissionErrorOptions } from "./src/handling/admission.ts";
+export type {
+  AdmissionContext,
+  AdmissionFn,
+  AdmissionHandler,
+  AdmissionHandlerOptions,
+  AdmissionKind,
+} from "./src/handling/admission_handler.ts";
 export type {
   AdmissionOperation,
   AdmissionRequest,
@@ -213,7 +220,7 @@ export {
   type ResourceArg,
 } from "./src/api/kube_api.ts";
 export { connect, ConnectedApi, type ConnectOptions } from "./src/kits/connect.ts";
-export type { ApiClient, ApiClientOptions, RequestOptions } from "./src/api/client.ts";
+export type { ApiClient, ApiClientOptions, ConnectionProblem, RequestOptions } from "./src/api/client.ts";
 export type { RequestCounters, Verb } from "./src/api/counters.ts";
 export type { Credentials, TlsMaterial } from "./src/api/credentials.ts";
 export type { Vault, VaultEntry, VaultItem, VaultOptions } from "./src/api/vault.ts";

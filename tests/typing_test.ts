@@ -58,3 +58,17 @@ Deno.test("a typo in a custom resource's spec, typed by the type argument, fails
   assert.equal(success, false);
   assert.match(output, /Property 'sise' does not exist on type/);
 });
+
+Deno.test("a memo and indexes declared by merging into kopf.Memo and kopf.Indices are typed without casts", async () => {
+  const { success, output } = await checkCopy("declared_memo.ts");
+  assert.ok(success, output);
+});
+
+Deno.test("a declared memo field used as another type fails deno check", async () => {
+  const { success, output } = await checkCopy("typo_in_memo.ts");
+  assert.equal(success, false);
+  assert.match(
+    output,
+    /Type 'Set<string>' is missing the following properties from type 'Map<string, AbortController>'/,
+  );
+});

@@ -54,6 +54,8 @@ export class WatchHealth {
   readonly #resetAfter: number;
 
   /**
+   * Starts healthy, with no failures counted.
+   *
    * @param unhealthyAfter seconds of continuous failure or silence after which the stream is unhealthy.
    * @param timing how long a stream must work before its failures are forgiven (5 s by default).
    */

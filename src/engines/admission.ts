@@ -10,7 +10,8 @@
 import { getLogger } from "@logtape/logtape";
 import { recordWebhook } from "../observability/metrics.ts";
 import { traceWebhook } from "../observability/tracing.ts";
-import { type AdmissionContext, AdmissionError, type AdmissionHandler } from "../handling/admission.ts";
+import { AdmissionError } from "../handling/admission.ts";
+import type { AdmissionContext, AdmissionHandler } from "../handling/admission_handler.ts";
 import type { Memo } from "../handling/context.ts";
 import { resourceContext } from "../handling/context.ts";
 import { PermanentError, TemporaryError } from "../handling/errors.ts";

@@ -10,7 +10,7 @@
 import { getLogger } from "@logtape/logtape";
 import type { ApiClient } from "../api/client.ts";
 import { discoverResources } from "../api/discovery.ts";
-import type { AdmissionHandler } from "../handling/admission.ts";
+import type { AdmissionHandler } from "../handling/admission_handler.ts";
 import type { Memo } from "../handling/context.ts";
 import type { Registry } from "../handling/registry.ts";
 import type { AdmissionServer, AdmissionServerFn, WebhookClientConfig, WebhookFn } from "../model/admission.ts";

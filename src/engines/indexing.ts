@@ -183,7 +183,8 @@ export class OperatorIndexes {
       this.#failures.set(handler.id, new Map());
       indices[handler.id] = index;
     }
-    this.indices = Object.freeze(indices);
+    // Holds every declared index (registered as handlers), whatever users declared on `Indices`.
+    this.indices = Object.freeze(indices) as Indices;
   }
 
   /** All index handlers, in registration order. */

@@ -15,7 +15,7 @@ import {
   patchWebhookConfiguration,
   type WebhookConfigurationType,
 } from "../api/webhook_configurations.ts";
-import type { AdmissionHandler } from "../handling/admission.ts";
+import type { AdmissionHandler } from "../handling/admission_handler.ts";
 import { ABSENT, PRESENT } from "../handling/filters.ts";
 import { type WebhookClientConfig, webhookName } from "../model/admission.ts";
 import type { Resource } from "../model/resource.ts";

@@ -67,10 +67,15 @@ export interface ActivityHandlerOptions extends RetryOptions {
 
 /** A registered activity handler (`on.startup`, `on.cleanup`, `on.probe`). */
 export interface ActivityHandler {
+  /** What kind of handler this is: the registry and the engines tell them apart by it. */
   readonly kind: "activity";
+  /** The activity it serves. */
   readonly activity: Activity;
+  /** The handler id: the key of its progress on the object and of its result in `status`. */
   readonly id: string;
+  /** The function. */
   readonly fn: ActivityFn;
+  /** The options as given (without `registry`). */
   readonly options: ActivityHandlerOptions;
 }
 
@@ -115,7 +120,8 @@ export class ActivityError extends Error {
   }
 }
 
-const NO_INDICES: Indices = Object.freeze({});
+// A user may declare the indexes of their operator on `Indices` (declaration merging): none exist here.
+const NO_INDICES: Indices = Object.freeze({}) as Indices;
 
 /** How an activity runs. */
 export interface ActivityRun {

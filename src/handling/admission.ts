@@ -1,17 +1,15 @@
 /**
  * Admission handlers (`kopf.on.validate`, `kopf.on.mutate`): the error that denies a request with
- * a message and a code, what the handlers receive, their options, and their registration.
+ * a message and a code, and their registration (what they are and receive: `admission_handler.ts`).
  *
  * @module
  */
 
 import { Selector, type SelectorInput } from "../model/selector.ts";
 import { shareInstances } from "../utils/process_global.ts";
-import { ADMISSION_OPERATIONS, type AdmissionOperation } from "../model/admission.ts";
-import type { DiffItem } from "../model/diff.ts";
-import type { ResourceContext } from "./context.ts";
+import { ADMISSION_OPERATIONS } from "../model/admission.ts";
+import type { AdmissionFn, AdmissionHandlerOptions, AdmissionKind } from "./admission_handler.ts";
 import { validateFilters } from "./filters.ts";
-import type { ResourceHandlerOptions } from "./handlers.ts";
 import { defaultRegistry, type Registry } from "./registry.ts";
 import { handlerId } from "./registration.ts";
 
@@ -52,79 +50,6 @@ export class AdmissionError extends Error {
 
 // A validating handler may throw it from another copy of the library: it must still deny with its code.
 shareInstances(AdmissionError, "AdmissionError");
-
-/** The two kinds of admission handlers. */
-export type AdmissionKind = "validate" | "mutate";
-
-/**
- * What admission handlers receive: the resource context of the object under review (the new
- * object, or the old one for deletions) and the review's details.
- */
-export interface AdmissionContext extends ResourceContext {
-  /** Whether the API request is a dry run: the handler must cause no side effects then. */
-  readonly dryrun: boolean;
-  /** `CREATE`, `UPDATE`, `DELETE` or `CONNECT`. */
-  readonly operation: AdmissionOperation;
-  /** The subresource under review (e.g. `status`); `null` for the main body. */
-  readonly subresource: string | null;
-  /** Warnings to return to the API client: push strings into it. */
-  readonly warnings: string[];
-  /** The user who sent the API request, as the API server describes them (`username`, `uid`, `groups`, …). */
-  readonly userinfo: Readonly<Record<string, unknown>>;
-  /** The webhook request's HTTP headers (case-insensitive `get()`), as the webhook server received them. */
-  readonly headers: Headers;
-  /** The verified client certificate's details, if the webhook server checks them; `{}` otherwise. */
-  readonly sslpeer: Readonly<Record<string, unknown>>;
-  /** The object before the operation; `null` for creations. */
-  readonly old: unknown;
-  /** The object after the operation; `null` for deletions. */
-  readonly new: unknown;
-  /** The changes from `old` to `new` (whole objects). */
-  readonly diff: readonly DiffItem[];
-}
-
-/** A function called for an admission review; its return value is ignored. */
-export type AdmissionFn = (context: AdmissionContext) => unknown;
-
-/** Options of admission handlers. */
-export interface AdmissionHandlerOptions extends ResourceHandlerOptions {
-  /**
-   * The operations it is called for (the webhook's rules); all by default. An empty list is an
-   * error. Mutating handlers are not called for `DELETE` unless it is the only operation.
-   */
-  operations?: readonly AdmissionOperation[];
-  /** One operation: the same as `operations: [operation]` (Kopf's deprecated form). */
-  operation?: AdmissionOperation;
-  /** The subresource it reviews: absent for the main body only, `"*"` for all, or a name such as `"status"`. */
-  subresource?: string;
-  /** Keep its webhook in the managed configuration when the operator exits. */
-  persistent?: boolean;
-  /** It has side effects (not in dry runs): the webhook's `sideEffects` is `NoneOnDryRun` instead of `None`. */
-  sideEffects?: boolean;
-  /**
-   * Its failures do not block the API request: the webhook's `failurePolicy` is `Ignore`, and an
-   * error other than {@linkcode AdmissionError} thrown by it is logged and admits the request.
-   */
-  ignoreFailures?: boolean;
-}
-
-/** A registered admission handler. */
-export interface AdmissionHandler {
-  /** Always `admission`: the registry keeps these apart. */
-  readonly kind: "admission";
-  /** Validating or mutating. */
-  readonly type: AdmissionKind;
-  /** The handler id: the last part of its webhook's URL, and (made DNS-safe) its webhook's name. */
-  readonly id: string;
-  /** The resources it reviews. */
-  readonly selector: Selector;
-  /** The function. */
-  readonly fn: AdmissionFn;
-  /** The options as given (without `registry`). */
-  readonly options: AdmissionHandlerOptions;
-  /** The operations it is for; `null` for all. */
-  readonly operations: readonly AdmissionOperation[] | null;
-}
 
 /** Options of `on.validate` and `on.mutate`, with the registry to add to. */
 export type AdmissionOptions = AdmissionHandlerOptions & { registry?: Registry };
@@ -237,6 +162,7 @@ function register(
  * ```
  */
 export function validate(resource: SelectorInput, fn: AdmissionFn): AdmissionFn;
+/** With options: the handler id, filters, retries, the registry, …. */
 export function validate(resource: SelectorInput, options: ValidateOptions, fn: AdmissionFn): AdmissionFn;
 export function validate(
   resource: SelectorInput,
@@ -260,6 +186,7 @@ export function validate(
  * ```
  */
 export function mutate(resource: SelectorInput, fn: AdmissionFn): AdmissionFn;
+/** With options: the handler id, filters, retries, the registry, …. */
 export function mutate(resource: SelectorInput, options: MutateOptions, fn: AdmissionFn): AdmissionFn;
 export function mutate(
   resource: SelectorInput,

@@ -12,14 +12,33 @@ import type { Resource } from "../model/resource.ts";
 import type { HandlerLogger } from "../logging/object_logger.ts";
 import type { DiffItem } from "../model/diff.ts";
 import type { Indices } from "../model/index_store.ts";
-import type { Reason } from "./causes.ts";
-import type { ExecuteSubhandlers, RegisterSubhandler } from "./subhandlers.ts";
 import { currentApi } from "./current_api.ts";
 
 export type { DiffItem };
 
-/** Free-form, per-object memory kept between events of the same object while the operator runs. */
-export type Memo = Record<string, unknown>;
+/**
+ * Free-form, per-object memory kept between events of the same object while the operator runs.
+ * An operator may declare what it keeps there by merging into this interface; declare the fields
+ * optional, since the memo is empty until a handler (or `operator({ memo })`) fills it.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "@kopf/kopf";
+ * declare module "@kopf/kopf" {
+ *   interface Memo {
+ *     greeted?: Set<string>;
+ *   }
+ * }
+ * kopf.on.create("kopfexamples", function greet({ memo, name }) {
+ *   memo.greeted ??= new Set();
+ *   memo.greeted.add(name!);
+ * });
+ * ```
+ */
+export interface Memo {
+  /** Whatever handlers keep there. */
+  [key: string]: unknown;
+}
 
 /**
  * The `spec` of an object type: its declared `spec` (an empty object when the type has none);
@@ -82,52 +101,6 @@ export interface ResourceContext<T = KubernetesObject> {
   readonly indices: Indices;
   /** The operator's API client: typed get/list/create/patch/apply/delete/watch with its credentials. */
   readonly api: KubeApi;
-}
-
-/**
- * What change handlers (`on.create`, `on.update`, `on.delete`, `on.resume`, `on.field`) receive;
- * `V` is the type of `old` and `new` (the field's value for handlers with a `field`).
- */
-export interface ChangeContext<T = KubernetesObject, V = EssenceOf<T>> extends ResourceContext<T> {
-  /** Why the handler runs. */
-  readonly reason: Reason;
-  /** How many times it ran before for this change (0 on the first attempt). */
-  readonly retry: number;
-  /** When the first attempt for this change started. */
-  readonly started: Date;
-  /** Milliseconds since `started`. */
-  readonly runtime: number;
-  /**
-   * The essence before the change (spec, labels, annotations, other top-level fields; not status
-   * or system metadata); `null` on creation. For handlers with a `field`: that field's old value.
-   */
-  readonly old: V;
-  /** The essence after the change; for handlers with a `field`: that field's new value. */
-  readonly new: V;
-  /** The changes from `old` to `new`: `[op, path, oldValue, newValue]`. */
-  readonly diff: readonly DiffItem[];
-  /**
-   * Aborted at the handler's deadline (its `timeout`, or `settings.execution.handlerTimeout`,
-   * counted from `started`) or when the operator stops (also when it stops serving the object's
-   * resource or namespace). Pass it to `fetch`, `kopf.sleep()`, the `api` calls: at the deadline
-   * the attempt fails with a `HandlerTimeoutError` (for good), and a handler still running then is
-   * left behind; after a stop, the attempt counts for nothing and is made again later.
-   */
-  readonly signal: AbortSignal;
-  /**
-   * Registers a sub-handler of this handler, with the id `<this id>/<options.id or fn.name>`:
-   * `subhandler(fn)` or `subhandler(options, fn)`; the same as `kopf.subhandler()`. Registered
-   * sub-handlers run when the handler calls `execute()`, or else right after it returns; the
-   * handler is called again on every cycle until all have finished, and must register the same
-   * ones each time.
-   */
-  readonly subhandler: RegisterSubhandler;
-  /**
-   * Runs sub-handlers of this handler (`{ fns }`, `{ handlers }`, or the registered ones) and
-   * returns once all have finished; the same as `kopf.execute()`. While some are unfinished, the
-   * handler's attempt ends here and it is called again on the next cycle.
-   */
-  readonly execute: ExecuteSubhandlers;
 }
 
 /** What event handlers (`on.event`) receive. */

@@ -25,7 +25,12 @@ export class TemporaryError extends Error {
   /** Seconds until the retry. */
   readonly delay: number;
 
-  /** @param message why it failed. @param options when to retry. */
+  /**
+   * Makes the error that retries the handler.
+   *
+   * @param message why it failed.
+   * @param options when to retry.
+   */
   constructor(message: string, options: TemporaryErrorOptions = {}) {
     super(message);
     this.name = "TemporaryError";
@@ -35,7 +40,11 @@ export class TemporaryError extends Error {
 
 /** The handler failed and retrying will not help: it is not called again for this change. */
 export class PermanentError extends Error {
-  /** @param message why it failed. */
+  /**
+   * Makes the error that gives the handler up.
+   *
+   * @param message why it failed.
+   */
   constructor(message: string) {
     super(message);
     this.name = "PermanentError";
@@ -44,7 +53,11 @@ export class PermanentError extends Error {
 
 /** A handler ran out of time (its `timeout` option): it is not called again for this change. */
 export class HandlerTimeoutError extends PermanentError {
-  /** @param message what timed out. */
+  /**
+   * Makes the error a handler is given up with when its time is over.
+   *
+   * @param message what timed out.
+   */
   constructor(message: string) {
     super(message);
     this.name = "HandlerTimeoutError";
@@ -53,7 +66,11 @@ export class HandlerTimeoutError extends PermanentError {
 
 /** A handler failed as many times as its `retries` option allows: it is not called again for this change. */
 export class HandlerRetriesError extends PermanentError {
-  /** @param message which handler and how many retries. */
+  /**
+   * Makes the error a handler is given up with when its retries are spent.
+   *
+   * @param message which handler and how many retries.
+   */
   constructor(message: string) {
     super(message);
     this.name = "HandlerRetriesError";

@@ -3,7 +3,8 @@
 
 import assert from "node:assert/strict";
 import type { KubernetesObject } from "../model/body.ts";
-import type { ChangeContext, EventContext, ResourceContext } from "./context.ts";
+import type { EventContext, ResourceContext } from "./context.ts";
+import type { ChangeContext } from "./handlers.ts";
 import {
   ABSENT,
   allOf,

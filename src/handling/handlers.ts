@@ -1,5 +1,8 @@
 /**
- * What a registered handler is: its kind, id, resource selector, options and function.
+ * What a registered handler is: its kind, id, resource selector, options and function; and what
+ * change handlers receive, since a change context registers and runs sub-handlers (change
+ * functions) and a change function receives a change context: the two types recur into each
+ * other, so they live in one module.
  *
  * @module
  */
@@ -7,7 +10,9 @@
 import type { Selector } from "../model/selector.ts";
 import type { Reason } from "./causes.ts";
 import type { KubernetesObject } from "../model/body.ts";
-import type { ChangeContext, DaemonContext, EssenceOf, EventContext, IndexContext, TimerContext } from "./context.ts";
+import type { DiffItem } from "../model/diff.ts";
+import type { DaemonContext, EssenceOf, EventContext, IndexContext, ResourceContext, TimerContext } from "./context.ts";
+import type { Lifecycle } from "./lifecycles.ts";
 import type { FilterOptions } from "./filters.ts";
 
 /** What an arbitrary error (not a TemporaryError or PermanentError) means for a handler. */
@@ -64,12 +69,17 @@ export type AnyHandlerFn = (context: never) => unknown;
 
 /** A registered change handler (`on.create`, `on.update`, `on.delete`, `on.resume`, `on.field`). */
 export interface ChangeHandler {
+  /** What kind of handler this is: the registry and the engines tell them apart by it. */
   readonly kind: "change";
   /** The reason it serves; `null` for `on.field`, which serves any reason where its field changed. */
   readonly reason: Reason | null;
+  /** The handler id: the key of its progress on the object and of its result in `status`. */
   readonly id: string;
+  /** The resources it serves. */
   readonly selector: Selector;
+  /** The function. */
   readonly fn: ChangeFn;
+  /** The options as given (without `registry`). */
   readonly options: ChangeHandlerOptions;
   /** The `field` option as a path, if any. */
   readonly field: readonly string[] | undefined;
@@ -83,10 +93,15 @@ export interface ChangeHandler {
 
 /** A registered event handler (`on.event`). */
 export interface EventHandler {
+  /** What kind of handler this is: the registry and the engines tell them apart by it. */
   readonly kind: "event";
+  /** The handler id: the key of its progress on the object and of its result in `status`. */
   readonly id: string;
+  /** The resources it serves. */
   readonly selector: Selector;
+  /** The function. */
   readonly fn: EventFn;
+  /** The options as given (without `registry`). */
   readonly options: ResourceHandlerOptions;
   /** The `field` option as a path, if any. */
   readonly field: readonly string[] | undefined;
@@ -133,10 +148,15 @@ export type IndexFn<T = KubernetesObject> = (context: IndexContext<T>) => unknow
 
 /** A registered daemon. */
 export interface DaemonHandler {
+  /** What kind of handler this is: the registry and the engines tell them apart by it. */
   readonly kind: "daemon";
+  /** The handler id: the key of its progress on the object and of its result in `status`. */
   readonly id: string;
+  /** The resources it serves. */
   readonly selector: Selector;
+  /** The function. */
   readonly fn: DaemonFn;
+  /** The options as given (without `registry`). */
   readonly options: DaemonHandlerOptions;
   /** The `field` option as a path, if any. */
   readonly field: readonly string[] | undefined;
@@ -144,10 +164,15 @@ export interface DaemonHandler {
 
 /** A registered timer. */
 export interface TimerHandler {
+  /** What kind of handler this is: the registry and the engines tell them apart by it. */
   readonly kind: "timer";
+  /** The handler id: the key of its progress on the object and of its result in `status`. */
   readonly id: string;
+  /** The resources it serves. */
   readonly selector: Selector;
+  /** The function. */
   readonly fn: TimerFn;
+  /** The options as given (without `registry`). */
   readonly options: TimerHandlerOptions;
   /** The `field` option as a path, if any. */
   readonly field: readonly string[] | undefined;
@@ -155,10 +180,15 @@ export interface TimerHandler {
 
 /** A registered index handler. */
 export interface IndexHandler {
+  /** What kind of handler this is: the registry and the engines tell them apart by it. */
   readonly kind: "index";
+  /** The handler id: the key of its progress on the object and of its result in `status`. */
   readonly id: string;
+  /** The resources it serves. */
   readonly selector: Selector;
+  /** The function. */
   readonly fn: IndexFn;
+  /** The options as given (without `registry`). */
   readonly options: IndexHandlerOptions;
   /** The `field` option as a path, if any. */
   readonly field: readonly string[] | undefined;
@@ -169,3 +199,86 @@ export type BackgroundHandler = DaemonHandler | TimerHandler;
 
 /** Any resource handler. */
 export type ResourceHandler = ChangeHandler | EventHandler | DaemonHandler | TimerHandler | IndexHandler;
+
+/**
+ * What change handlers (`on.create`, `on.update`, `on.delete`, `on.resume`, `on.field`) receive;
+ * `V` is the type of `old` and `new` (the field's value for handlers with a `field`).
+ */
+export interface ChangeContext<T = KubernetesObject, V = EssenceOf<T>> extends ResourceContext<T> {
+  /** Why the handler runs. */
+  readonly reason: Reason;
+  /** How many times it ran before for this change (0 on the first attempt). */
+  readonly retry: number;
+  /** When the first attempt for this change started. */
+  readonly started: Date;
+  /** Milliseconds since `started`. */
+  readonly runtime: number;
+  /**
+   * The essence before the change (spec, labels, annotations, other top-level fields; not status
+   * or system metadata); `null` on creation. For handlers with a `field`: that field's old value.
+   */
+  readonly old: V;
+  /** The essence after the change; for handlers with a `field`: that field's new value. */
+  readonly new: V;
+  /** The changes from `old` to `new`: `[op, path, oldValue, newValue]`. */
+  readonly diff: readonly DiffItem[];
+  /**
+   * Aborted at the handler's deadline (its `timeout`, or `settings.execution.handlerTimeout`,
+   * counted from `started`) or when the operator stops (also when it stops serving the object's
+   * resource or namespace). Pass it to `fetch`, `kopf.sleep()`, the `api` calls: at the deadline
+   * the attempt fails with a `HandlerTimeoutError` (for good), and a handler still running then is
+   * left behind; after a stop, the attempt counts for nothing and is made again later.
+   */
+  readonly signal: AbortSignal;
+  /**
+   * Registers a sub-handler of this handler, with the id `<this id>/<options.id or fn.name>`:
+   * `subhandler(fn)` or `subhandler(options, fn)`; the same as `kopf.subhandler()`. Registered
+   * sub-handlers run when the handler calls `execute()`, or else right after it returns; the
+   * handler is called again on every cycle until all have finished, and must register the same
+   * ones each time.
+   */
+  readonly subhandler: RegisterSubhandler;
+  /**
+   * Runs sub-handlers of this handler (`{ fns }`, `{ handlers }`, or the registered ones) and
+   * returns once all have finished; the same as `kopf.execute()`. While some are unfinished, the
+   * handler's attempt ends here and it is called again on the next cycle.
+   */
+  readonly execute: ExecuteSubhandlers;
+}
+
+/**
+ * Options of a sub-handler: those of a change handler. `old`/`new` are accepted only under
+ * `on.update` and `on.field` parents (at any depth). The id is `<parent id>/<id>`, where `id`
+ * defaults to the function's name; a `field` adds no suffix to it (as in Kopf).
+ */
+export type SubhandlerOptions = ChangeHandlerOptions;
+
+/** A sub-handler given to `kopf.execute()` as `handlers`: its function and its options. */
+export interface SubhandlerSpec extends SubhandlerOptions {
+  /** The sub-handler's function. */
+  readonly fn: ChangeFn;
+}
+
+/** Which sub-handlers `kopf.execute()` runs, and how. */
+export interface ExecuteOptions {
+  /**
+   * Functions to run as sub-handlers without options: an object of ids to functions, or an array
+   * of named functions (ids from their names).
+   */
+  readonly fns?: Readonly<Record<string, ChangeFn>> | readonly ChangeFn[];
+  /** Sub-handlers with options. Only one of `fns` and `handlers` may be given. */
+  readonly handlers?: readonly SubhandlerSpec[];
+  /** Which due sub-handlers run in this cycle; by default the lifecycle that ran the parent. */
+  readonly lifecycle?: Lifecycle;
+}
+
+/** `ctx.subhandler`: registers a sub-handler of the running handler; returns the function. */
+export interface RegisterSubhandler {
+  /** Registers `fn` (named after the function) as a sub-handler. */
+  (fn: ChangeFn): ChangeFn;
+  /** Registers `fn` with options as a sub-handler. */
+  (options: SubhandlerOptions, fn: ChangeFn): ChangeFn;
+}
+
+/** `ctx.execute`: runs sub-handlers of the running handler (see `kopf.execute()`). */
+export type ExecuteSubhandlers = (options?: ExecuteOptions) => Promise<void>;

@@ -17,24 +17,24 @@ export interface DueHandler {
 export type Lifecycle = <H extends DueHandler>(handlers: readonly H[]) => H[];
 
 /** All due handlers, in registration order: one cycle, one patch (the default). */
-export const allAtOnce: Lifecycle = (handlers) => [...handlers];
+export const allAtOnce: Lifecycle = <H extends DueHandler>(handlers: readonly H[]): H[] => [...handlers];
 
 /** The first due handler only. */
-export const oneByOne: Lifecycle = (handlers) => handlers.slice(0, 1);
+export const oneByOne: Lifecycle = <H extends DueHandler>(handlers: readonly H[]): H[] => handlers.slice(0, 1);
 
 /** One handler per cycle: the one retried least so far, the earliest registered among equals (Kopf's default). */
-export const asap: Lifecycle = (handlers) => {
+export const asap: Lifecycle = <H extends DueHandler>(handlers: readonly H[]): H[] => {
   let best = handlers[0];
   for (const handler of handlers) if (handler.retries < best.retries) best = handler;
   return best ? [best] : [];
 };
 
 /** One random due handler. */
-export const randomized: Lifecycle = (handlers) =>
+export const randomized: Lifecycle = <H extends DueHandler>(handlers: readonly H[]): H[] =>
   handlers.length ? [handlers[Math.floor(Math.random() * handlers.length)]] : [];
 
 /** All due handlers, in random order. */
-export const shuffled: Lifecycle = (handlers) => {
+export const shuffled: Lifecycle = <H extends DueHandler>(handlers: readonly H[]): H[] => {
   const result = [...handlers];
   for (let index = result.length - 1; index > 0; index--) {
     const other = Math.floor(Math.random() * (index + 1));

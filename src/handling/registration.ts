@@ -167,11 +167,13 @@ export function create<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   fn: ChangeFn<HandledObject<T, R>>,
 ): ChangeFn<HandledObject<T, R>>;
+/** With a `field`: `old`, `new` and `diff` are those of the field's value. */
 export function create<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: CreateOptions & { field: string | string[] },
   fn: ChangeFn<HandledObject<T, R>, unknown>,
 ): ChangeFn<HandledObject<T, R>, unknown>;
+/** With options: the handler id, filters, retries, the registry, …. */
 export function create<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: CreateOptions,
@@ -201,11 +203,13 @@ export function update<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   fn: ChangeFn<HandledObject<T, R>>,
 ): ChangeFn<HandledObject<T, R>>;
+/** With a `field`: `old`, `new` and `diff` are those of the field's value. */
 export function update<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: UpdateOptions & { field: string | string[] },
   fn: ChangeFn<HandledObject<T, R>, unknown>,
 ): ChangeFn<HandledObject<T, R>, unknown>;
+/** With options: the handler id, filters, retries, the registry, …. */
 export function update<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: UpdateOptions,
@@ -235,11 +239,13 @@ export function del<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   fn: ChangeFn<HandledObject<T, R>>,
 ): ChangeFn<HandledObject<T, R>>;
+/** With a `field`: `old`, `new` and `diff` are those of the field's value. */
 export function del<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: DeleteOptions & { field: string | string[] },
   fn: ChangeFn<HandledObject<T, R>, unknown>,
 ): ChangeFn<HandledObject<T, R>, unknown>;
+/** With options: the handler id, filters, retries, the registry, …. */
 export function del<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: DeleteOptions,
@@ -270,11 +276,13 @@ export function resume<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   fn: ChangeFn<HandledObject<T, R>>,
 ): ChangeFn<HandledObject<T, R>>;
+/** With a `field`: `old`, `new` and `diff` are those of the field's value. */
 export function resume<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: ResumeOptions & { field: string | string[] },
   fn: ChangeFn<HandledObject<T, R>, unknown>,
 ): ChangeFn<HandledObject<T, R>, unknown>;
+/** With options: the handler id, filters, retries, the registry, …. */
 export function resume<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: ResumeOptions,
@@ -326,6 +334,7 @@ export function event<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   fn: EventFn<HandledObject<T, R>>,
 ): EventFn<HandledObject<T, R>>;
+/** With options: the handler id, filters, retries, the registry, …. */
 export function event<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: EventOptions,

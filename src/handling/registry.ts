@@ -8,7 +8,7 @@
 import type { Selector } from "../model/selector.ts";
 import { processGlobal } from "../utils/process_global.ts";
 import type { Activity, ActivityHandler } from "./activities.ts";
-import type { AdmissionHandler } from "./admission.ts";
+import type { AdmissionHandler } from "./admission_handler.ts";
 import type { ResourceHandler } from "./handlers.ts";
 
 /**

@@ -18,45 +18,16 @@ import { parseField } from "../model/diff.ts";
 import { currentObject } from "./current_object.ts";
 import { TemporaryError } from "./errors.ts";
 import { validateFilters } from "./filters.ts";
-import type { ChangeFn, ChangeHandler, ChangeHandlerOptions } from "./handlers.ts";
+import type {
+  ChangeFn,
+  ChangeHandler,
+  ExecuteOptions,
+  ExecuteSubhandlers,
+  RegisterSubhandler,
+  SubhandlerOptions,
+  SubhandlerSpec,
+} from "./handlers.ts";
 import type { Lifecycle } from "./lifecycles.ts";
-
-/**
- * Options of a sub-handler: those of a change handler. `old`/`new` are accepted only under
- * `on.update` and `on.field` parents (at any depth). The id is `<parent id>/<id>`, where `id`
- * defaults to the function's name; a `field` adds no suffix to it (as in Kopf).
- */
-export type SubhandlerOptions = ChangeHandlerOptions;
-
-/** A sub-handler given to {@linkcode execute} as `handlers`: its function and its options. */
-export interface SubhandlerSpec extends SubhandlerOptions {
-  /** The sub-handler's function. */
-  readonly fn: ChangeFn;
-}
-
-/** Which sub-handlers {@linkcode execute} runs, and how. */
-export interface ExecuteOptions {
-  /**
-   * Functions to run as sub-handlers without options: an object of ids to functions, or an array
-   * of named functions (ids from their names).
-   */
-  readonly fns?: Readonly<Record<string, ChangeFn>> | readonly ChangeFn[];
-  /** Sub-handlers with options. Only one of `fns` and `handlers` may be given. */
-  readonly handlers?: readonly SubhandlerSpec[];
-  /** Which due sub-handlers run in this cycle; by default the lifecycle that ran the parent. */
-  readonly lifecycle?: Lifecycle;
-}
-
-/** `ctx.subhandler`: registers a sub-handler of the running handler; returns the function. */
-export interface RegisterSubhandler {
-  /** Registers `fn` (named after the function) as a sub-handler. */
-  (fn: ChangeFn): ChangeFn;
-  /** Registers `fn` with options as a sub-handler. */
-  (options: SubhandlerOptions, fn: ChangeFn): ChangeFn;
-}
-
-/** `ctx.execute`: runs sub-handlers of the running handler (see {@linkcode execute}). */
-export type ExecuteSubhandlers = (options?: ExecuteOptions) => Promise<void>;
 
 /** How far a set of children got in this cycle. */
 export interface ChildrenOutcome {

@@ -11,7 +11,7 @@ import { ObjectLogger } from "../logging/object_logger.ts";
 import { AnnotationsProgressStorage } from "../state/annotations_progress.ts";
 import { decodeProgressRecord, type ProgressRecord } from "../state/progress.ts";
 import type { Reason } from "./causes.ts";
-import type { ChangeContext } from "./context.ts";
+import type { ChangeContext } from "./handlers.ts";
 import { runWithObject } from "./current_object.ts";
 import { TemporaryError } from "./errors.ts";
 import { type CauseOutcome, runCause } from "./execution.ts";

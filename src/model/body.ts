@@ -12,26 +12,43 @@ export type JsonObject = { [key: string]: JsonValue };
 
 /** The `metadata` of an object, with the fields the framework uses. */
 export interface ObjectMeta {
+  /** The name, unique per namespace (or cluster-wide for cluster-scoped resources). */
   name?: string;
+  /** A prefix from which the API server makes a unique name when `name` is absent on creation. */
   generateName?: string;
+  /** The namespace; absent for cluster-scoped objects. */
   namespace?: string;
+  /** The identity the API server gave the object; a re-created object has a new one. */
   uid?: string;
+  /** The version of this state of the object, opaque; used for watches and optimistic locking. */
   resourceVersion?: string;
+  /** Incremented by the API server on each change of the spec (not of status or metadata). */
   generation?: number;
+  /** When the object was created (RFC 3339). */
   creationTimestamp?: string;
+  /** Set when deletion was requested: the object waits for its finalizers to be removed. */
   deletionTimestamp?: string;
+  /** Labels: selectable key-value pairs. */
   labels?: Record<string, string>;
+  /** Annotations: non-selectable key-value pairs (where Kopf-compatible state lives). */
   annotations?: Record<string, string>;
+  /** Finalizers: names that block the deletion until removed. */
   finalizers?: string[];
+  /** The owners: the object is garbage-collected when they are gone. */
   ownerReferences?: JsonObject[];
+  /** Any other field of metadata. */
   [key: string]: JsonValue | undefined;
 }
 
 /** Any Kubernetes object: `apiVersion`, `kind`, `metadata`, and whatever else it carries. */
 export interface KubernetesObject {
+  /** The group and version, e.g. `v1` or `kopf.dev/v1`. */
   apiVersion?: string;
+  /** The kind, e.g. `Pod`. */
   kind?: string;
+  /** The metadata: name, namespace, labels, annotations, finalizers, …. */
   metadata: ObjectMeta;
+  /** Whatever else the object carries: `spec`, `status`, `data`, …. */
   [key: string]: JsonValue | ObjectMeta | undefined;
 }
 

@@ -17,8 +17,28 @@ export type IndexKey = unknown;
 /**
  * All indexes of an operator by id (the handler id of each `kopf.index()` handler), as handlers
  * see them in `indices`; every index exists from the start, empty until objects are indexed.
+ * An operator may declare the types of its indexes by merging into this interface.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "@kopf/kopf";
+ * declare module "@kopf/kopf" {
+ *   interface Indices {
+ *     readonly podPhases: kopf.Index<string, string>;
+ *   }
+ * }
+ * kopf.index("pods", function podPhases({ name, status }) {
+ *   return { [name!]: String(status.phase) };
+ * });
+ * kopf.on.probe(function runningPods({ indices }) {
+ *   return [...indices.podPhases].filter(([, phases]) => [...phases].includes("Running")).length;
+ * });
+ * ```
  */
-export type Indices = Readonly<Record<string, Index>>;
+export interface Indices {
+  /** The index of the `kopf.index()` handler with this id. */
+  readonly [id: string]: Index;
+}
 
 /**
  * The values stored under one key of an {@linkcode Index}: a read-only collection, one value per

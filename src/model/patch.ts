@@ -15,8 +15,11 @@ export type PatchObject = { [key: string]: PatchValue | undefined };
 
 /** The metadata part of a patch: labels and annotations are ready to be written into. */
 export interface PatchMetadata {
+  /** Labels to set; `null` removes one. */
   labels: Record<string, string | null>;
+  /** Annotations to set; `null` removes one. */
   annotations: Record<string, string | null>;
+  /** Any other field of `metadata` to set; `null` removes it. */
   [key: string]: PatchValue | undefined;
 }
 

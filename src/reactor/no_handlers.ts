@@ -27,7 +27,11 @@ import type { Registry } from "../handling/registry.ts";
  * ```
  */
 export class NoHandlersError extends Error {
-  /** @param found What the registry has instead, e.g. `["login", "probe"]`: activities only. */
+  /**
+   * Makes the error from what was registered instead.
+   *
+   * @param found What the registry has instead, e.g. `["login", "probe"]`: activities only.
+   */
   constructor(readonly found: readonly string[]) {
     const what = found.length
       ? `Only ${found.join(", ")} handlers are registered, which do not serve anything by themselves`
