@@ -223,7 +223,8 @@ USER deno
 ENTRYPOINT ["deno", "run", "--allow-net", "--allow-env", \\
   "--allow-read=/var/run/secrets/kubernetes.io/serviceaccount", "--v8-flags=--max-semi-space-size=2", \\
   "/app/operator.js"]
-CMD ["run", "--all-namespaces", "--standalone", "--liveness=http://0.0.0.0:8080/healthz"]
+CMD ["run", "--all-namespaces", "--standalone", "--liveness=http://0.0.0.0:8080/healthz", \\
+  "--metrics=http://0.0.0.0:9090/metrics"]
 `;
 
 const DEPLOY_README = `# Deploying

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { Document, isScalar, parse, parseAllDocuments, visit } from "yaml";
+import { Document, isCollection, isPair, isScalar, parse, parseAllDocuments, visit } from "yaml";
 import type { KubernetesObject } from "@kopf/kopf";
 import {
   defaultRegistry,
@@ -41,18 +41,21 @@ export interface ManifestInput {
 /**
  * Parses the common options, loads the handler files and resolves their resources.
  *
- * @param command `generate rbac` or `generate deployment`, for messages.
  * @param usage The usage line.
  * @param specs The command's own options (added to the common ones).
  * @param args The arguments.
+ * @param checkOwn Checks the command's own options, so that a usage error comes before the
+ *   handlers are loaded and the cluster is asked.
  */
 export async function parseManifestCommand(
   usage: string,
   specs: readonly OptionSpec[],
   args: string[],
+  checkOwn?: (parsed: ParsedCommand) => void,
 ): Promise<{ parsed: ParsedCommand; input?: ManifestInput }> {
   const parsed = parseCommand("generate", usage, [...MANIFEST_OPTIONS, ...specs], args, processEnvironment);
   if (parsed.help) return { parsed };
+  checkOwn?.(parsed);
   const values = parsed.values;
   const modules = (values.module as string[] | undefined) ?? [];
   if (parsed.positionals.length === 0 && modules.length === 0) {
@@ -132,13 +135,26 @@ async function readExtraRules(file: string, usage: string): Promise<PolicyRule[]
   return rules as PolicyRule[];
 }
 
-/** Manifests as one YAML stream; lists of plain values (verbs, resources, args) on one line, as kubectl users write them. */
+/** The line width of `deno fmt` in our projects and in those of `kopf init`, which format the manifests too. */
+const LINE_WIDTH = 120;
+
+/**
+ * Manifests as one YAML stream; lists of plain values (verbs, resources, args) on one line, as
+ * kubectl users write them, when that line fits in {@linkcode LINE_WIDTH} (`deno fmt` would break it).
+ */
 export function manifestsYaml(manifests: readonly KubernetesObject[]): string {
   const documents = manifests.map((manifest) => {
     const document = new Document(manifest, { aliasDuplicateObjects: false });
     visit(document, {
-      Seq(_, node) {
-        if (node.items.every(isScalar)) node.flow = true;
+      Seq(_, node, path) {
+        if (!node.items.every(isScalar)) return;
+        // Two columns per enclosing collection but the document's root map; the key and ": "; then
+        // "[a, b]", counting each value as if quoted, so that the estimate errs on the block side.
+        const indent = 2 * (path.filter((ancestor) => isCollection(ancestor)).length - 1);
+        const pair = path.at(-1);
+        const key = isPair(pair) && isScalar(pair.key) ? String(pair.key.value).length + 2 : 2;
+        const values = node.items.reduce((sum, item) => sum + String(item.value).length + 4, 0);
+        node.flow = indent + key + values <= LINE_WIDTH;
       },
     });
     return document.toString({ lineWidth: 0, flowCollectionPadding: false }).trimEnd();

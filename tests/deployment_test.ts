@@ -19,6 +19,28 @@ interface Container {
   securityContext: { allowPrivilegeEscalation: boolean };
 }
 
+/** A Deployment as far as these tests read it. */
+type Workload = KubernetesObject & {
+  spec: { template: { metadata: { annotations?: Record<string, string> }; spec: { containers: Container[] } } };
+};
+
+/** `kubectl apply --dry-run=server` of a YAML stream: its stdout, after asserting that it succeeded. */
+async function dryRunApply(yaml: string, kubeconfig: string): Promise<string> {
+  const applied = new Deno.Command("kubectl", {
+    args: ["apply", "--dry-run=server", "-f", "-"],
+    env: { KUBECONFIG: kubeconfig },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = applied.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(yaml));
+  await writer.close();
+  const result = await applied.output();
+  assert.equal(result.code, 0, new TextDecoder().decode(result.stderr));
+  return new TextDecoder().decode(result.stdout);
+}
+
 Deno.test("kopf generate deployment: RBAC and a Deployment with leader election for 2 replicas, accepted by kubectl apply --dry-run=server", async () => {
   const { client, kubeconfig } = await testCluster();
   const namespace = await freshNamespace(client, "deploy");
@@ -51,6 +73,7 @@ Deno.test("kopf generate deployment: RBAC and a Deployment with leader election 
     spec: {
       replicas: number;
       template: {
+        metadata: { annotations?: Record<string, string> };
         spec: { serviceAccountName: string; securityContext: { runAsNonRoot: boolean }; containers: Container[] };
       };
     };
@@ -65,30 +88,27 @@ Deno.test("kopf generate deployment: RBAC and a Deployment with leader election 
   assert.ok(container.args.includes("--leader-elect"));
   assert.ok(container.args.includes("--liveness=http://0.0.0.0:8080/healthz"));
   assert.deepEqual(container.livenessProbe.httpGet, { path: "/healthz", port: "health" });
-  assert.deepEqual(container.ports, [{ name: "health", containerPort: 8080 }]);
+  assert.ok(container.args.includes("--metrics=http://0.0.0.0:9090/metrics"));
+  assert.deepEqual(container.ports, [{ name: "health", containerPort: 8080 }, {
+    name: "metrics",
+    containerPort: 9090,
+  }]);
+  assert.deepEqual(deployment.spec.template.metadata.annotations, {
+    "prometheus.io/scrape": "true",
+    "prometheus.io/port": "9090",
+    "prometheus.io/path": "/metrics",
+  });
   assert.equal(container.resources.requests.memory, "128Mi");
   assert.equal(container.securityContext.allowPrivilegeEscalation, false);
 
-  const applied = await new Deno.Command("kubectl", {
-    args: ["apply", "--dry-run=server", "-f", "-"],
-    env: { KUBECONFIG: kubeconfig },
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = applied.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(generated.stdout));
-  await writer.close();
-  const result = await applied.output();
-  const stdout = new TextDecoder().decode(result.stdout);
-  assert.equal(result.code, 0, new TextDecoder().decode(result.stderr));
+  const stdout = await dryRunApply(generated.stdout, kubeconfig);
   assert.equal(stdout.match(/created \(server dry run\)/g)?.length, 6, stdout);
 });
 
-Deno.test("kopf generate deployment with one replica: no leader election, the Recreate strategy", async () => {
+Deno.test("kopf generate deployment with one replica: no leader election, the Recreate strategy, metrics on --metrics-port", async () => {
   const { kubeconfig } = await testCluster();
   const generated = await runKopf(
-    ["generate", "deployment", "examples/01-minimal/example.ts", "-A"],
+    ["generate", "deployment", "examples/01-minimal/example.ts", "-A", "--metrics-port", "9102"],
     { KUBECONFIG: kubeconfig },
   );
   assert.equal(generated.code, 0, generated.stderr);
@@ -99,11 +119,51 @@ Deno.test("kopf generate deployment with one replica: no leader election, the Re
     "ClusterRoleBinding",
     "Deployment",
   ]);
-  const deployment = manifests[3] as KubernetesObject & {
-    spec: { strategy: { type: string }; template: { spec: { containers: Container[] } } };
-  };
+  const deployment = manifests[3] as Workload & { spec: { strategy: { type: string } } };
   assert.equal(deployment.spec.strategy.type, "Recreate");
-  const args = deployment.spec.template.spec.containers[0].args;
-  assert.ok(args.includes("--all-namespaces"));
-  assert.ok(!args.includes("--leader-elect"));
+  const [container] = deployment.spec.template.spec.containers;
+  assert.ok(container.args.includes("--all-namespaces"));
+  assert.ok(!container.args.includes("--leader-elect"));
+  assert.ok(container.args.includes("--metrics=http://0.0.0.0:9102/metrics"));
+  assert.deepEqual(container.ports, [{ name: "health", containerPort: 8080 }, {
+    name: "metrics",
+    containerPort: 9102,
+  }]);
+  assert.equal(deployment.spec.template.metadata.annotations?.["prometheus.io/port"], "9102");
+});
+
+Deno.test("kopf generate deployment --no-metrics: no --metrics, no metrics port, no scrape annotations; accepted by the API server", async () => {
+  const { kubeconfig } = await testCluster();
+  const generated = await runKopf(
+    ["generate", "deployment", "examples/01-minimal/example.ts", "-A", "--no-metrics"],
+    { KUBECONFIG: kubeconfig },
+  );
+  assert.equal(generated.code, 0, generated.stderr);
+  const deployment = parseManifests(generated.stdout).at(-1) as Workload;
+  assert.equal(deployment.kind, "Deployment");
+  const [container] = deployment.spec.template.spec.containers;
+  assert.deepEqual(container.args.filter((arg) => arg.startsWith("--metrics")), []);
+  assert.deepEqual(container.ports, [{ name: "health", containerPort: 8080 }]);
+  assert.equal(deployment.spec.template.metadata.annotations, undefined);
+  const stdout = await dryRunApply(generated.stdout, kubeconfig);
+  assert.equal(stdout.match(/created \(server dry run\)/g)?.length, 4, stdout);
+});
+
+Deno.test("kopf generate deployment: a wrong metrics option is a usage error before the handlers are loaded", async () => {
+  for (
+    const [args, message] of [
+      [["--no-metrics", "--metrics-port", "9102"], "Either --metrics-port or --no-metrics can be used, not both."],
+      [["--metrics-port", "8080"], "--metrics-port 8080 is the liveness endpoint's port"],
+      [["--metrics-port", "65536"], "--metrics-port must be at most 65535, not 65536."],
+      [["--metrics-port", "0"], "must be at least 1, not 0."],
+    ] as const
+  ) {
+    // No kubeconfig: reaching the cluster would fail differently (exit code 1).
+    const generated = await runKopf(
+      ["generate", "deployment", "examples/01-minimal/example.ts", "-A", ...args],
+      { KUBECONFIG: "/nonexistent/kubeconfig" },
+    );
+    assert.equal(generated.code, 2, `${args.join(" ")}: ${generated.stderr}`);
+    assert.ok(generated.stderr.includes(message), `${args.join(" ")}: ${generated.stderr}`);
+  }
 });

@@ -1,7 +1,8 @@
 /**
  * A Deployment that runs an operator built with `kopf build` (the image of the Dockerfile recipe):
- * its ServiceAccount, the liveness probe on `--liveness`, leader election with several replicas,
- * memory sized from the measured figures, a non-root, read-only container.
+ * its ServiceAccount, the liveness probe on `--liveness`, the Prometheus metrics on `--metrics`,
+ * leader election with several replicas, memory sized from the measured figures, a non-root,
+ * read-only container.
  *
  * @module
  */
@@ -24,10 +25,18 @@ export interface DeploymentOptions {
   replicas: number;
   /** Peering on; off means `--standalone`. */
   peering?: boolean;
+  /** The metrics endpoint's port ({@linkcode METRICS_PORT} by default); `false` serves no metrics. */
+  metricsPort?: number | false;
 }
 
 /** The port of the liveness endpoint in the container. */
 export const LIVENESS_PORT = 8080;
+
+/**
+ * The port of the metrics endpoint in the container: a port of its own (named `metrics`), so that a
+ * PodMonitor or a scrape config selects it by name and the liveness probe stays apart.
+ */
+export const METRICS_PORT = 9090;
 
 /** The user id of the `deno` user of the official Deno image. */
 export const DENO_UID = 1993;
@@ -41,12 +50,20 @@ export const DENO_UID = 1993;
  */
 export function deploymentManifest(options: DeploymentOptions): KubernetesObject {
   const { name, replicas } = options;
+  const metricsPort = options.metricsPort ?? METRICS_PORT;
   const labels = { "app.kubernetes.io/name": name, "app.kubernetes.io/component": "operator" };
+  // The annotations that Prometheus's kubernetes_sd_configs examples (and many Helm charts) relabel on.
+  const annotations = metricsPort === false ? undefined : {
+    "prometheus.io/scrape": "true",
+    "prometheus.io/port": String(metricsPort),
+    "prometheus.io/path": "/metrics",
+  };
   const args = [
     "run",
     ...(options.clusterwide ? ["--all-namespaces"] : options.namespaces.flatMap((namespace) => ["-n", namespace])),
     ...(options.peering ? [] : ["--standalone"]),
     `--liveness=http://0.0.0.0:${LIVENESS_PORT}/healthz`,
+    ...(metricsPort === false ? [] : [`--metrics=http://0.0.0.0:${metricsPort}/metrics`]),
     ...(replicas > 1 ? ["--leader-elect", `--leader-elect-resource-name=${name}`] : []),
     "--log-format=json",
   ];
@@ -60,7 +77,7 @@ export function deploymentManifest(options: DeploymentOptions): KubernetesObject
       strategy: replicas > 1 ? { type: "RollingUpdate" } : { type: "Recreate" },
       selector: { matchLabels: labels },
       template: {
-        metadata: { labels },
+        metadata: annotations ? { labels, annotations } : { labels },
         spec: {
           serviceAccountName: name,
           automountServiceAccountToken: true,
@@ -79,7 +96,10 @@ export function deploymentManifest(options: DeploymentOptions): KubernetesObject
               { name: "POD_ID", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
               { name: "KOPF_RUN_LEADER_ELECT_RESOURCE_NAMESPACE", value: options.installNamespace },
             ],
-            ports: [{ name: "health", containerPort: LIVENESS_PORT }],
+            ports: [
+              { name: "health", containerPort: LIVENESS_PORT },
+              ...(metricsPort === false ? [] : [{ name: "metrics", containerPort: metricsPort }]),
+            ],
             livenessProbe: {
               httpGet: { path: "/healthz", port: "health" },
               initialDelaySeconds: 10,

@@ -23,7 +23,7 @@ export {
   type RbacOptions,
   type ResolvedSelectors,
 } from "./rbac.ts";
-export { DENO_UID, deploymentManifest, type DeploymentOptions, LIVENESS_PORT } from "./deployment.ts";
+export { DENO_UID, deploymentManifest, type DeploymentOptions, LIVENESS_PORT, METRICS_PORT } from "./deployment.ts";
 export { defaultRegistry, Registry };
 
 /** Options of {@linkcode resolveHandledResources}. */
