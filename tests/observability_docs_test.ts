@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { Counter, Gauge, Histogram } from "../src/observability/exposition.ts";
+import { Counter, type Gauge, Histogram } from "../src/observability/exposition.ts";
 import { kopfMetrics } from "../src/observability/metrics.ts";
 
 const page = await Deno.readTextFile(new URL("../docs/observability.md", import.meta.url));
