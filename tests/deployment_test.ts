@@ -5,9 +5,10 @@
 
 import assert from "node:assert/strict";
 import type { KubernetesObject } from "../src/model/body.ts";
-import { freshNamespace, testCluster } from "./support/cluster.ts";
+import { createExample, freshNamespace, testCluster, waitFor } from "./support/cluster.ts";
+import { parseExposition, total } from "./support/exposition_parser.ts";
 import { parseManifests } from "./support/identity.ts";
-import { runKopf } from "./support/kopf_process.ts";
+import { KopfProcess, runKopf } from "./support/kopf_process.ts";
 
 interface Container {
   image: string;
@@ -166,4 +167,44 @@ Deno.test("kopf generate deployment: a wrong metrics option is a usage error bef
     assert.equal(generated.code, 2, `${args.join(" ")}: ${generated.stderr}`);
     assert.ok(generated.stderr.includes(message), `${args.join(" ")}: ${generated.stderr}`);
   }
+});
+
+/** A port that was free a moment ago. */
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = listener.addr.port;
+  listener.close();
+  return port;
+}
+
+Deno.test("kopf generate deployment: the container's args run an operator whose metrics answer where the pod annotations point", async () => {
+  const { client, kubeconfig } = await testCluster();
+  const namespace = await freshNamespace(client, "deploy-metrics");
+  const generated = await runKopf(
+    ["generate", "deployment", "examples/01-minimal/example.ts", "-n", namespace, "--metrics-port", `${freePort()}`],
+    { KUBECONFIG: kubeconfig },
+  );
+  assert.equal(generated.code, 0, generated.stderr);
+  const deployment = parseManifests(generated.stdout).at(-1) as Workload;
+  const annotations = deployment.spec.template.metadata.annotations!;
+  // The image's bundle holds the handlers; from source, the handler file follows the args. The
+  // liveness port (fixed at 8080 in the pod) moves to a free one, as other tests may hold 8080.
+  const args = deployment.spec.template.spec.containers[0].args.map((arg) =>
+    arg.startsWith("--liveness=") ? `--liveness=http://127.0.0.1:${freePort()}/healthz` : arg
+  );
+  await using operator = await KopfProcess.command([...args, "examples/01-minimal/example.ts"]);
+  await createExample(client, namespace, "scraped", {});
+  const url = `http://127.0.0.1:${annotations["prometheus.io/port"]}${annotations["prometheus.io/path"]}`;
+  const success = { handler: "createFn", resource: "kopfexamples", cause: "create", outcome: "success" };
+  const metrics = await waitFor("the handled object in the metrics", async () => {
+    const response = await fetch(url).catch(() => undefined);
+    if (response?.status !== 200) {
+      await response?.body?.cancel();
+      return undefined;
+    }
+    const exposition = parseExposition(await response.text());
+    return total(exposition, "kopf_handler_runs_total", success) >= 1 ? exposition : undefined;
+  });
+  assert.equal(total(metrics, "kopf_handler_runs_total", success), 1, operator.output);
+  assert.equal(total(metrics, "kopf_objects", { resource: "kopfexamples" }), 1);
 });
