@@ -71,7 +71,7 @@ export class PersistenceSettings {
    * @example
    * ```ts
    * import * as kopf from "@kopf/kopf";
-   * kopf.on.startup(({ settings }) => {
+   * kopf.on.startup(function leanStorage({ settings }) {
    *   settings.persistence.useLeanStorage();
    * });
    * ```
