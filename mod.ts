@@ -95,7 +95,7 @@ export { EVERYTHING, type Selection, Selector, type SelectorInput, type Selector
 export { Settings } from "./src/settings/settings.ts";
 export { ExecutionSettings } from "./src/settings/execution.ts";
 export { NetworkingSettings } from "./src/settings/networking.ts";
-export { PersistenceSettings } from "./src/settings/persistence.ts";
+export { type LeanStorageOptions, PersistenceSettings } from "./src/settings/persistence.ts";
 export { WatchingSettings } from "./src/settings/watching.ts";
 export { BatchingSettings } from "./src/settings/batching.ts";
 export { BackgroundSettings } from "./src/settings/background.ts";
@@ -147,6 +147,9 @@ export {
   MultiProgressStorage,
   type ProgressRecord,
   type ProgressStorage,
+  ReadOnlyAnnotationsDiffBaseStorage,
+  ReadOnlyAnnotationsProgressStorage,
+  ReadOnlyStatusProgressStorage,
   SmartProgressStorage,
   StatusDiffBaseStorage,
   StatusProgressStorage,

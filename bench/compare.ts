@@ -1,6 +1,7 @@
 /**
  * Our operator side by side with Python Kopf and with a raw client, on one LocalCluster, in
- * interleaved rounds, printing one table of medians with the ratios ours/Kopf and ours/raw.
+ * interleaved rounds, printing one table of medians with the ratios ours/Kopf and ours/raw (and
+ * the same for `lean`: ours with `settings.persistence.useLeanStorage()`).
  *
  * The contestants do the same work: `bench/fixtures/compare_create.{ts,py}` (one create handler
  * returning a result, `status.done`) and `compare_lifecycle.{ts,py}` (create, update and delete
@@ -23,7 +24,7 @@
  * the API server's own Leases; a watch counts when it ends (so an open one is not counted yet).
  *
  * Usage: `deno run -A bench/compare.ts [--rounds 3] [--objects 500,5000] [--memory 1000,10000]
- * [--burst 500] [--lifecycle 100] [--idle 30] [--restart-at 1000] [--only ours,kopf,raw]
+ * [--burst 500] [--lifecycle 100] [--idle 30] [--restart-at 1000] [--only ours,lean,kopf,raw]
  * [--kopf-version 1.45.2] [--logs DIR]`
  *
  * @module
@@ -52,7 +53,7 @@ const { values } = parseArgs({
     lifecycle: { type: "string", default: "100" },
     idle: { type: "string", default: "30" },
     "restart-at": { type: "string", default: "1000" },
-    only: { type: "string", default: "ours,kopf,raw" },
+    only: { type: "string", default: "ours,lean,kopf,raw" },
     "kopf-version": { type: "string", default: "1.45.2" },
     logs: { type: "string" },
   },

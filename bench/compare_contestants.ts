@@ -1,6 +1,7 @@
 /**
- * The three processes bench/compare.ts compares, started the same way: our CLI, Python Kopf, and
- * the raw client, each serving one namespace with the fixture of a mode, output to a log file.
+ * The processes bench/compare.ts compares, started the same way: our CLI (with the default
+ * storages, and as `lean` with `settings.persistence.useLeanStorage()`), Python Kopf, and the raw
+ * client, each serving one namespace with the fixture of a mode, output to a log file.
  *
  * @module
  */
@@ -9,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import type { LocalCluster } from "../testing.ts";
 
 /** Who is compared. */
-export type ContestantName = "ours" | "kopf" | "raw";
+export type ContestantName = "ours" | "lean" | "kopf" | "raw";
 
 /** What the process handles: one create handler, or create, update and delete handlers. */
 export type Mode = "create" | "lifecycle";
@@ -50,22 +51,24 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
   const root = fileURLToPath(setup.root);
   const fixture = (mode: Mode, extension: string) => `bench/fixtures/compare_${mode}.${extension}`;
   const kubeconfig = { KUBECONFIG: setup.cluster.kubeconfig };
+  const ours = (name: "ours" | "lean"): Contestant => ({
+    name,
+    start: (mode, namespace, log) =>
+      spawn(log, root, Deno.execPath(), [
+        "run",
+        "-A",
+        "--v8-flags=--max-semi-space-size=2",
+        "cli/main.ts",
+        "run",
+        "--standalone",
+        "-n",
+        namespace,
+        fixture(mode, "ts"),
+      ], { ...kubeconfig, KOPF_BENCH_STORAGE: name === "lean" ? "lean" : "default" }),
+  });
   return {
-    ours: {
-      name: "ours",
-      start: (mode, namespace, log) =>
-        spawn(log, root, Deno.execPath(), [
-          "run",
-          "-A",
-          "--v8-flags=--max-semi-space-size=2",
-          "cli/main.ts",
-          "run",
-          "--standalone",
-          "-n",
-          namespace,
-          fixture(mode, "ts"),
-        ], kubeconfig),
-    },
+    ours: ours("ours"),
+    lean: ours("lean"),
     kopf: {
       name: "kopf",
       start: (mode, namespace, log) => {

@@ -113,18 +113,20 @@ export class Results {
       const medians = this.#names.map((name) => this.#median(name, row.key));
       if (medians.every((value) => value === undefined)) continue;
       const cells = medians.map((value) => value === undefined ? "–" : row.format(value));
-      const ours = this.#median("ours", row.key);
       const ratios = this.#ratioNames().map((ratio) => {
-        const other = this.#median(ratio === "ours/kopf" ? "kopf" : "raw", row.key);
-        return ours === undefined || !other ? "–" : (ours / other).toFixed(2);
+        const [mine, theirs] = ratio.split("/") as [ContestantName, ContestantName];
+        const value = this.#median(mine, row.key);
+        const other = this.#median(theirs, row.key);
+        return value === undefined || !other ? "–" : (value / other).toFixed(2);
       });
       console.log(`| ${[row.label, ...cells, ...ratios].join(" | ")} |`);
     }
   }
 
   #ratioNames(): string[] {
-    if (!this.#names.includes("ours")) return [];
-    return (["kopf", "raw"] as const).filter((name) => this.#names.includes(name)).map((name) => `ours/${name}`);
+    const mine = (["ours", "lean"] as const).filter((name) => this.#names.includes(name));
+    const theirs = (["kopf", "raw"] as const).filter((name) => this.#names.includes(name));
+    return mine.flatMap((name) => theirs.map((other) => `${name}/${other}`));
   }
 
   #median(name: ContestantName, key: string): number | undefined {

@@ -404,10 +404,12 @@ async function readWithin(
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<"timeout">((resolve) => timer = setTimeout(() => resolve("timeout"), seconds * 1000));
   // The abort is watched here too, not only through the response: a stream must end when told.
-  const stop = new AbortController();
+  // Removed by hand, not through an AbortController's `abort()`: that builds a DOMException per line.
+  let onAbort = () => {};
   const aborted = new Promise<"aborted">((resolve) => {
     if (signal.aborted) resolve("aborted");
-    signal.addEventListener("abort", () => resolve("aborted"), { once: true, signal: stop.signal });
+    onAbort = () => resolve("aborted");
+    signal.addEventListener("abort", onAbort, { once: true });
   });
   const read = reader.read();
   read.catch(() => {}); // If the timeout wins, the abandoned read rejects when the stream is cancelled.
@@ -415,7 +417,7 @@ async function readWithin(
     return await Promise.race([read, timeout, aborted]);
   } finally {
     clearTimeout(timer);
-    stop.abort();
+    signal.removeEventListener("abort", onAbort);
   }
 }
 

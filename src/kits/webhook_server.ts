@@ -14,7 +14,6 @@ import {
   WebhookError,
   type WebhookFn,
 } from "../model/admission.ts";
-import { createSelfSignedCertificates } from "./certificates.ts";
 import { currentApi, runWithApi } from "../handling/current_api.ts";
 
 const logger = getLogger(["kopf", "admission"]);
@@ -122,6 +121,8 @@ export class WebhookServer implements AdmissionServer {
       } else {
         const names = [this.host];
         if (addr && addr !== "0.0.0.0" && addr !== "::") names.push(addr);
+        // Loaded only here: the X.509 library and its dependencies cost ~0.4 s of start-up to every operator otherwise.
+        const { createSelfSignedCertificates } = await import("./certificates.ts");
         const generated = await createSelfSignedCertificates([...names, ...(this.options.extraSans ?? [])]);
         tls = { cert: generated.cert, key: generated.key };
         ca = generated.ca;

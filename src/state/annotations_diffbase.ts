@@ -94,3 +94,14 @@ export class AnnotationsDiffBaseStorage implements DiffBaseStorage {
     for (const fullKey of keys) patch.metadata.annotations[fullKey] = value;
   }
 }
+
+/**
+ * An annotations diff-base that is read but never written: the lean preset's
+ * (`settings.persistence.useLeanStorage()`) treatment of Kopf's `last-handled-configuration`, so
+ * that objects that Kopf handled are diffed against it until the first cycle stores the essence
+ * elsewhere (which is then read first). Its annotations are still kept out of the essence.
+ */
+export class ReadOnlyAnnotationsDiffBaseStorage extends AnnotationsDiffBaseStorage {
+  /** Writes nothing. */
+  override store(_body: KubernetesObject, _patch: Patch, _essence: JsonObject): void {}
+}

@@ -119,3 +119,16 @@ export class AnnotationsProgressStorage implements ProgressStorage {
     return copy;
   }
 }
+
+/**
+ * An annotations storage that reads and purges records but writes none: the lean preset's
+ * (`settings.persistence.useLeanStorage()`) treatment of Kopf's annotations, so that objects that
+ * Kopf handled are taken over while new records go where the status PATCH carries them.
+ */
+export class ReadOnlyAnnotationsProgressStorage extends AnnotationsProgressStorage {
+  /** Writes nothing. */
+  override store(_key: string, _record: ProgressRecord, _body: KubernetesObject, _patch: Patch): void {}
+
+  /** Writes nothing. */
+  override touch(_body: KubernetesObject, _patch: Patch, _value: string | null): void {}
+}

@@ -6,7 +6,11 @@
  */
 
 export { type ProgressStorage } from "./progress_storage.ts";
-export { AnnotationsProgressStorage, type AnnotationsProgressStorageOptions } from "./annotations_progress.ts";
+export {
+  AnnotationsProgressStorage,
+  type AnnotationsProgressStorageOptions,
+  ReadOnlyAnnotationsProgressStorage,
+} from "./annotations_progress.ts";
 export {
   ReadOnlyStatusProgressStorage,
   StatusProgressStorage,
@@ -25,7 +29,11 @@ export {
 } from "./progress.ts";
 export { formatTimestamp, normalizeTimestamp, parseTimestamp } from "./timestamps.ts";
 export { decodeEssence, type DiffBaseStorage } from "./diffbase_storage.ts";
-export { AnnotationsDiffBaseStorage, type AnnotationsDiffBaseStorageOptions } from "./annotations_diffbase.ts";
+export {
+  AnnotationsDiffBaseStorage,
+  type AnnotationsDiffBaseStorageOptions,
+  ReadOnlyAnnotationsDiffBaseStorage,
+} from "./annotations_diffbase.ts";
 export { StatusDiffBaseStorage, type StatusDiffBaseStorageOptions } from "./status_diffbase.ts";
 export { MultiDiffBaseStorage } from "./multi_diffbase.ts";
 export {
