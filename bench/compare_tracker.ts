@@ -8,21 +8,7 @@
 import type { ApiClient } from "../src/api/client.ts";
 import { Watcher } from "../src/api/watching.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
-import type { Resource } from "../src/model/resource.ts";
-
-const KOPFEXAMPLES: Resource = {
-  group: "kopf.dev",
-  version: "v1",
-  plural: "kopfexamples",
-  kind: "KopfExample",
-  singular: "kopfexample",
-  namespaced: true,
-  preferred: true,
-  shortcuts: [],
-  categories: [],
-  verbs: ["list", "watch"],
-  subresources: ["status"],
-};
+import { KOPFEXAMPLES } from "../tests/support/cluster.ts";
 
 /** A condition on one object. */
 export type Condition = (object: KubernetesObject) => boolean;

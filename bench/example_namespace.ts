@@ -5,9 +5,9 @@
  * @module
  */
 
-import { parseAllDocuments } from "yaml";
 import type { ApiClient } from "../src/api/client.ts";
 import { ApiConflictError } from "../src/api/errors.ts";
+import { applyCrds } from "../tests/support/cluster.ts";
 
 /**
  * Applies the example CRD, creates the namespace and waits until its kopfexamples can be listed.
@@ -15,18 +15,7 @@ import { ApiConflictError } from "../src/api/errors.ts";
  * @returns The path of the namespace's kopfexamples collection.
  */
 export async function prepareExamples(client: ApiClient, namespace: string): Promise<string> {
-  const crds = await Deno.readTextFile(new URL("../examples/crd.yaml", import.meta.url));
-  for (const document of parseAllDocuments(crds)) {
-    try {
-      await client.request({
-        method: "POST",
-        path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-        body: document.toJS(),
-      });
-    } catch (error) {
-      if (!(error instanceof ApiConflictError)) throw error;
-    }
-  }
+  await applyCrds(client, new URL("../examples/crd.yaml", import.meta.url));
   await client.request({ method: "POST", path: "/api/v1/namespaces", body: { metadata: { name: namespace } } });
   const collection = `/apis/kopf.dev/v1/namespaces/${namespace}/kopfexamples`;
   const deadline = Date.now() + 600_000;
@@ -46,18 +35,7 @@ export async function prepareExamples(client: ApiClient, namespace: string): Pro
  * `default` (Kopf's default name), so that operators in the namespace peer without any option.
  */
 export async function preparePeering(client: ApiClient, namespace: string): Promise<void> {
-  const crds = await Deno.readTextFile(new URL("../peering.yaml", import.meta.url));
-  for (const document of parseAllDocuments(crds)) {
-    try {
-      await client.request({
-        method: "POST",
-        path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-        body: document.toJS(),
-      });
-    } catch (error) {
-      if (!(error instanceof ApiConflictError)) throw error;
-    }
-  }
+  await applyCrds(client, new URL("../peering.yaml", import.meta.url));
   const body = { apiVersion: "kopf.dev/v1", kind: "KopfPeering", metadata: { name: "default", namespace } };
   const deadline = Date.now() + 600_000;
   for (;;) {
