@@ -404,12 +404,10 @@ async function readWithin(
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<"timeout">((resolve) => timer = setTimeout(() => resolve("timeout"), seconds * 1000));
   // The abort is watched here too, not only through the response: a stream must end when told.
-  // Removed by hand, not through an AbortController's `abort()`: that builds a DOMException per line.
-  let onAbort = () => {};
+  const stop = new AbortController();
   const aborted = new Promise<"aborted">((resolve) => {
     if (signal.aborted) resolve("aborted");
-    onAbort = () => resolve("aborted");
-    signal.addEventListener("abort", onAbort, { once: true });
+    signal.addEventListener("abort", () => resolve("aborted"), { once: true, signal: stop.signal });
   });
   const read = reader.read();
   read.catch(() => {}); // If the timeout wins, the abandoned read rejects when the stream is cancelled.
@@ -417,7 +415,7 @@ async function readWithin(
     return await Promise.race([read, timeout, aborted]);
   } finally {
     clearTimeout(timer);
-    signal.removeEventListener("abort", onAbort);
+    stop.abort();
   }
 }
 
