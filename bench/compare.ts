@@ -20,6 +20,8 @@
  *   with `--restart-at` objects, a restart: time to ready and the requests of its first 10 s;
  * - lifecycle: `--lifecycle` objects created, changed and deleted, writes per object for each.
  *
+ * Every wait while a contestant runs fails at once, with its exit code and log, if it exits.
+ *
  * Requests come from the API server's `apiserver_request_total` minus the bench's own, without
  * the API server's own Leases; a watch counts when it ends (so an open one is not counted yet).
  *
@@ -124,18 +126,18 @@ async function startupAndBurst(name: ContestantName, start: Start): Promise<void
   try {
     const ready = await untilWatching(watchesBefore, process);
     results.add(name, "ready", (ready - process.started) / 1000);
-    await sleepUntil(process.started + SETTLE_MS);
+    await process.guard(sleepUntil(process.started + SETTLE_MS), "the start-up to settle");
     results.add(name, "startupCpu", await cpuSeconds(process.pid));
     results.add(name, "rss:0", await rss(process.pid));
-    const idle = await measure(() => sleep(idleSeconds * 1000));
+    const idle = await measure(() => process.guard(sleep(idleSeconds * 1000), "the idle time to pass"));
     results.add(name, "idleRequests", total(idle.requests));
 
     await using tracker = await Tracker.start(client, namespace);
     const cpuBefore = await cpuSeconds(process.pid);
     const work = await measure(async () => {
-      const posts = await createObjects(namespace, burst);
-      const handled = await tracker.until(isDone, burst);
-      await sleep(2000); // writes that trail the visible result count too
+      const posts = await process.guard(createObjects(namespace, burst), "the burst's objects to be created");
+      const handled = await process.guard(tracker.until(isDone, burst), `${burst} objects to be handled`);
+      await process.guard(sleep(2000), "trailing writes"); // writes that trail the visible result count too
       return { ...posts, handled };
     });
     results.add(name, "burstRate", burst / ((work.value.handled - work.value.first) / 1000));
@@ -155,10 +157,10 @@ async function preCreatedObjects(name: ContestantName, size: number, start: Star
   const work = await measure(async () => {
     const process = start("create", namespace);
     try {
-      const handled = await tracker.until(isDone, size);
+      const handled = await process.guard(tracker.until(isDone, size), `${size} objects to be handled`);
       results.add(name, `rate:${size}`, size / ((handled - process.started) / 1000));
       results.add(name, `cpu:${size}`, await cpuSeconds(process.pid) / size);
-      await sleepUntil(handled + SETTLE_MS);
+      await process.guard(sleepUntil(handled + SETTLE_MS), "the memory to settle");
       results.add(name, `rss:${size}`, await rss(process.pid));
     } finally {
       await process.stop();
@@ -172,7 +174,7 @@ async function preCreatedObjects(name: ContestantName, size: number, start: Star
       try {
         const ready = await untilWatching(watchesBefore, process);
         results.add(name, "restartReady", (ready - process.started) / 1000);
-        await sleepUntil(process.started + SETTLE_MS);
+        await process.guard(sleepUntil(process.started + SETTLE_MS), "the restart to settle");
       } finally {
         await process.stop();
       }
@@ -190,30 +192,39 @@ async function lifecycleOfObjects(name: ContestantName, start: Start): Promise<v
     await untilWatching(watchesBefore, process);
     await using tracker = await Tracker.start(client, namespace);
     const created = await measure(async () => {
-      await createObjects(namespace, lifecycle);
-      await tracker.until(isDone, lifecycle);
-      await sleep(2000);
+      await process.guard(createObjects(namespace, lifecycle), "the objects to be created");
+      await process.guard(tracker.until(isDone, lifecycle), `${lifecycle} created objects to be handled`);
+      await process.guard(sleep(2000), "trailing writes");
     });
     results.addRequests(name, "create", created.requests, lifecycle);
     const changed = await measure(async () => {
-      await forEachObject(lifecycle, (object) =>
-        client.request({
-          method: "PATCH",
-          path: `${collection(namespace)}/${object}`,
-          contentType: "application/merge-patch+json",
-          body: { spec: { field: "changed" } },
-        }));
-      await tracker.until((object) => status(object, "updated")?.seen === "changed", lifecycle);
-      await sleep(2000);
+      await process.guard(
+        forEachObject(lifecycle, (object) =>
+          client.request({
+            method: "PATCH",
+            path: `${collection(namespace)}/${object}`,
+            contentType: "application/merge-patch+json",
+            body: { spec: { field: "changed" } },
+          })),
+        "the objects to be changed",
+      );
+      await process.guard(
+        tracker.until((object) => status(object, "updated")?.seen === "changed", lifecycle),
+        `${lifecycle} changed objects to be handled`,
+      );
+      await process.guard(sleep(2000), "trailing writes");
     });
     results.addRequests(name, "update", changed.requests, lifecycle);
     const deleted = await measure(async () => {
-      await forEachObject(
-        lifecycle,
-        (object) => client.request({ method: "DELETE", path: `${collection(namespace)}/${object}` }),
+      await process.guard(
+        forEachObject(
+          lifecycle,
+          (object) => client.request({ method: "DELETE", path: `${collection(namespace)}/${object}` }),
+        ),
+        "the objects to be deleted",
       );
-      await tracker.untilEmpty();
-      await sleep(2000);
+      await process.guard(tracker.untilEmpty(), "the deleted objects to be gone");
+      await process.guard(sleep(2000), "trailing writes");
     });
     results.addRequests(name, "delete", deleted.requests, lifecycle);
   } finally {
@@ -272,10 +283,9 @@ async function openWatches(): Promise<number> {
 async function untilWatching(before: number, process: Started): Promise<number> {
   const deadline = performance.now() + 120_000;
   for (;;) {
-    if (await openWatches() > before) return performance.now();
-    if (process.exited) throw new Error(`The process exited before it watched kopfexamples; see ${process.log}.`);
+    if (await process.guard(openWatches(), "its watch of kopfexamples") > before) return performance.now();
     if (performance.now() > deadline) throw new Error(`No watch of kopfexamples after 120 s; see ${process.log}.`);
-    await sleep(50);
+    await process.guard(sleep(50), "its watch of kopfexamples");
   }
 }
 

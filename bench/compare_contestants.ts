@@ -25,6 +25,12 @@ export interface Started {
   readonly log: string;
   /** Whether it has exited. */
   readonly exited: boolean;
+  /**
+   * Waits for `wait`, but fails at once when the process exits before it settles (unless stopped
+   * by the bench), naming its exit code and log: a dead contestant would otherwise keep the bench
+   * waiting for objects it will never handle.
+   */
+  guard<T>(wait: Promise<T>, what: string): Promise<T>;
   /** SIGTERM, then SIGKILL after 30 s; waits for the exit and the output. */
   stop(): Promise<void>;
 }
@@ -108,12 +114,21 @@ function spawn(log: string, cwd: string, command: string, args: string[], env: R
   };
   const output = Promise.all([copy(child.stdout), copy(child.stderr)]);
   let exited = false;
+  let stopping = false;
   const status = child.status.then(async (status) => {
     exited = true;
     await output;
+    const signal = status.signal ? `, signal ${status.signal}` : "";
+    await file.write(new TextEncoder().encode(`$ exited with code ${status.code}${signal}\n`));
     file.close();
     return status;
   });
+  const died = status.then((status) => {
+    if (stopping) return new Promise<never>(() => {});
+    const signal = status.signal ? ` (signal ${status.signal})` : "";
+    throw new Error(`${command} ${args.join(" ")} exited with code ${status.code}${signal}; see ${log}.`);
+  });
+  died.catch(() => {}); // reported by the waits it interrupts
   return {
     pid: child.pid,
     started,
@@ -121,7 +136,16 @@ function spawn(log: string, cwd: string, command: string, args: string[], env: R
     get exited() {
       return exited;
     },
+    guard(wait, what) {
+      return Promise.race([
+        wait,
+        died.catch((error: Error) => {
+          throw new Error(`While waiting for ${what}: ${error.message}`);
+        }),
+      ]);
+    },
     async stop() {
+      stopping = true;
       if (!exited) child.kill("SIGTERM");
       const timer = setTimeout(() => !exited && child.kill("SIGKILL"), 30_000);
       await status;

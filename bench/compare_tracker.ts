@@ -21,6 +21,8 @@ export class Tracker implements AsyncDisposable {
   /** The objects changed since the last check (their latest version, or undefined when deleted). */
   #recent = new Map<string, KubernetesObject | undefined>();
   #changed: () => void = () => {};
+  /** The time limit of the wait under way. */
+  #timer: ReturnType<typeof setTimeout> | undefined;
 
   private constructor(client: ApiClient, namespace: string, listed: () => void) {
     const watcher = new Watcher(client, KOPFEXAMPLES, { namespace, signal: this.#abort.signal });
@@ -77,6 +79,9 @@ export class Tracker implements AsyncDisposable {
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
+    // A wait given up by its caller (its contestant died) leaves no timer keeping the bench alive.
+    clearTimeout(this.#timer);
+    this.#changed = () => {};
     this.#abort.abort();
     await this.#running;
   }
@@ -84,10 +89,12 @@ export class Tracker implements AsyncDisposable {
   #wait(check: () => boolean, what: string, seconds: number): Promise<number> {
     const { promise, resolve, reject } = Promise.withResolvers<number>();
     this.#recent = new Map();
+    clearTimeout(this.#timer);
     const timer = setTimeout(() => {
       this.#changed = () => {};
       reject(new Error(`Timed out after ${seconds} s waiting for ${what}.`));
     }, seconds * 1000);
+    this.#timer = timer;
     const evaluate = () => {
       const done = check();
       this.#recent = new Map();

@@ -17,19 +17,36 @@ import type { Resource } from "../model/resource.ts";
  *
  * @returns the object as the last response returned it, or `null` if nothing was sent or the object is gone.
  */
-export async function applyPatch(
+export function applyPatch(
   client: ApiClient,
   resource: Resource,
   body: KubernetesObject,
   patch: Patch,
   signal?: AbortSignal,
 ): Promise<KubernetesObject | null> {
+  return applyMergePatch(client, resource, body, patch.toMergePatch(), signal);
+}
+
+/**
+ * Applies a patch already rendered as a merge-patch (see `Patch.toMergePatch()`), for a caller
+ * that has rendered it anyway: each rendering is a deep copy of the patch.
+ *
+ * @returns the object as the last response returned it, or `null` if nothing was sent or the object is gone.
+ */
+export async function applyMergePatch(
+  client: ApiClient,
+  resource: Resource,
+  body: KubernetesObject,
+  mergePatch: JsonObject,
+  signal?: AbortSignal,
+): Promise<KubernetesObject | null> {
   const separateStatus = resource.subresources.includes("status");
   // The main part first, as Kopf does: whoever waits for the results in the status (users, tests)
   // then finds the rest of the cycle's changes already there.
+  const { status, ...rest } = mergePatch;
   const parts: [JsonObject, string | undefined][] = separateStatus
-    ? [[patch.withoutStatus(), undefined], [patch.onlyStatus(), "status"]]
-    : [[patch.toMergePatch(), undefined]];
+    ? [[rest, undefined], [status === undefined ? {} : { status }, "status"]]
+    : [[mergePatch, undefined]];
   const target = { namespace: body.metadata.namespace, name: body.metadata.name };
   let result: KubernetesObject | null = null;
   for (const [part, subresource] of parts) {

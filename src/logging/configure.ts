@@ -9,6 +9,7 @@
 import { configure, getConfig, type LogLevel, type LogRecord, reset, type Sink } from "@logtape/logtape";
 import type { ObjectRef } from "./object_logger.ts";
 import { activeTraceIds } from "../observability/tracing.ts";
+import { flushStderrLines, stderrLines } from "./line_buffer.ts";
 
 /** How log lines look: `full` (time, logger, level, message), `plain` (message only), `json` (one object per line). */
 export type LogFormat = "full" | "plain" | "json";
@@ -21,7 +22,7 @@ export interface LoggingOptions {
   format?: LogFormat;
   /** Prefix object-related messages with `[namespace/name]`; on by default except for `json`. */
   prefix?: boolean;
-  /** Where lines go; stderr by default. */
+  /** Where lines go; stderr by default, in batches written asynchronously (see `line_buffer.ts`). */
   write?: (line: string) => void;
   /**
    * A sink that receives every object-related record whatever the console level: the operator's
@@ -50,11 +51,20 @@ const SEVERITIES: Record<LogLevel, string> = {
   fatal: "fatal",
 };
 
+function stderrWrite(line: string): void {
+  stderrLines().write(line);
+}
+
+/** Waits until the log lines written to stderr so far are out: before the process exits or prints on its own. */
+export function flushLogging(): Promise<void> {
+  return flushStderrLines();
+}
+
 /** Routes the `kopf` log category to the console; replaces an earlier configuration made here. */
 export async function configureLogging(options: LoggingOptions = {}): Promise<void> {
   const format = options.format ?? "full";
   const prefix = options.prefix ?? format !== "json";
-  const write = options.write ?? ((line: string) => console.error(line));
+  const write = options.write ?? stderrWrite;
   await reset();
   const posting = options.postingSink;
   const lowest = options.level ?? "info";

@@ -100,11 +100,11 @@ export function traceHandler<T>(
 }
 
 /** Runs one API request attempt in a client span `<method> <resource>`, with the answer's status code. */
-export function traceRequest(
+export function traceRequest<T extends { readonly status: number }>(
   method: string,
   resource: string,
-  fn: () => Promise<Response>,
-): Promise<Response> {
+  fn: () => Promise<T>,
+): Promise<T> {
   if (!tracer) return fn();
   const attributes = { "http.request.method": method, "k8s.resource": resource };
   return inSpan(`${method} ${resource}`, { kind: api!.SpanKind.CLIENT, attributes }, async (span) => {

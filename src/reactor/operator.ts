@@ -23,7 +23,7 @@ import { type LivenessEndpoint, LivenessServer, parseLivenessEndpoint } from "..
 import { answerMetrics, MetricsServer, parseMetricsEndpoint, sharesServer } from "../engines/metrics_endpoint.ts";
 import { runWithPoster } from "../engines/posting_context.ts";
 import { postingSink } from "../engines/posting_sink.ts";
-import { configureDefaultLogging } from "../logging/configure.ts";
+import { configureDefaultLogging, flushLogging } from "../logging/configure.ts";
 import { runActivity } from "../handling/activities.ts";
 import { type RunningAdmission, startAdmission } from "../engines/admission_startup.ts";
 import type { Memo } from "../handling/context.ts";
@@ -244,6 +244,8 @@ export async function operator(options: OperatorOptions = {}): Promise<void> {
     clearTimeout(ultimate);
     options.signal?.removeEventListener("abort", onAbort);
     stopping.signal.removeEventListener("abort", onStopSignal);
+    // The last lines are out before the caller exits or prints its own (they go out in batches).
+    await flushLogging();
   }
 }
 

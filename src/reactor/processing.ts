@@ -6,16 +6,17 @@
  * @module
  */
 
+import { getLogger } from "@logtape/logtape";
 import type { ApiClient } from "../api/client.ts";
 import { ApiUnprocessableError } from "../api/errors.ts";
-import { applyPatch, changeFinalizers } from "../api/patching.ts";
+import { applyMergePatch, changeFinalizers } from "../api/patching.ts";
 import type { KubernetesObject } from "../model/body.ts";
 import { diff as diffOf } from "../model/diff.ts";
 import { patchInconsistencies } from "../model/inconsistencies.ts";
 import type { Indices } from "../model/index_store.ts";
 import { Patch } from "../model/patch.ts";
 import type { Resource } from "../model/resource.ts";
-import { ObjectLogger } from "../logging/object_logger.ts";
+import { ObjectLogger, objectRef } from "../logging/object_logger.ts";
 import { detectCause, type Reason, REASON_TITLES } from "../handling/causes.ts";
 import { type Memo, resourceContext } from "../handling/context.ts";
 import { runEventHandlers } from "../handling/event_handling.ts";
@@ -38,6 +39,8 @@ import type { ProgressRecord } from "../state/progress.ts";
 import type { ProgressStorage } from "../state/progress_storage.ts";
 import { resolveDiffBase } from "../state/essence_digest.ts";
 import { CycleCheckpoints } from "./checkpoints.ts";
+
+const objectsLogger = getLogger(["kopf", "objects"]);
 
 /** What the operator remembers about one object between its events. */
 export interface ObjectMemory {
@@ -312,18 +315,21 @@ async function send(
   deps: CycleDeps,
 ): Promise<void> {
   let result: KubernetesObject | null = null;
+  // Rendered once: each rendering is a deep copy of the patch (it was made five times per cycle).
+  const wanted = patch.toMergePatch();
   // A patch that would set only what the object already has is not sent.
-  if (!patch.empty && patchInconsistencies(patch.toMergePatch(), body).length > 0) {
-    const logger = new ObjectLogger(body, { local: true });
-    const wanted = patch.toMergePatch();
-    logger.debug(`Patching with: ${JSON.stringify(wanted)}`);
-    result = await applyPatch(deps.client, deps.resource, body, patch, deps.signal).catch((error) => {
+  if (Object.keys(wanted).length > 0 && patchInconsistencies(wanted, body).length > 0) {
+    // The patch is a property, rendered only where a sink prints debug lines (not a JSON string per cycle).
+    objectsLogger.debug("Patching with: {patch}", { object: objectRef(body), local: true, patch: wanted });
+    result = await applyMergePatch(deps.client, deps.resource, body, wanted, deps.signal).catch((error) => {
       throw error instanceof ApiUnprocessableError ? refused(error) : error;
     });
     const inconsistencies = result ? patchInconsistencies(wanted, result) : [];
     if (inconsistencies.length) {
       // Usually a schema pruning what handlers return: the CRD's status needs x-kubernetes-preserve-unknown-fields.
-      logger.warning(`Patching failed with inconsistencies: ${JSON.stringify(inconsistencies)}`);
+      new ObjectLogger(body, { local: true }).warning(
+        `Patching failed with inconsistencies: ${JSON.stringify(inconsistencies)}`,
+      );
     }
   }
   if (finalizer) {
