@@ -86,7 +86,7 @@ export type {
   TimerHandlerOptions,
 } from "./src/handling/handlers.ts";
 export type { HandlerLogger } from "./src/logging/object_logger.ts";
-export { configureLogging, type LogFormat, type LoggingOptions } from "./src/logging/configure.ts";
+export { configureLogging, flushLogging, type LogFormat, type LoggingOptions } from "./src/logging/configure.ts";
 export type { LogLevel, LogRecord, Sink } from "@logtape/logtape";
 export { Patch, type PatchMetadata, type PatchObject, type PatchValue } from "./src/model/patch.ts";
 export type { JsonObject, JsonValue, KubernetesObject, ObjectMeta } from "./src/model/body.ts";

@@ -32,46 +32,47 @@ export async function run(args: string[], stopping: AbortSignal, embedded = fals
     console.log(RUN_HELP);
     return 0;
   }
-  await configure(options);
-  if (stopping.aborted) return stoppedWhileStarting("before loading the handlers");
-  // An import cannot be interrupted: a stop abandons it (the process exits without waiting).
-  const loading = loadHandlers(options.files, options.modules);
-  const stopped = new Promise<true>((resolve) => stopping.addEventListener("abort", () => resolve(true)));
-  if (await Promise.race([loading.then(() => false), stopped])) {
-    loading.catch(() => {});
-    return stoppedWhileStarting("while importing the handlers");
-  }
-  const settings = new kopf.Settings();
-  if (options.leaderElection) {
-    const { leaseName, leaseNamespace, leaseDuration, renewDeadline, retryPeriod } = options.leaderElection;
-    const election = settings.leaderElection;
-    election.enabled = true;
-    election.leaseName = leaseName ?? election.leaseName;
-    election.leaseNamespace = leaseNamespace ?? election.leaseNamespace;
-    election.leaseDuration = leaseDuration ?? election.leaseDuration;
-    election.renewDeadline = renewDeadline ?? election.renewDeadline;
-    election.retryPeriod = retryPeriod ?? election.retryPeriod;
-  }
-  try {
-    await kopf.operator({
-      namespaces: options.namespaces,
-      clusterwide: options.clusterwide,
-      standalone: options.standalone,
-      priority: options.priority,
-      peeringName: options.peering,
-      settings,
-      context: options.context,
-      liveness: options.liveness,
-      metrics: options.metrics,
-    });
-  } catch (error) {
-    if (!(error instanceof kopf.NoHandlersError)) throw error;
-    const loaded = [...options.files, ...options.modules.map((specifier) => `-m ${specifier}`)];
-    throw new LoadingError(
-      `${error.message} Loaded: ${loaded.join(", ") || "nothing (no handler files or -m modules are given)"}.`,
-    );
-  }
-  return 0;
+  return await logged(options, async (): Promise<0> => {
+    if (stopping.aborted) return stoppedWhileStarting("before loading the handlers");
+    // An import cannot be interrupted: a stop abandons it (the process exits without waiting).
+    const loading = loadHandlers(options.files, options.modules);
+    const stopped = new Promise<true>((resolve) => stopping.addEventListener("abort", () => resolve(true)));
+    if (await Promise.race([loading.then(() => false), stopped])) {
+      loading.catch(() => {});
+      return stoppedWhileStarting("while importing the handlers");
+    }
+    const settings = new kopf.Settings();
+    if (options.leaderElection) {
+      const { leaseName, leaseNamespace, leaseDuration, renewDeadline, retryPeriod } = options.leaderElection;
+      const election = settings.leaderElection;
+      election.enabled = true;
+      election.leaseName = leaseName ?? election.leaseName;
+      election.leaseNamespace = leaseNamespace ?? election.leaseNamespace;
+      election.leaseDuration = leaseDuration ?? election.leaseDuration;
+      election.renewDeadline = renewDeadline ?? election.renewDeadline;
+      election.retryPeriod = retryPeriod ?? election.retryPeriod;
+    }
+    try {
+      await kopf.operator({
+        namespaces: options.namespaces,
+        clusterwide: options.clusterwide,
+        standalone: options.standalone,
+        priority: options.priority,
+        peeringName: options.peering,
+        settings,
+        context: options.context,
+        liveness: options.liveness,
+        metrics: options.metrics,
+      });
+    } catch (error) {
+      if (!(error instanceof kopf.NoHandlersError)) throw error;
+      const loaded = [...options.files, ...options.modules.map((specifier) => `-m ${specifier}`)];
+      throw new LoadingError(
+        `${error.message} Loaded: ${loaded.join(", ") || "nothing (no handler files or -m modules are given)"}.`,
+      );
+    }
+    return 0;
+  });
 }
 
 function stoppedWhileStarting(when: string): 0 {
@@ -91,18 +92,19 @@ export async function freezeCommand(args: string[]): Promise<0> {
     console.log(FREEZE_HELP);
     return 0;
   }
-  await configure(options);
-  await freeze({
-    peering: options.peering,
-    clusterwide: options.clusterwide && !options.scopeDefaulted,
-    namespaces: options.namespaces,
-    id: options.id,
-    context: options.context,
-    lifetime: options.lifetime,
-    priority: options.priority,
-    message: options.message,
+  return await logged(options, async (): Promise<0> => {
+    await freeze({
+      peering: options.peering,
+      clusterwide: options.clusterwide && !options.scopeDefaulted,
+      namespaces: options.namespaces,
+      id: options.id,
+      context: options.context,
+      lifetime: options.lifetime,
+      priority: options.priority,
+      message: options.message,
+    });
+    return 0;
   });
-  return 0;
 }
 
 /**
@@ -117,15 +119,29 @@ export async function resumeCommand(args: string[]): Promise<0> {
     console.log(RESUME_HELP);
     return 0;
   }
-  await configure(options);
-  await resume({
-    peering: options.peering,
-    clusterwide: options.clusterwide && !options.scopeDefaulted,
-    namespaces: options.namespaces,
-    id: options.id,
-    context: options.context,
+  return await logged(options, async (): Promise<0> => {
+    await resume({
+      peering: options.peering,
+      clusterwide: options.clusterwide && !options.scopeDefaulted,
+      namespaces: options.namespaces,
+      id: options.id,
+      context: options.context,
+    });
+    return 0;
   });
-  return 0;
+}
+
+/**
+ * Runs a command's body after its logging is configured; its log lines are written out before it
+ * returns or throws, so that the CLI's own last words (an error line) come after them.
+ */
+async function logged<T>(logging: Logging, body: () => Promise<T>): Promise<T> {
+  await configure(logging);
+  try {
+    return await body();
+  } finally {
+    await kopf.flushLogging();
+  }
 }
 
 function configure(logging: Logging): Promise<void> {
