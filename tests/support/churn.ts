@@ -163,28 +163,37 @@ export class Churn implements AsyncDisposable {
     return this.#reading;
   }
 
+  /**
+   * Creates one more object (retried until the API server takes it) and starts its life; used for
+   * the churn's own objects and for probes created at the end of a fault.
+   */
+  async add(name: string): Promise<ChurnedObject> {
+    const { namespace } = this.#options;
+    const body = await retried(async () => {
+      try {
+        return await this.#client.request<KubernetesObject>({
+          method: "POST",
+          path: resourcePath(KOPFEXAMPLES, { namespace }),
+          body: { apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name }, spec: { field: "initial" } },
+        });
+      } catch (error) {
+        // An earlier attempt reached the server although its answer was lost.
+        if (!(error instanceof ApiConflictError)) throw error;
+        return await this.#client.request<KubernetesObject>({ path: resourcePath(KOPFEXAMPLES, { namespace, name }) });
+      }
+    });
+    if (!body) throw new Error(`Cannot create ${name}: the namespace ${namespace} does not exist.`);
+    const object: ChurnedObject = { name, uid: body.metadata.uid!, created: Date.now() };
+    this.objects.push(object);
+    this.#lifecycles.push(this.#live(object));
+    return object;
+  }
+
   async #create(): Promise<void> {
     const { objects = Infinity, interval } = this.#options;
     for (let index = 0; index < objects && !this.#stop.signal.aborted; index++) {
       const started = Date.now();
-      const name = `${this.#options.prefix}-${index}`;
-      const body = await retried(async () => {
-        try {
-          return await this.#client.request<KubernetesObject>({
-            method: "POST",
-            path: resourcePath(KOPFEXAMPLES, { namespace: this.#options.namespace }),
-            body: { apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name }, spec: { field: "initial" } },
-          });
-        } catch (error) {
-          // An earlier attempt reached the server although its answer was lost.
-          if (!(error instanceof ApiConflictError)) throw error;
-          const path = resourcePath(KOPFEXAMPLES, { namespace: this.#options.namespace, name });
-          return await this.#client.request<KubernetesObject>({ path });
-        }
-      });
-      const object: ChurnedObject = { name, uid: body!.metadata.uid!, created: Date.now() };
-      this.objects.push(object);
-      this.#lifecycles.push(this.#live(object));
+      await this.add(`${this.#options.prefix}-${index}`);
       await sleep(Math.max(0, interval - (Date.now() - started) / 1000), this.#stop.signal);
     }
   }

@@ -18,6 +18,7 @@ import { rss } from "../../bench/process_stats.ts";
 import { freshNamespace } from "./cluster.ts";
 import { Churn, type ChurnOptions } from "./churn.ts";
 import { FaultOperator } from "./fault_operator.ts";
+import { type Fault, FaultProxy, type Upstream } from "./fault_proxy.ts";
 import { LivenessSampler } from "./liveness_sampler.ts";
 
 /** What a scenario runs against. */
@@ -28,6 +29,15 @@ export interface FaultEnvironment {
   kubeconfig: string;
   /** A folder for ledgers and logs (one subfolder per scenario). */
   directory: string;
+  /** The API server behind a fault proxy, and the bearer token the operator uses through it. */
+  upstream: Upstream & { token: string };
+  /** Stops and starts the API server (a LocalCluster of the scenario's own: others would be hurt). */
+  apiserver?: { stopApiserver(): Promise<void>; startApiserver(): Promise<void> };
+  /**
+   * `settings.watching.unhealthyAfter` for the operator, in seconds (the default 90 s when
+   * absent): shorter than the faults, so that the liveness endpoint can tell during each one.
+   */
+  unhealthyAfter?: number;
   /** Progress lines (the bench prints them; tests drop them). */
   print?: (line: string) => void;
 }
@@ -113,13 +123,122 @@ export async function soak(environment: FaultEnvironment, options: SoakOptions):
       run.notes.push(`soak: the liveness endpoint answered non-200 ${bad.length}× during the churn.`);
     }
     await run.churn.stop();
-    return { faults: [] };
   });
 }
 
-/** What a scenario's fault phase hands back: the faults' spans (ms since the epoch). */
-interface FaultSpans {
-  faults: { from: number; to: number }[];
+/** A span of a fault (ms since the epoch) and the recovery after it (s; `null` if never, within the bound). */
+interface FaultSpan {
+  from: number;
+  to: number;
+  recovery: Promise<number | null>;
+}
+
+/** The options of {@linkcode restarts}. */
+export interface RestartOptions {
+  /** How many restarts. */
+  restarts: number;
+  /** Seconds the API server is down each time. */
+  down: number;
+  /** Seconds it is up between two outages. */
+  up: number;
+  /** Objects of the churn. */
+  objects: number;
+}
+
+/**
+ * The API server stopped and started again `restarts` times during a churn of `objects` objects;
+ * the churn pauses while the server is down (its requests are retried).
+ */
+export async function restarts(environment: FaultEnvironment, options: RestartOptions): Promise<FaultReport> {
+  const apiserver = environment.apiserver;
+  if (!apiserver) throw new Error("The restarts scenario needs an API server to restart (environment.apiserver).");
+  // The creations span the outages: a little before the first one until a little after the last one.
+  const span = options.restarts * (options.down + options.up);
+  const pace = { objects: options.objects, interval: span / options.objects, updateAfter: 5, deleteAfter: 15 };
+  return await scenario(environment, `restarts-${options.restarts}x`, pace, async (run) => {
+    await sleep(5);
+    for (let round = 0; round < options.restarts; round++) {
+      const from = Date.now();
+      await apiserver.stopApiserver();
+      await sleep(Math.max(0, options.down - (Date.now() - from) / 1000));
+      await apiserver.startApiserver();
+      run.ended(from);
+      await sleep(options.up);
+    }
+  }, { unhealthyAfter: environment.unhealthyAfter });
+}
+
+/** The options of {@linkcode kills}. */
+export interface KillOptions {
+  /** How many SIGKILLs. */
+  kills: number;
+  /** Objects of the churn. */
+  objects: number;
+  /** The longest pause between a restart and the next kill, in seconds (the pause is random, at least 2 s). */
+  spacing: number;
+}
+
+/**
+ * The operator SIGKILLed `kills` times at random moments of a churn of `objects` objects, and
+ * started again after 2–4 s each time (as Kubernetes restarts a container): the fault is the
+ * time it is down.
+ */
+export async function kills(environment: FaultEnvironment, options: KillOptions): Promise<FaultReport> {
+  const span = options.kills * (options.spacing / 2 + 4);
+  const pace = { objects: options.objects, interval: span / options.objects, updateAfter: 3, deleteAfter: 8 };
+  return await scenario(environment, `sigkill-${options.kills}x`, pace, async (run) => {
+    for (let kill = 0; kill < options.kills; kill++) {
+      await sleep(2 + Math.random() * (options.spacing - 2));
+      const from = Date.now();
+      await run.operator.kill("SIGKILL");
+      await sleep(2 + Math.random() * 2);
+      await run.operator.start();
+      run.ended(from);
+    }
+  }, { unhealthyAfter: environment.unhealthyAfter });
+}
+
+/** The options of {@linkcode proxied}. */
+export interface ProxyFaultOptions {
+  /** The scenario's name in the table. */
+  name: string;
+  /** What the proxy does during the fault. */
+  fault: Fault;
+  /** Seconds the fault lasts. */
+  seconds: number;
+  /** Objects of the churn (created from 10 s before the fault until 10 s after it). */
+  objects: number;
+}
+
+/**
+ * The operator connects through a fault proxy, which injects the fault for `seconds` during the
+ * churn, then forwards again. The churn itself goes straight to the API server.
+ */
+export async function proxied(environment: FaultEnvironment, options: ProxyFaultOptions): Promise<FaultReport> {
+  await using proxy = await FaultProxy.start(environment.upstream);
+  const kubeconfig = await proxy.writeKubeconfig(environment.upstream.token);
+  const pace = {
+    objects: options.objects,
+    interval: (options.seconds + 20) / options.objects,
+    updateAfter: 3,
+    deleteAfter: 8,
+  };
+  try {
+    return await scenario(environment, options.name, pace, async (run) => {
+      await sleep(10);
+      const from = Date.now();
+      proxy.set(options.fault);
+      await sleep(options.seconds);
+      proxy.set({ kind: "forward" });
+      run.ended(from);
+      const requests = proxy.count({ watch: true, from, to: Date.now() });
+      run.notes.push(
+        `${options.name}: ${requests} watch requests reached the proxy during the ${options.seconds} s of the fault.`,
+      );
+    }, { kubeconfig, unhealthyAfter: environment.unhealthyAfter });
+  } finally {
+    await Deno.remove(kubeconfig);
+  }
 }
 
 /** What a scenario's fault phase works with. */
@@ -128,6 +247,12 @@ interface ScenarioRun {
   churn: Churn;
   liveness: LivenessSampler;
   notes: string[];
+  /**
+   * Declares a fault over: from `from` until now. A probe object is created at once, and the
+   * recovery is measured in the background (the next fault may begin meanwhile): until every
+   * step of the churn taken before the probe, and the probe's creation, is handled.
+   */
+  ended(from: number): void;
 }
 
 /**
@@ -138,10 +263,11 @@ async function scenario(
   environment: FaultEnvironment,
   name: string,
   pace: Pick<ChurnOptions, "interval" | "updateAfter" | "deleteAfter" | "objects">,
-  faults: (run: ScenarioRun) => Promise<FaultSpans>,
+  faults: (run: ScenarioRun) => Promise<void>,
   operatorOptions: { kubeconfig?: string; unhealthyAfter?: number } = {},
 ): Promise<FaultReport> {
   const { client } = environment;
+  const print = environment.print ?? (() => {});
   const directory = `${environment.directory}/${name}`;
   await Deno.mkdir(directory, { recursive: true });
   const namespace = await freshNamespace(client, name.replace(/[^a-z0-9]+/g, "-"));
@@ -158,20 +284,32 @@ async function scenario(
   }
   await using churn = new Churn(client, { namespace, prefix: "kex", ledger: operator.ledger, ...pace });
   const notes: string[] = [];
-  const { faults: spans } = await faults({ operator, churn, liveness, notes });
+  const spans: FaultSpan[] = [];
+  const ended = (from: number) => {
+    const to = Date.now();
+    const recovery = (async () => {
+      const probe = await churn.add(`probe-${spans.length}`);
+      const moment = await churn.settled(probe.created + 1, SETTLE_SECONDS);
+      return moment === null ? null : (moment - to) / 1000;
+    })();
+    spans.push({ from, to, recovery });
+    print(`${name}: fault ${spans.length} over after ${((to - from) / 1000).toFixed(1)} s.`);
+  };
+  await faults({ operator, churn, liveness, notes, ended });
   await churn.created;
+  const recoveries = await Promise.all(spans.map((span) => span.recovery));
   const last = spans.at(-1)?.to ?? Date.now();
-  const recoveries: number[] = [];
-  let recovered = true;
-  for (const span of spans) {
-    const moment = await churn.settled(span.to, SETTLE_SECONDS);
-    if (moment === null) recovered = false;
-    else recoveries.push((moment - span.to) / 1000);
-  }
   await churn.settled(Infinity, SETTLE_SECONDS);
   await churn.stop();
   const healthy = spans.length ? await liveness.healthyAfter(last, 120) : null;
   const tally = await churn.tally();
+  if (spans.length) {
+    notes.push(
+      `${name}: recovery per fault (s): ${recoveries.map((r) => r === null ? "never" : r.toFixed(1)).join(", ")}.`,
+    );
+    const blind = spans.filter((span) => !liveness.unhealthyWithin(span.from, span.to)).length;
+    if (blind) notes.push(`${name}: the liveness endpoint stayed 200 during ${blind} of ${spans.length} faults.`);
+  }
   notes.push(`${name}: ${await logLevels(operator.log)}; log and ledger in ${directory}.`);
   return {
     scenario: name,
@@ -179,7 +317,7 @@ async function scenario(
     missed: tally.unhandledCreations + tally.unhandledUpdates,
     duplicates: tally.duplicatedCreations,
     stuck: tally.undeleted,
-    recovery: spans.length ? (recovered ? Math.max(...recoveries) : null) : null,
+    recovery: spans.length ? (recoveries.includes(null) ? null : Math.max(...(recoveries as number[]))) : null,
     unhealthyDuring: spans.length ? spans.every((span) => liveness.unhealthyWithin(span.from, span.to)) : null,
     healthyAfter: healthy === null ? null : Math.max(0, (healthy - last) / 1000),
     notes,
@@ -192,6 +330,10 @@ async function logLevels(log: string): Promise<string> {
   const text = await Deno.readTextFile(log);
   const count = (level: string) => text.split("\n").filter((line) => line.includes(`[${level}`)).length;
   return `the operator logged ${count("WARNING")} WARNING and ${count("ERROR")} ERROR lines`;
+}
+
+function sleep(seconds: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 }
 
 function mib(bytes: number): string {
