@@ -111,7 +111,9 @@ function table(reports: FaultReport[]): string {
     report.scenario,
     String(report.objects),
     String(report.missed),
-    String(report.duplicates),
+    report.duplicates === report.unexplainedDuplicates
+      ? String(report.duplicates)
+      : `${report.duplicates} (${report.duplicates - report.unexplainedDuplicates} at a kill)`,
     String(report.stuck),
     report.recovery === null ? (report.unhealthyDuring === null ? "—" : "never") : report.recovery.toFixed(1),
     report.unhealthyDuring === null ? "—" : report.unhealthyDuring ? "non-200" : "200 (!)",

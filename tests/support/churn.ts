@@ -45,6 +45,18 @@ export interface ChurnTally {
   duplicatedCreations: number;
 }
 
+/** One success of a handler, as the ledger has it: which operator process, and when (ms since the epoch). */
+export interface Completion {
+  pid: number;
+  at: number;
+}
+
+/** The successes of an object's create and update handlers. */
+interface Marks {
+  created: Completion[];
+  updated: Completion[];
+}
+
 /** How a churn paces its objects. */
 export interface ChurnOptions {
   /** The namespace of the objects. */
@@ -73,7 +85,7 @@ export class Churn implements AsyncDisposable {
   readonly #lifecycles: Promise<void>[] = [];
   readonly #creating: Promise<void>;
   /** The ledger's `created` and `updated` lines per uid, and the names present, as last read. */
-  #marks = new Map<string, { created: number; updated: number }>();
+  #marks = new Map<string, Marks>();
   #present = new Set<string>();
   #observed = 0;
 
@@ -87,6 +99,15 @@ export class Churn implements AsyncDisposable {
   /** Resolves when every object is created (never for an endless churn until it is stopped). */
   get created(): Promise<void> {
     return this.#creating;
+  }
+
+  /**
+   * Resolves when every object is created and has lived its life to its deletion (or the churn is
+   * stopped); never if the operator misses one, so wait for it with a bound.
+   */
+  async finished(): Promise<void> {
+    await this.#creating;
+    await Promise.all(this.#lifecycles);
   }
 
   /** Stops creating, changing and deleting objects; what is under way is left as it is. */
@@ -112,12 +133,19 @@ export class Churn implements AsyncDisposable {
       if (object.created >= before) continue;
       objects++;
       const marks = this.#marks.get(object.uid);
-      if (!marks?.created) unhandledCreations++;
-      if ((marks?.created ?? 0) > 1) duplicatedCreations++;
-      if (object.updated !== undefined && object.updated < before && !marks?.updated) unhandledUpdates++;
+      if (!marks?.created.length) unhandledCreations++;
+      if ((marks?.created.length ?? 0) > 1) duplicatedCreations++;
+      if (object.updated !== undefined && object.updated < before && !marks?.updated.length) unhandledUpdates++;
       if (object.deleted !== undefined && object.deleted < before && this.#present.has(object.name)) undeleted++;
     }
     return { objects, unhandledCreations, unhandledUpdates, undeleted, duplicatedCreations };
+  }
+
+  /** The objects whose create handler succeeded more than once, with those successes (as last read). */
+  duplicates(): { object: ChurnedObject; completions: Completion[] }[] {
+    return this.objects
+      .map((object) => ({ object, completions: this.#marks.get(object.uid)?.created ?? [] }))
+      .filter(({ completions }) => completions.length > 1);
   }
 
   /** Waits until every step taken before `before` is handled; resolves with the moment, or `null` at the bound. */
@@ -136,7 +164,7 @@ export class Churn implements AsyncDisposable {
     if (Date.now() - this.#observed < 500) return this.#reading ?? Promise.resolve();
     this.#observed = Date.now();
     this.#reading = (async () => {
-      const marks = new Map<string, { created: number; updated: number }>();
+      const marks = new Map<string, Marks>();
       let text = "";
       try {
         text = await Deno.readTextFile(this.#options.ledger);
@@ -146,10 +174,10 @@ export class Churn implements AsyncDisposable {
       for (const line of text.split("\n")) {
         // A line cut short by a SIGKILL in the middle of its write is no completion.
         if (!line.endsWith("}")) continue;
-        const { handler, uid } = JSON.parse(line) as { handler: string; uid: string };
-        const entry = marks.get(uid) ?? { created: 0, updated: 0 };
-        if (handler === "created") entry.created++;
-        if (handler === "updated") entry.updated++;
+        const { handler, uid, pid, at } = JSON.parse(line) as { handler: string; uid: string } & Completion;
+        const entry = marks.get(uid) ?? { created: [], updated: [] };
+        if (handler === "created") entry.created.push({ pid, at });
+        if (handler === "updated") entry.updated.push({ pid, at });
         marks.set(uid, entry);
       }
       const list = await retried(() =>
@@ -201,7 +229,9 @@ export class Churn implements AsyncDisposable {
   async #live(object: ChurnedObject): Promise<void> {
     const { namespace, updateAfter, deleteAfter } = this.#options;
     const path = resourcePath(KOPFEXAMPLES, { namespace, name: object.name });
-    if (!await this.#until(object.created + updateAfter * 1000, () => this.#marks.get(object.uid)?.created)) return;
+    if (!await this.#until(object.created + updateAfter * 1000, () => this.#marks.get(object.uid)?.created.length)) {
+      return;
+    }
     await retried(() =>
       this.#client.request({
         method: "PATCH",
@@ -211,7 +241,9 @@ export class Churn implements AsyncDisposable {
       })
     );
     object.updated = Date.now();
-    if (!await this.#until(object.created + deleteAfter * 1000, () => this.#marks.get(object.uid)?.updated)) return;
+    if (!await this.#until(object.created + deleteAfter * 1000, () => this.#marks.get(object.uid)?.updated.length)) {
+      return;
+    }
     await retried(() => this.#client.request({ method: "DELETE", path }));
     object.deleted = Date.now();
   }

@@ -33,6 +33,8 @@ export class FaultOperator implements AsyncDisposable {
   readonly log: string;
   /** How many times it has been started. */
   starts = 0;
+  /** Every SIGKILL sent: to which process, when (ms since the epoch). */
+  readonly kills: { pid: number; at: number }[] = [];
   readonly #options: FaultOperatorOptions;
   #child: Deno.ChildProcess | undefined;
   #exited: Promise<unknown> = Promise.resolve();
@@ -76,6 +78,7 @@ export class FaultOperator implements AsyncDisposable {
 
   /** Sends a signal and waits for the exit (SIGKILL: no cleanup, no release, nothing flushed). */
   async kill(signal: Deno.Signal = "SIGKILL"): Promise<void> {
+    if (signal === "SIGKILL" && this.#child) this.kills.push({ pid: this.#child.pid, at: Date.now() });
     try {
       this.#child?.kill(signal);
     } catch {
