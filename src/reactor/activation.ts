@@ -78,6 +78,8 @@ export class Activation {
   #closed = false;
   /** Transitions, one after another: each one awaits the streams' stops and starts. */
   #queue: Promise<unknown> = Promise.resolve();
+  /** The start of peering after the last win of the leadership, while it may still run. */
+  #peeringStart: Promise<void> | undefined;
 
   private constructor(options: ActivationOptions) {
     this.#options = options;
@@ -129,6 +131,8 @@ export class Activation {
   async close(): Promise<void> {
     this.#closed = true;
     await this.#queue;
+    // A leader that has just won may still be starting its peering (and writing its record): wait for it.
+    await this.#peeringStart?.catch(() => {});
     await this.#peering?.close();
     this.#peering = undefined;
     await this.#elector?.close();
@@ -167,7 +171,8 @@ export class Activation {
     if (this.#closed || this.#options.signal.aborted) return;
     kopfMetrics.leader.set([], leading ? 1 : 0);
     if (leading) {
-      await this.#startPeering();
+      this.#peeringStart = this.#startPeering();
+      await this.#peeringStart;
       this.gate!.set(true);
       return;
     }
