@@ -103,8 +103,9 @@ export function formatRecord(record: LogRecord, format: LogFormat, prefix: boole
   const ref = record.properties.object as ObjectRef | undefined;
   let message = renderMessage(record.message);
   const error = record.properties.error;
+  // An exception's stack goes below the line; any other value only when the message does not show it already.
   if (error instanceof Error) message += `\n${error.stack ?? error.message}`;
-  else if (error !== undefined) message += `\n${String(error)}`;
+  else if (error !== undefined && !record.message.includes(error)) message += `\n${String(error)}`;
   if (prefix && ref?.name) message = `[${ref.namespace ? `${ref.namespace}/` : ""}${ref.name}] ${message}`;
   if (format === "json") {
     const line: Record<string, unknown> = {
