@@ -32,6 +32,42 @@ async function proxied(): Promise<{ proxy: FaultProxy; kubeconfig: string }> {
   return { proxy, kubeconfig: await proxy.writeKubeconfig(await bearerToken()) };
 }
 
+/**
+ * A Watcher of kopfexamples in `namespace` (default settings) through a fresh fault proxy, collecting its
+ * events; returned once the listing is done and a watch request is open. Disposing stops the stream and
+ * then the proxy.
+ */
+async function watchThroughProxy(
+  namespace: string,
+): Promise<{ proxy: FaultProxy; watcher: Watcher; events: WatchEvent[] } & AsyncDisposable> {
+  const { proxy, kubeconfig } = await proxied();
+  const watching = new ApiClient(await loadKubeconfig({ path: kubeconfig }));
+  const controller = new AbortController();
+  const watcher = new Watcher(watching, KOPFEXAMPLES, {
+    namespace,
+    settings: new WatchingSettings(),
+    signal: controller.signal,
+  });
+  const events: WatchEvent[] = [];
+  const done = (async () => {
+    for await (const event of watcher) events.push(event);
+  })();
+  const stop = async () => {
+    controller.abort();
+    await done;
+    watching.close();
+    await proxy[Symbol.asyncDispose]();
+  };
+  try {
+    await waitFor("the listing", () => events.some((event) => event.type === "LISTED") || undefined);
+    await waitFor("an open watch request", () => proxy.count({ watch: true, status: 200 }) > 0 || undefined);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { proxy, watcher, events, [Symbol.asyncDispose]: stop };
+}
+
 async function bearerToken(): Promise<string> {
   const { credentials } = await testCluster();
   return (await credentials.authorization())!.replace(/^Bearer /, "");
@@ -66,89 +102,51 @@ function sample(
 Deno.test("a storm of watch ERROR events backs off and is logged at a bounded rate, then the stream recovers (issue 11.3)", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "errstorm");
-  const { proxy, kubeconfig } = await proxied();
-  await using _proxy = proxy;
   const lines = await captureLogs();
-  using watching = new ApiClient(await loadKubeconfig({ path: kubeconfig }));
-  const controller = new AbortController();
-  const watcher = new Watcher(watching, KOPFEXAMPLES, {
-    namespace,
-    settings: new WatchingSettings(),
-    signal: controller.signal,
-  });
-  const events: WatchEvent[] = [];
-  const done = (async () => {
-    for await (const event of watcher) events.push(event);
-  })();
-  try {
-    await waitFor("the listing", () => events.some((event) => event.type === "LISTED") || undefined);
-    await waitFor("the watch request", () => proxy.count({ watch: true }) > 0 || undefined);
-    proxy.set({ kind: "watchErrors" });
-    const from = Date.now();
-    await settle(20);
-    const to = Date.now();
-    const reconnects = proxy.count({ watch: true, from, to });
-    const warnings = lines.filter((line) =>
-      /\[WARNING \]/.test(line) && /The stream of kopfexamples/.test(line)
-    ).length;
-    // Without a growing backoff this is 100–200 (a reconnect every 0.1–0.2 s), with a WARNING each.
-    assert.ok(reconnects >= 3, `it keeps trying: ${reconnects}`);
-    assert.ok(reconnects <= 25, `reconnects in 20 s of ERROR events: ${reconnects}`);
-    assert.ok(warnings >= 1 && warnings <= 2, `warnings in 20 s: ${warnings}\n${lines.join("\n")}`);
-    assert.ok(watcher.health.failures >= 3, `a run of failures: ${watcher.health.failures}`);
+  await using stream = await watchThroughProxy(namespace);
+  const { proxy, watcher, events } = stream;
+  proxy.set({ kind: "watchErrors" });
+  const from = Date.now();
+  await settle(20);
+  const to = Date.now();
+  const reconnects = proxy.count({ watch: true, from, to });
+  const warnings = lines.filter((line) => /\[WARNING \]/.test(line) && /The stream of kopfexamples/.test(line)).length;
+  // Without a growing backoff this is 100–200 (a reconnect every 0.1–0.2 s), with a WARNING each.
+  assert.ok(reconnects >= 3, `it keeps trying: ${reconnects}`);
+  assert.ok(reconnects <= 25, `reconnects in 20 s of ERROR events: ${reconnects}`);
+  assert.ok(warnings >= 1 && warnings <= 2, `warnings in 20 s: ${warnings}\n${lines.join("\n")}`);
+  assert.ok(watcher.health.failures >= 3, `a run of failures: ${watcher.health.failures}`);
 
-    proxy.set({ kind: "forward" });
-    await createExample(client, namespace, "after-storm");
-    await waitFor(
-      "the object created after the storm",
-      () => events.some((event) => event.type === "ADDED" && event.object.metadata.name === "after-storm") || undefined,
-      30,
-    );
-    assert.equal(watcher.health.failures, 0, "the run of failures ends with an event");
-  } finally {
-    controller.abort();
-    await done;
-  }
+  proxy.set({ kind: "forward" });
+  await createExample(client, namespace, "after-storm");
+  await waitFor(
+    "the object created after the storm",
+    () => events.some((event) => event.type === "ADDED" && event.object.metadata.name === "after-storm") || undefined,
+    30,
+  );
+  assert.equal(watcher.health.failures, 0, "the run of failures ends with an event");
 });
 
 Deno.test("after each of three 20-s outages (503 to everything) the stream resumes within 12 s (issue 11.5)", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "outages");
-  const { proxy, kubeconfig } = await proxied();
-  await using _proxy = proxy;
-  using watching = new ApiClient(await loadKubeconfig({ path: kubeconfig }));
-  const controller = new AbortController();
-  const watcher = new Watcher(watching, KOPFEXAMPLES, {
-    namespace,
-    settings: new WatchingSettings(), // the default backoff is what is tested
-    signal: controller.signal,
-  });
-  const events: WatchEvent[] = [];
-  const done = (async () => {
-    for await (const event of watcher) events.push(event);
-  })();
+  await using stream = await watchThroughProxy(namespace);
+  const { proxy, events } = stream;
   const resumed: string[] = [];
-  try {
-    await waitFor("the listing", () => events.some((event) => event.type === "LISTED") || undefined);
-    await waitFor("the watch request", () => proxy.count({ watch: true }) > 0 || undefined);
-    for (const round of [1, 2, 3]) {
-      proxy.set({ kind: "fail" });
-      await settle(20);
-      proxy.set({ kind: "forward" });
-      const name = `after-outage-${round}`;
-      await createExample(client, namespace, name);
-      // A pause that grew to 12.8–25.6 s during the outage would sleep past this bound; half the outage does not.
-      await waitFor(
-        `the object created after outage ${round}`,
-        () => events.some((event) => event.type === "ADDED" && event.object.metadata.name === name) || undefined,
-        12,
-      );
-      resumed.push(name);
-      await settle(15);
-    }
-  } finally {
-    controller.abort();
-    await done;
+  for (const round of [1, 2, 3]) {
+    proxy.set({ kind: "fail" });
+    await settle(20);
+    proxy.set({ kind: "forward" });
+    const name = `after-outage-${round}`;
+    await createExample(client, namespace, name);
+    // A pause that grew to 12.8–25.6 s during the outage would sleep past this bound; half the outage does not.
+    await waitFor(
+      `the object created after outage ${round}`,
+      () => events.some((event) => event.type === "ADDED" && event.object.metadata.name === name) || undefined,
+      12,
+    );
+    resumed.push(name);
+    await settle(15);
   }
   assert.deepEqual(resumed, ["after-outage-1", "after-outage-2", "after-outage-3"]);
   assert.ok(proxy.count({ watch: true, status: 503 }) >= 3, "the outages were met by watch requests");
@@ -157,49 +155,31 @@ Deno.test("after each of three 20-s outages (503 to everything) the stream resum
 Deno.test("429 with Retry-After is honoured and 403 backs off like any failure, then the stream recovers (issue 11.3)", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "throttle");
-  const { proxy, kubeconfig } = await proxied();
-  await using _proxy = proxy;
-  using watching = new ApiClient(await loadKubeconfig({ path: kubeconfig }));
-  const controller = new AbortController();
-  const watcher = new Watcher(watching, KOPFEXAMPLES, {
-    namespace,
-    settings: new WatchingSettings(),
-    signal: controller.signal,
-  });
-  const events: WatchEvent[] = [];
-  const done = (async () => {
-    for await (const event of watcher) events.push(event);
-  })();
-  try {
-    await waitFor("the listing", () => events.some((event) => event.type === "LISTED") || undefined);
-    await waitFor("the watch request", () => proxy.count({ watch: true }) > 0 || undefined);
-    proxy.set({ kind: "throttle", retryAfter: 5 });
-    let from = Date.now();
-    await settle(15);
-    const throttled = proxy.count({ watch: true, from, to: Date.now() });
-    // Retry-After: 5 leaves room for 3 or 4 attempts in 15 s; the Status' details alone would say 1 s.
-    assert.ok(throttled >= 2 && throttled <= 4, `watch requests in 15 s of 429 with Retry-After 5: ${throttled}`);
+  await using stream = await watchThroughProxy(namespace);
+  const { proxy, watcher, events } = stream;
+  proxy.set({ kind: "throttle", retryAfter: 5 });
+  let from = Date.now();
+  await settle(15);
+  const throttled = proxy.count({ watch: true, from, to: Date.now() });
+  // Retry-After: 5 leaves room for 3 or 4 attempts in 15 s; the Status' details alone would say 1 s.
+  assert.ok(throttled >= 2 && throttled <= 4, `watch requests in 15 s of 429 with Retry-After 5: ${throttled}`);
 
-    proxy.set({ kind: "forbid" });
-    from = Date.now();
-    await settle(15);
-    const forbidden = proxy.count({ watch: true, from, to: Date.now() });
-    assert.ok(forbidden >= 1 && forbidden <= 6, `watch requests in 15 s of 403: ${forbidden}`);
-    assert.match(String(watcher.health.lastError), /403/);
+  proxy.set({ kind: "forbid" });
+  from = Date.now();
+  await settle(15);
+  const forbidden = proxy.count({ watch: true, from, to: Date.now() });
+  assert.ok(forbidden >= 1 && forbidden <= 6, `watch requests in 15 s of 403: ${forbidden}`);
+  assert.match(String(watcher.health.lastError), /403/);
 
-    proxy.set({ kind: "forward" });
-    await createExample(client, namespace, "after-throttling");
-    await waitFor(
-      "the object created after the faults",
-      () =>
-        events.some((event) => event.type === "ADDED" && event.object.metadata.name === "after-throttling") ||
-        undefined,
-      30,
-    );
-  } finally {
-    controller.abort();
-    await done;
-  }
+  proxy.set({ kind: "forward" });
+  await createExample(client, namespace, "after-throttling");
+  await waitFor(
+    "the object created after the faults",
+    () =>
+      events.some((event) => event.type === "ADDED" && event.object.metadata.name === "after-throttling") ||
+      undefined,
+    30,
+  );
 });
 
 Deno.test("liveness answers 500 during a freeze and an ERROR storm, naming the stream and why, and 200 after each (issue 11.4)", async () => {

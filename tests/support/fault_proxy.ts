@@ -61,6 +61,12 @@ export interface Upstream {
   caCert: string;
 }
 
+/** A forwarded request still open: its response can be cut, or frozen (no more bytes). */
+interface OpenRequest {
+  frozen: boolean;
+  cut(): void;
+}
+
 /** A running fault proxy; see the module's description. */
 export class FaultProxy implements AsyncDisposable {
   /** The proxy's URL, `https://127.0.0.1:<port>`. */
@@ -72,8 +78,8 @@ export class FaultProxy implements AsyncDisposable {
   readonly #upstream: Upstream;
   readonly #client: Deno.HttpClient;
   readonly #server: Deno.HttpServer<Deno.NetAddr>;
-  /** Open forwarded responses: aborting one cuts it; `frozen` stops its bytes. */
-  readonly #open = new Set<{ abort: AbortController; frozen: boolean }>();
+  /** Open forwarded requests: `cut()` ends one at once; `frozen` stops its bytes. */
+  readonly #open = new Set<OpenRequest>();
   /** Resolves when the proxy closes: what frozen requests wait for. */
   readonly #closed = Promise.withResolvers<void>();
   #fault: Fault = { kind: "forward" };
@@ -107,7 +113,7 @@ export class FaultProxy implements AsyncDisposable {
     this.#fault = fault;
     for (const open of this.#open) {
       if (fault.kind === "freeze") open.frozen = true;
-      else if (fault.kind !== "forward") open.abort.abort();
+      else if (fault.kind !== "forward") open.cut();
     }
   }
 
@@ -131,7 +137,7 @@ export class FaultProxy implements AsyncDisposable {
   /** Stops listening, cuts the open responses and ends the frozen requests. */
   async [Symbol.asyncDispose](): Promise<void> {
     this.#closed.resolve();
-    for (const open of this.#open) open.abort.abort();
+    for (const open of this.#open) open.cut();
     await this.#server.shutdown();
     this.#client.close();
   }
@@ -194,7 +200,8 @@ export class FaultProxy implements AsyncDisposable {
     for (const name of ["host", "connection", "content-length", "transfer-encoding"]) headers.delete(name);
     const body = request.method === "GET" || request.method === "HEAD" ? undefined : await request.arrayBuffer();
     // Registered before the upstream answers, so that a fault set meanwhile reaches this request too.
-    const open = { abort: new AbortController(), frozen: false };
+    const abort = new AbortController();
+    const open: OpenRequest = { frozen: false, cut: () => abort.abort() };
     this.#open.add(open);
     let upstream: Response;
     try {
@@ -203,30 +210,40 @@ export class FaultProxy implements AsyncDisposable {
         headers,
         body,
         client: this.#client,
-        signal: open.abort.signal,
+        signal: abort.signal,
       });
     } catch (error) {
       this.#open.delete(open);
-      if (open.abort.signal.aborted && this.#fault.kind !== "forward") return await this.#answer(request, url, watch);
+      if (abort.signal.aborted && this.#fault.kind !== "forward") return await this.#answer(request, url, watch);
       return status(502, "BadGateway", `the fault proxy could not reach the server: ${error}`);
     }
     const reader = upstream.body?.getReader();
     const done = () => {
       this.#open.delete(open);
-      open.abort.abort();
+      abort.abort();
+      reader?.cancel().catch(() => {});
     };
     const stream = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        // Both bodies are ended here, not through the fetch's signal: once the response has arrived, Deno
+        // lets that signal's link to the body be collected, and an abort then reaches nothing (seen: a
+        // cut watch kept streaming its bookmarks a minute later).
+        open.cut = () => {
+          done();
+          controller.error(new Error("cut by the fault proxy"));
+        };
+      },
       pull: async (controller) => {
         try {
           const next = reader ? await reader.read() : { done: true as const, value: undefined };
           if (open.frozen) {
             // Swallow: the client waits forever, as behind a dead link, until it gives up.
-            await Promise.race([this.#closed.promise, aborted(open.abort.signal)]);
+            await Promise.race([this.#closed.promise, aborted(abort.signal)]);
             done();
             try {
               controller.close();
             } catch {
-              // Cancelled by the client meanwhile: nothing left to end.
+              // Cut or cancelled by the client meanwhile: nothing left to end.
             }
             return;
           }
