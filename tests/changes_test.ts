@@ -15,19 +15,11 @@ import {
   settle,
   testCluster,
   waitFor,
+  waitForStatusSet,
 } from "./support/cluster.ts";
 import { runOperator } from "./support/operator.ts";
 
 type Status = Record<string, unknown>;
-
-/** Waits until `status[key]` of an object is set; returns the object. */
-async function statusSet(namespace: string, name: string, key: string): Promise<KubernetesObject> {
-  const { client } = await testCluster();
-  return await waitFor(`status.${key} of ${name}`, async () => {
-    const body = await getExample(client, namespace, name);
-    return (body.status as Status | undefined)?.[key] !== undefined ? body : undefined;
-  });
-}
 
 function statusOf(body: KubernetesObject): Status {
   return (body.status ?? {}) as Status;
@@ -58,7 +50,7 @@ Deno.test("on.update gets the diff of a spec change; a status-only change runs n
     await settle();
     assert.equal(calls.length, 0, "a status change is not an update");
     await patchExample(client, namespace, "u", { spec: { x: 2 } });
-    const body = await statusSet(namespace, "u", "updateFn");
+    const body = await waitForStatusSet(namespace, "u", "updateFn");
     assert.deepEqual(statusOf(body).updateFn, { reason: "update", old: { x: 1 }, new: { x: 2 }, hasStatus: false });
     assert.deepEqual(calls, [[["change", ["spec", "x"], 1, 2]]]);
   } finally {
@@ -83,8 +75,8 @@ Deno.test("a field suffix makes the id; one function on two fields runs twice wi
       return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
     });
     await patchExample(client, namespace, "f", { spec: { a: 2 } });
-    const body = await statusSet(namespace, "f", "fn/spec");
-    const status = statusOf(await statusSet(namespace, "f", "fn/spec.a"));
+    const body = await waitForStatusSet(namespace, "f", "fn/spec");
+    const status = statusOf(await waitForStatusSet(namespace, "f", "fn/spec.a"));
     assert.deepEqual(status["fn/spec.a"], { param: 1, old: 1, new: 2 });
     assert.deepEqual(statusOf(body)["fn/spec"], { param: 2, old: { a: 1 }, new: { a: 2 } });
   } finally {
@@ -187,7 +179,7 @@ Deno.test("results: mappings merge into status[id], other values replace it (7.1
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "r");
-    const body = await statusSet(namespace, "r", "numberFn");
+    const body = await waitForStatusSet(namespace, "r", "numberFn");
     assert.deepEqual(statusOf(body).mapFn, { kept: true, a: 1 });
     assert.equal(statusOf(body).numberFn, 100);
   } finally {
@@ -250,8 +242,8 @@ Deno.test("the asap lifecycle runs one handler per cycle; the default runs all i
     const operator = await runOperator(registry, namespace, { lifecycle });
     try {
       await createExample(client, namespace, "l");
-      await statusSet(namespace, "l", "bFn");
-      await statusSet(namespace, "l", "aFn");
+      await waitForStatusSet(namespace, "l", "bFn");
+      await waitForStatusSet(namespace, "l", "aFn");
       await settle();
       const counters = operator.running.client.counters;
       // One merge-patch of the object and one of its status per cycle.
@@ -307,7 +299,7 @@ Deno.test("with asap, a handler retrying forever does not block the others (9.3)
   const operator = await runOperator(registry, namespace, { lifecycle: kopf.lifecycles.asap });
   try {
     await createExample(client, namespace, "i");
-    const body = await statusSet(namespace, "i", "bFn");
+    const body = await waitForStatusSet(namespace, "i", "bFn");
     assert.equal(statusOf(body).bFn, "done");
   } finally {
     await operator.stop();
@@ -347,7 +339,7 @@ Deno.test("with asap, the first cycle stores a's success and b's pending record;
     assert.equal(statusOf(middle).aFn, "a");
     assert.equal(statusOf(middle).bFn, undefined);
     release();
-    await statusSet(namespace, "s", "bFn");
+    await waitForStatusSet(namespace, "s", "bFn");
     const succeededA = lines.findIndex((line) => line.includes("Handler 'aFn' succeeded."));
     const patching = lines.findIndex((line, index) => index > succeededA && line.includes("Patching with:"));
     const succeededB = lines.findIndex((line) => line.includes("Handler 'bFn' succeeded."));

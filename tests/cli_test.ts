@@ -4,7 +4,7 @@
  */
 
 import assert from "node:assert/strict";
-import { createExample, freshNamespace, getExample, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, getExample, testCluster, waitFor, waitForStatus } from "./support/cluster.ts";
 import { meaningful, runKopf } from "./support/kopf_process.ts";
 
 const CLI = new URL("../cli/main.ts", import.meta.url).pathname;
@@ -180,15 +180,6 @@ function spawnKopf(args: string[], env: Record<string, string>) {
   };
 }
 
-/** Waits until status[key] of a kopfexample is set; returns it. */
-async function statusOf(namespace: string, name: string, key: string): Promise<unknown> {
-  const { client } = await testCluster();
-  return await waitFor(`status.${key} of ${name}`, async () => {
-    const body = await getExample(client, namespace, name);
-    return (body.status as Record<string, unknown> | undefined)?.[key];
-  });
-}
-
 Deno.test("kopf run with two files and two -m modules: the handlers of all four are active (26.1)", async () => {
   const { client, kubeconfig } = await testCluster();
   const namespace = await freshNamespace(client, "cli-multi");
@@ -208,10 +199,10 @@ Deno.test("kopf run with two files and two -m modules: the handlers of all four 
   let result;
   try {
     await createExample(client, namespace, "multi-1");
-    assert.equal(await statusOf(namespace, "multi-1", "fromA"), "file_a");
-    assert.equal(await statusOf(namespace, "multi-1", "fromB"), "file_b");
-    assert.equal(await statusOf(namespace, "multi-1", "fromC"), "module_c");
-    assert.equal(await statusOf(namespace, "multi-1", "fromD"), "module_d");
+    assert.equal(await waitForStatus(namespace, "multi-1", "fromA"), "file_a");
+    assert.equal(await waitForStatus(namespace, "multi-1", "fromB"), "file_b");
+    assert.equal(await waitForStatus(namespace, "multi-1", "fromC"), "module_c");
+    assert.equal(await waitForStatus(namespace, "multi-1", "fromD"), "module_d");
   } finally {
     result = await kopfRun.stop();
   }
@@ -244,7 +235,7 @@ Deno.test("KOPF_RUN_NAMESPACE, KOPF_RUN_STANDALONE and KOPF_RUN_LOG_FORMAT=json 
   let result;
   try {
     await createExample(client, namespace, "env-1");
-    await statusOf(namespace, "env-1", "createFn");
+    await waitForStatus(namespace, "env-1", "createFn");
   } finally {
     result = await kopfRun.stop();
   }
@@ -279,8 +270,8 @@ Deno.test("the command line wins over KOPF_RUN_*; KOPF_RUN_NAMESPACE adds to -n 
   try {
     await createExample(client, given, "given-1");
     await createExample(client, extra, "extra-1");
-    await statusOf(given, "given-1", "createFn");
-    await statusOf(extra, "extra-1", "createFn");
+    await waitForStatus(given, "given-1", "createFn");
+    await waitForStatus(extra, "extra-1", "createFn");
   } finally {
     result = await kopfRun.stop();
   }
@@ -390,7 +381,7 @@ Deno.test("peering options with --standalone are accepted: the operator runs (26
   let result;
   try {
     await createExample(client, namespace, "dev-1");
-    await statusOf(namespace, "dev-1", "createFn");
+    await waitForStatus(namespace, "dev-1", "createFn");
   } finally {
     result = await kopfRun.stop();
   }

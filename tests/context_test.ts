@@ -14,18 +14,11 @@ import {
   settle,
   testCluster,
   waitFor,
+  waitForStatus,
 } from "./support/cluster.ts";
 import { runOperator } from "./support/operator.ts";
 
 type Status = Record<string, unknown>;
-
-async function statusKey(namespace: string, name: string, key: string): Promise<unknown> {
-  const { client } = await testCluster();
-  return await waitFor(`status.${key} of ${name}`, async () => {
-    const body = await getExample(client, namespace, name);
-    return (body.status as Status | undefined)?.[key];
-  }, 90);
-}
 
 Deno.test("a change handler gets exactly the documented context, and no settings (6.3, 6.5, 6.10)", async () => {
   const { client } = await testCluster();
@@ -37,7 +30,11 @@ Deno.test("a change handler gets exactly the documented context, and no settings
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "k");
-    const result = await statusKey(namespace, "k", "keysFn") as { keys: string[]; namespace: string; labels: unknown };
+    const result = await waitForStatus(namespace, "k", "keysFn", undefined, 90) as {
+      keys: string[];
+      namespace: string;
+      labels: unknown;
+    };
     assert.deepEqual(result.keys, [
       "annotations",
       "api",
@@ -85,7 +82,7 @@ Deno.test("param tells registrations of one function apart (4.2)", async () => {
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "p");
-    assert.equal(await statusKey(namespace, "p", "fn"), "c");
+    assert.equal(await waitForStatus(namespace, "p", "fn", undefined, 90), "c");
   } finally {
     await operator.stop();
   }
@@ -130,7 +127,7 @@ Deno.test("handlers read each other's results from status and wait with retries 
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "c");
-    assert.deepEqual(await statusKey(namespace, "c", "aFn"), { from: "x" });
+    assert.deepEqual(await waitForStatus(namespace, "c", "aFn", undefined, 90), { from: "x" });
   } finally {
     await operator.stop();
   }
@@ -292,7 +289,11 @@ Deno.test("retry counts the earlier attempts; started is the first attempt's, as
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "r");
-    const result = await statusKey(namespace, "r", "createFn") as { retry: number; started: string; recorded: string };
+    const result = await waitForStatus(namespace, "r", "createFn", undefined, 90) as {
+      retry: number;
+      started: string;
+      recorded: string;
+    };
     assert.equal(result.retry, 2);
     // The record keeps Kopf's microseconds; a Date has milliseconds.
     assert.equal(result.started.slice(0, 23), result.recorded.slice(0, 23), JSON.stringify(result));

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import type { KubernetesObject } from "../src/model/body.ts";
 import { createExample, freshNamespace, testCluster, waitFor } from "./support/cluster.ts";
+import { freePort } from "./support/environment.ts";
 import { parseExposition, total } from "./support/exposition_parser.ts";
 import { parseManifests } from "./support/identity.ts";
 import { KopfProcess, runKopf } from "./support/kopf_process.ts";
@@ -168,14 +169,6 @@ Deno.test("kopf generate deployment: a wrong metrics option is a usage error bef
     assert.ok(generated.stderr.includes(message), `${args.join(" ")}: ${generated.stderr}`);
   }
 });
-
-/** A port that was free a moment ago. */
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = listener.addr.port;
-  listener.close();
-  return port;
-}
 
 Deno.test("kopf generate deployment: the container's args run an operator whose metrics answer where the pod annotations point", async () => {
   const { client, kubeconfig } = await testCluster();

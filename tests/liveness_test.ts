@@ -10,20 +10,13 @@ import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import { freshNamespace, settle, testCluster, waitFor } from "./support/cluster.ts";
+import { freePort } from "./support/environment.ts";
 import { KopfProcess } from "./support/kopf_process.ts";
 import { runOperator } from "./support/operator.ts";
 import { TcpProxy } from "./support/tcp_proxy.ts";
 
 const CLI = new URL("../cli/main.ts", import.meta.url).pathname;
 const ROOT = new URL("..", import.meta.url).pathname;
-
-/** A port that was free a moment ago. */
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = listener.addr.port;
-  listener.close();
-  return port;
-}
 
 async function get(url: string): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await fetch(url);

@@ -6,19 +6,19 @@
 
 import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
-import { createExample, freshNamespace, getExample, settle, testCluster, waitFor } from "./support/cluster.ts";
+import {
+  createExample,
+  freshNamespace,
+  getExample,
+  settle,
+  testCluster,
+  waitFor,
+  waitForStatus,
+} from "./support/cluster.ts";
 import { KopfProcess } from "./support/kopf_process.ts";
 import { runOperator } from "./support/operator.ts";
 
 type Status = Record<string, unknown>;
-
-async function statusKey(namespace: string, name: string, key: string): Promise<unknown> {
-  const { client } = await testCluster();
-  return await waitFor(`status.${key} of ${name}`, async () => {
-    const body = await getExample(client, namespace, name);
-    return (body.status as Status | undefined)?.[key];
-  });
-}
 
 Deno.test("a bound method is registered under the method's name; async handlers work alike (4.4)", async () => {
   const { client } = await testCluster();
@@ -40,8 +40,8 @@ Deno.test("a bound method is registered under the method's name; async handlers 
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "m");
-    assert.equal(await statusKey(namespace, "m", "method"), "tag-1");
-    assert.equal(await statusKey(namespace, "m", "asyncMethod"), "tag-1 (async)");
+    assert.equal(await waitForStatus(namespace, "m", "method"), "tag-1");
+    assert.equal(await waitForStatus(namespace, "m", "asyncMethod"), "tag-1 (async)");
   } finally {
     await operator.stop();
   }
@@ -69,7 +69,7 @@ Deno.test("one function with one id runs once per cause, even when several selec
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "d");
-    assert.equal(typeof await statusKey(namespace, "d", "createFn"), "number");
+    assert.equal(typeof await waitForStatus(namespace, "d", "createFn"), "number");
     await waitFor("the diff-base", async () => {
       const body = await getExample(client, namespace, "d");
       return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
@@ -106,7 +106,7 @@ Deno.test("an operator runs only the handlers of its own registry, not those of 
         spec: {},
       },
     });
-    assert.equal(await statusKey(namespace, "r", "ownFn"), "own");
+    assert.equal(await waitForStatus(namespace, "r", "ownFn"), "own");
     await settle();
     assert.deepEqual(calls, ["own r"]);
     const body = await getExample(client, namespace, "r");

@@ -18,6 +18,7 @@ import {
   settle,
   testCluster,
   waitFor,
+  waitForStatusSet,
 } from "./support/cluster.ts";
 import { runOperator } from "./support/operator.ts";
 
@@ -34,15 +35,6 @@ async function annotation(namespace: string, name: string, key: string): Promise
   return await waitFor(`the annotation ${key} of ${name}`, async () => {
     const body = await getExample(client, namespace, name);
     return body.metadata.annotations?.[key];
-  });
-}
-
-/** Waits until `status[key]` of an object is set; returns the object. */
-async function statusSet(namespace: string, name: string, key: string): Promise<KubernetesObject> {
-  const { client } = await testCluster();
-  return await waitFor(`status.${key} of ${name}`, async () => {
-    const body = await getExample(client, namespace, name);
-    return (body.status as Status | undefined)?.[key] !== undefined ? body : undefined;
   });
 }
 
@@ -133,7 +125,7 @@ Deno.test("AnnotationsProgressStorage with a custom prefix: its keys and marker,
     assert.equal((body.status as Status | undefined)?.kopf, undefined, "nothing under status.kopf");
 
     release = true;
-    body = await statusSet(namespace, "p", "createFn");
+    body = await waitForStatusSet(namespace, "p", "createFn");
     await settle();
     body = await getExample(client, namespace, "p");
     assert.equal((body.status as Status).kopf, undefined, "nothing under status.kopf");
@@ -267,7 +259,7 @@ Deno.test("switching to MultiDiffBaseStorage([status, annotations]) re-runs no c
     assert.deepEqual(calls, ["create t"], "the creation is not re-run");
 
     await patchExample(client, namespace, "t", { spec: { x: 2 } });
-    const body = await statusSet(namespace, "t", "diff-base");
+    const body = await waitForStatusSet(namespace, "t", "diff-base");
     const stored = (body.status as Status)["diff-base"];
     assert.equal(typeof stored, "string", "StatusDiffBaseStorage keeps the JSON text");
     assert.deepEqual(JSON.parse(stored as string).spec, { x: 2 });
@@ -334,7 +326,7 @@ Deno.test("the default storage: records in annotations while in progress, gone a
     assert.equal((during.status as Status | undefined)?.kopf, undefined, "no records in the status");
 
     for (const name of ["new", "old"]) {
-      const body = await statusSet(namespace, name, "secondFn");
+      const body = await waitForStatusSet(namespace, name, "secondFn");
       await annotation(namespace, name, DIFF_BASE);
       const after = await getExample(client, namespace, name);
       const left = Object.keys(after.metadata.annotations ?? {}).filter((key) =>

@@ -16,20 +16,13 @@ import {
   patchExample,
   testCluster,
   waitFor,
+  waitForStatus,
 } from "./support/cluster.ts";
 import { KopfProcess } from "./support/kopf_process.ts";
 
 const HANDLERS = "tests/fixtures/throttling_handlers.ts";
 
 type Status = Record<string, unknown>;
-
-async function handledResult(namespace: string, name: string): Promise<unknown> {
-  const { client } = await testCluster();
-  return await waitFor(`status.createFn of ${name}`, async () => {
-    const body = await getExample(client, namespace, name);
-    return (body.status as Status | undefined)?.createFn;
-  });
-}
 
 /**
  * Our behaviour (differs from Kopf on purpose): the result is encoded inside the handler's attempt,
@@ -45,7 +38,7 @@ Deno.test("a result that JSON cannot encode is the handler's error, retried with
   const namespace = await freshNamespace(client, "unencodable");
   await using kopf = await KopfProcess.start(namespace, [HANDLERS]);
   await Promise.all(["bad", "loop", "good"].map((name) => createExample(client, namespace, name)));
-  assert.deepEqual(await handledResult(namespace, "good"), { handled: true });
+  assert.deepEqual(await waitForStatus(namespace, "good", "createFn"), { handled: true });
 
   for (const [name, message] of [["bad", /BigInt/], ["loop", /circular/i]] as const) {
     const record = await waitFor(`a second failed attempt for ${name}`, async () => {
@@ -82,7 +75,7 @@ Deno.test("an unexpected error for one object is throttled 1, 1, 2… s; the oth
     client.request<KubernetesObject>({ method: "POST", path: resourcePath(KOPFEXAMPLES, { namespace }), body: broken }),
     createExample(client, namespace, "fine"),
   ]);
-  assert.deepEqual(await handledResult(namespace, "fine"), { handled: true });
+  assert.deepEqual(await waitForStatus(namespace, "fine", "createFn"), { handled: true });
   const prefix = `[${namespace}/broken] Throttling for `;
   await kopf.waitForLine(new RegExp(`\\[${namespace}/broken\\] Throttling for 1 seconds due to an unexpected error`));
 
@@ -100,7 +93,7 @@ Deno.test("an unexpected error for one object is throttled 1, 1, 2… s; the oth
 
   // Once the cause is gone, the object is handled.
   await patchExample(client, namespace, "broken", { metadata: { annotations: { "kopf.zalando.org/createFn": null } } });
-  assert.deepEqual(await handledResult(namespace, "broken"), { handled: true });
+  assert.deepEqual(await waitForStatus(namespace, "broken", "createFn"), { handled: true });
 });
 
 Deno.test({
@@ -123,7 +116,7 @@ Deno.test({
     await patchExample(client, namespace, "broken", {
       metadata: { annotations: { "kopf.zalando.org/createFn": null } },
     });
-    assert.deepEqual(await handledResult(namespace, "broken"), { handled: true });
+    assert.deepEqual(await waitForStatus(namespace, "broken", "createFn"), { handled: true });
     await kopf.waitForLine(
       new RegExp(`\\[${namespace}/broken\\] Throttling is over\\. Switching back to normal operations\\.`),
       10,

@@ -15,15 +15,11 @@ import { createSelfSignedCertificates } from "../src/kits/certificates.ts";
 import { renderKubeconfig } from "../src/kits/local_cluster/kubeconfig.ts";
 import { WatchingSettings } from "../src/settings/watching.ts";
 import { createExample, freshNamespace, KOPFEXAMPLES, settle, testCluster, waitFor } from "./support/cluster.ts";
+import { freePort } from "./support/environment.ts";
 import { FaultProxy } from "./support/fault_proxy.ts";
+import { LivenessSampler } from "./support/liveness_sampler.ts";
+import { captureLogs } from "./support/logs.ts";
 import { runOperator } from "./support/operator.ts";
-
-/** The operator's log lines in the full format (with levels), `debug` and up, for one test. */
-async function captureLogs(): Promise<string[]> {
-  const lines: string[] = [];
-  await kopf.configureLogging({ format: "full", level: "debug", write: (line) => lines.push(line) });
-  return lines;
-}
 
 /** The proxy in front of the shared cluster, and a kubeconfig through it. */
 async function proxied(): Promise<{ proxy: FaultProxy; kubeconfig: string }> {
@@ -78,31 +74,10 @@ async function get(url: string): Promise<{ status: number; body: Record<string, 
   return { status: response.status, body: await response.json() };
 }
 
-/** Samples the liveness endpoint every half second until stopped; keeps every answer. */
-function sample(
-  url: string,
-): { answers: { at: number; status: number; body: Record<string, unknown> }[]; stop: () => Promise<void> } {
-  const answers: { at: number; status: number; body: Record<string, unknown> }[] = [];
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      answers.push({ at: Date.now(), ...await get(url) });
-      await settle(0.5);
-    }
-  })();
-  return {
-    answers,
-    stop: async () => {
-      running = false;
-      await loop;
-    },
-  };
-}
-
 Deno.test("a storm of watch ERROR events backs off and is logged at a bounded rate, then the stream recovers (issue 11.3)", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "errstorm");
-  const lines = await captureLogs();
+  const lines = await captureLogs("full");
   await using stream = await watchThroughProxy(namespace);
   const { proxy, watcher, events } = stream;
   proxy.set({ kind: "watchErrors" });
@@ -202,20 +177,20 @@ Deno.test("liveness answers 500 during a freeze and an ERROR storm, naming the s
     liveness: "http://127.0.0.1:0/healthz",
   });
   const name = `kopfexamples.v1.kopf.dev in ${namespace}`;
-  const sampler = sample(operator.running.liveness!);
+  await using sampler = new LivenessSampler(operator.running.liveness!);
   try {
     await settle(8);
-    assert.ok(sampler.answers.every((answer) => answer.status === 200), "a quiet stream stays healthy");
+    assert.ok(sampler.samples.every((answer) => answer.status === 200), "a quiet stream stays healthy");
 
     for (const fault of [{ kind: "freeze" }, { kind: "watchErrors" }] as const) {
       const from = Date.now();
       proxy.set(fault);
       await settle(16);
-      const during = sampler.answers.filter((answer) => answer.at >= from);
+      const during = sampler.samples.filter((answer) => answer.at >= from);
       const red = during.filter((answer) => answer.status === 500);
       // Without the silence and failure checks the endpoint stays 200 through both faults.
       assert.ok(red.length >= 3, `${fault.kind}: 500s in 16 s: ${red.length} of ${during.length}`);
-      const body = red.at(-1)!.body as { error: string; streams: Record<string, { reason: string }> };
+      const body = JSON.parse(red.at(-1)!.body!) as { error: string; streams: Record<string, { reason: string }> };
       assert.deepEqual(Object.keys(body.streams), [name], JSON.stringify(body));
       assert.match(body.error, new RegExp(`${namespace}: (failing|silent) for \\d+ s`));
       proxy.set({ kind: "forward" });
@@ -226,11 +201,10 @@ Deno.test("liveness answers 500 during a freeze and an ERROR storm, naming the s
         40,
       );
       await settle(4);
-      const after = sampler.answers.filter((answer) => answer.at >= back + 1000);
+      const after = sampler.samples.filter((answer) => answer.at >= back + 1000);
       assert.equal(after.at(-1)?.status, 200, `${fault.kind}: stays green after the recovery`);
     }
   } finally {
-    await sampler.stop();
     await operator.stop();
   }
 });
@@ -243,7 +217,7 @@ Deno.test("a kubeconfig with the wrong CA: one ERROR saying what is wrong and wh
     path,
     renderKubeconfig({ server: credentials.server, caCert: ca, token: await bearerToken() }),
   );
-  const lines = await captureLogs();
+  const lines = await captureLogs("full");
   const registry = new kopf.Registry();
   kopf.on.event("kopfexamples", { registry }, function seen() {});
   const settings = new kopf.Settings();
@@ -285,11 +259,3 @@ Deno.test("a kubeconfig with the wrong CA: one ERROR saying what is wrong and wh
     await running;
   }
 });
-
-/** A port that was free a moment ago. */
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = listener.addr.port;
-  listener.close();
-  return port;
-}

@@ -185,18 +185,34 @@ export async function waitFor<T>(
   }
 }
 
-/** Waits until `status[key]` of a kopfexample satisfies the check (present, by default); returns that value. */
+/**
+ * Waits (`seconds` at most) until `status[key]` of a kopfexample satisfies the check (present, by default);
+ * returns that value.
+ */
 export async function waitForStatus(
   namespace: string,
   name: string,
   key: string,
   check: (value: unknown) => boolean = (value) => value !== undefined,
+  seconds?: number,
 ): Promise<unknown> {
+  const body = await waitForStatusSet(namespace, name, key, check, seconds);
+  return (body.status as Record<string, unknown>)[key];
+}
+
+/** As {@linkcode waitForStatus}, but returns the whole object. */
+export async function waitForStatusSet(
+  namespace: string,
+  name: string,
+  key: string,
+  check: (value: unknown) => boolean = (value) => value !== undefined,
+  seconds?: number,
+): Promise<KubernetesObject> {
   const { client } = await testCluster();
   return await waitFor(`status.${key} of ${name}`, async () => {
-    const value = ((await getExample(client, namespace, name)).status as Record<string, unknown> | undefined)?.[key];
-    return check(value) ? value : undefined;
-  });
+    const body = await getExample(client, namespace, name);
+    return check((body.status as Record<string, unknown> | undefined)?.[key]) ? body : undefined;
+  }, seconds);
 }
 
 /**

@@ -1,9 +1,17 @@
 /**
- * Test helpers for code that reads files and environment variables: a temporary folder and
- * temporarily set variables, both undone afterwards.
+ * Test helpers for the process's surroundings: a temporary folder and temporarily set environment
+ * variables, both undone afterwards, and a free loopback port.
  *
  * @module
  */
+
+/** A loopback port that was free a moment ago (for a server the test starts on a URL it must know first). */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = listener.addr.port;
+  listener.close();
+  return port;
+}
 
 /** Runs `fn` with a fresh temporary folder, removed afterwards. */
 export async function inTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {

@@ -6,9 +6,12 @@
 
 import * as kopf from "@kopf/kopf";
 
-/** Sends the operator's log lines (plain format, `debug` and up) into the returned array, for one test. */
-export async function captureLogs(): Promise<string[]> {
+/**
+ * Sends the operator's log lines (`debug` and up; `full` adds time, logger and level) into the returned
+ * array, for one test.
+ */
+export async function captureLogs(format: "plain" | "full" = "plain"): Promise<string[]> {
   const lines: string[] = [];
-  await kopf.configureLogging({ format: "plain", level: "debug", write: (line) => lines.push(line) });
+  await kopf.configureLogging({ format, level: "debug", write: (line) => lines.push(line) });
   return lines;
 }
