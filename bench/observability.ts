@@ -9,8 +9,9 @@
  * result, then the operator's CPU time and its RSS after a few idle seconds. On a busy machine
  * the CPU time per object is the steadier figure.
  *
- * Usage: `deno run -A bench/observability.ts [--objects 300] [--rounds 3] [--modes 0,1,2,3]` (mode 4: Deno's
- * OpenTelemetry on with `OTEL_TRACES_SAMPLER=always_off`, to tell the runtime's cost from our spans').
+ * Usage: `deno run -A bench/observability.ts [--objects 300] [--rounds 3] [--modes 0,1,2,3] [--profile DIR]` (mode 4:
+ * Deno's OpenTelemetry on with `OTEL_TRACES_SAMPLER=always_off`, to tell the runtime's cost from our spans';
+ * `--profile` writes a V8 CPU profile of each operator run to DIR, named after its namespace).
  *
  * @module
  */
@@ -28,6 +29,7 @@ const { values } = parseArgs({
     objects: { type: "string", default: "300" },
     rounds: { type: "string", default: "3" },
     modes: { type: "string" },
+    profile: { type: "string" },
   },
 });
 const objects = Number(values.objects);
@@ -106,6 +108,9 @@ async function round(mode: Mode, index: number): Promise<Result> {
       "run",
       "-A",
       "--v8-flags=--max-semi-space-size=2",
+      ...(values.profile
+        ? ["--cpu-prof", `--cpu-prof-dir=${values.profile}`, `--cpu-prof-name=${namespace}.cpuprofile`]
+        : []),
       "cli/main.ts",
       "run",
       "--standalone",

@@ -2,8 +2,8 @@
  * OpenTelemetry traces against a real API server: `kopf run` with Deno's OpenTelemetry on
  * (`OTEL_DENO=true`, OTLP/HTTP in JSON to a receiver on loopback) exports, for a handled object,
  * a cycle span with the handler attempt's `kopf.handler <id>` span under it (API.md's
- * attributes), a user span under the handler's, and the cycle's API requests under the cycle
- * (Deno's own fetch spans under them); a failed attempt has the error status and the exception;
+ * attributes), a user span under the handler's, and the cycle's API requests (Deno's own fetch
+ * spans) under the cycle; a failed attempt has the error status and the exception;
  * JSON log lines carry the active span's ids; and the log records are exported too.
  */
 
@@ -116,15 +116,13 @@ Deno.test("kopf run with OTEL_DENO=true: cycle → handler → user span, the cy
   const user = receiver.spans.find((span) => span.name === "user.work" && span.parentSpanId === okAttempt.spanId);
   assert.ok(user, "the user's span is a child of the handler's");
   assert.equal(user.traceId, okAttempt.traceId);
-  const requests = receiver.spans.filter((span) => span.parentSpanId === cycle.spanId && span.name.startsWith("PATCH"));
-  assert.ok(requests.length >= 1, "the cycle's patch is a child span of the cycle");
-  assert.equal(attribute(requests[0], "k8s.resource"), "kopfexamples");
-  assert.equal(attribute(requests[0], "http.request.method"), "PATCH");
-  assert.equal(attribute(requests[0], "http.response.status_code"), 200);
-  assert.ok(
-    receiver.spans.some((span) => span.parentSpanId === requests[0].spanId),
-    "Deno's own fetch span nests under the request span",
+  // API requests are Deno's own fetch spans (a span of ours around each would double them), under the cycle.
+  const requests = receiver.spans.filter((span) =>
+    span.parentSpanId === cycle.spanId && attribute(span, "http.request.method") === "PATCH"
   );
+  assert.ok(requests.length >= 1, "the cycle's patch is a child span of the cycle");
+  assert.match(String(attribute(requests[0], "url.full")), /\/kopfexamples\/traced-ok\b/);
+  assert.equal(String(attribute(requests[0], "http.response.status_code")), "200", "Deno writes the code as a string");
 
   const failed = handlerSpans.find((span) =>
     attribute(span, "k8s.object.uid") === flaky.metadata.uid && attribute(span, "kopf.retry") === 0

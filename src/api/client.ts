@@ -15,7 +15,6 @@ import { LoginError } from "./login_error.ts";
 import { Vault, type VaultItem } from "./vault.ts";
 import { RequestCounters, type Verb } from "./counters.ts";
 import { recordApiRequest } from "../observability/metrics.ts";
-import { traceRequest } from "../observability/tracing.ts";
 import { FailureReports } from "./failure_reports.ts";
 import { diagnoseTls, type TlsDiagnosis } from "./tls_diagnosis.ts";
 import {
@@ -227,11 +226,7 @@ export class ApiClient implements Disposable {
       let answer: Answer;
       const began = performance.now();
       try {
-        answer = await traceRequest(
-          method,
-          resource,
-          () => this.#fetch(item, url, method, options, totalTimeout, streaming),
-        );
+        answer = await this.#fetch(item, url, method, options, totalTimeout, streaming);
         recordApiRequest(verb, resource, answer.status, (performance.now() - began) / 1000);
       } catch (error) {
         recordApiRequest(verb, resource, "error", (performance.now() - began) / 1000);

@@ -1,10 +1,17 @@
 /**
  * OpenTelemetry spans of the operator through Deno's built-in OpenTelemetry (`OTEL_DENO=true`,
  * exported over OTLP by Deno itself): a span per processing cycle of an object, per handler
- * attempt (`kopf.handler <id>`), per API request and per admission handler call. Deno's own
- * `fetch` spans nest under the request spans, and the spans users start with
- * `@opentelemetry/api` inside a handler nest under the handler's, because Deno registers its
- * context manager with that package.
+ * attempt (`kopf.handler <id>`) and per admission handler call. API requests are traced by Deno's
+ * own `fetch` spans, which nest under the cycle's or handler's span: a span of ours around each
+ * would double the spans per request and add nothing they lack (method, URL, status code). The
+ * spans users start with `@opentelemetry/api` inside a handler nest under the handler's, because
+ * Deno registers its context manager with that package.
+ *
+ * Each span that Deno records costs a fixed price when it ends (bench/otel_runtime.ts), so the
+ * operator makes few, and none under a cycle that the sampler dropped: every standard sampler
+ * decides per trace, so a handler's span there would be dropped too. Attributes are only built
+ * for sampled spans. Deno's spans say they are recording even when dropped; the sampled flag of
+ * their context tells.
  *
  * With OpenTelemetry off, `@opentelemetry/api` is not even loaded: every function here calls
  * its callback and returns, and nothing is recorded.
@@ -12,7 +19,7 @@
  * @module
  */
 
-import type { Span, SpanOptions, Tracer } from "@opentelemetry/api";
+import type { Span, Tracer } from "@opentelemetry/api";
 import type { KubernetesObject } from "../model/body.ts";
 
 /** Whether Deno exports OpenTelemetry data: `OTEL_DENO=true` (or `1`), readable without a prompt. */
@@ -33,26 +40,35 @@ const tracer: Tracer | undefined = api?.trace.getTracer("kopf");
 /** Whether spans are recorded (Deno's OpenTelemetry is on). */
 export const tracingEnabled: boolean = tracer !== undefined;
 
-/** What a span attribute may hold. */
-type Attributes = Record<string, string | number | boolean | undefined>;
+/** The sampled bit of W3C trace flags (`TraceFlags.SAMPLED`). */
+const SAMPLED = 1;
 
-function objectAttributes(resource: string, body: KubernetesObject): Attributes {
-  return {
-    "k8s.resource": resource,
-    "k8s.namespace.name": body.metadata?.namespace ?? undefined,
-    "k8s.object.name": body.metadata?.name ?? undefined,
-    "k8s.object.uid": body.metadata?.uid ?? undefined,
-  };
+/** Whether Deno exports a span: the sampler's decision, which `isRecording()` does not reflect. */
+function sampled(span: Span): boolean {
+  return (span.spanContext().traceFlags & SAMPLED) !== 0;
+}
+
+/** Whether a span made now would be dropped with its parent: the active span is not sampled. */
+function parentDropped(): boolean {
+  const active = api!.trace.getActiveSpan();
+  return active !== undefined && !sampled(active);
+}
+
+function setObjectAttributes(span: Span, resource: string, body: KubernetesObject): void {
+  const metadata = body.metadata;
+  span.setAttribute("k8s.resource", resource);
+  if (metadata?.namespace) span.setAttribute("k8s.namespace.name", metadata.namespace);
+  if (metadata?.name) span.setAttribute("k8s.object.name", metadata.name);
+  if (metadata?.uid) span.setAttribute("k8s.object.uid", metadata.uid);
 }
 
 /** Runs `fn` in an active span; a throw that `failed` accepts marks the span as an error. */
 async function inSpan<T>(
   name: string,
-  options: SpanOptions,
   fn: (span: Span) => Promise<T>,
   failed: (error: unknown) => boolean = () => true,
 ): Promise<T> {
-  return await tracer!.startActiveSpan(name, options, async (span) => {
+  return await tracer!.startActiveSpan(name, async (span) => {
     try {
       return await fn(span);
     } catch (error) {
@@ -78,7 +94,13 @@ export function traceCycle<T>(
   fn: () => Promise<T>,
 ): Promise<T> {
   if (!tracer) return fn();
-  return inSpan("kopf.cycle", { attributes: { ...objectAttributes(resource, body), "kopf.event": event } }, fn);
+  return inSpan("kopf.cycle", (span) => {
+    if (sampled(span)) {
+      setObjectAttributes(span, resource, body);
+      span.setAttribute("kopf.event", event);
+    }
+    return fn();
+  });
 }
 
 /**
@@ -94,31 +116,21 @@ export function traceHandler<T>(
   fn: () => Promise<T>,
   ignored?: (error: unknown) => boolean,
 ): Promise<T> {
-  if (!tracer) return fn();
-  const attributes = { ...objectAttributes(resource, body), "kopf.cause": cause, "kopf.retry": retry };
-  return inSpan(`kopf.handler ${id}`, { attributes }, fn, ignored && ((error) => !ignored(error)));
-}
-
-/** Runs one API request attempt in a client span `<method> <resource>`, with the answer's status code. */
-export function traceRequest<T extends { readonly status: number }>(
-  method: string,
-  resource: string,
-  fn: () => Promise<T>,
-): Promise<T> {
-  if (!tracer) return fn();
-  const attributes = { "http.request.method": method, "k8s.resource": resource };
-  return inSpan(`${method} ${resource}`, { kind: api!.SpanKind.CLIENT, attributes }, async (span) => {
-    const response = await fn();
-    span.setAttribute("http.response.status_code", response.status);
-    if (response.status >= 400) span.setStatus({ code: api!.SpanStatusCode.ERROR, message: `HTTP ${response.status}` });
-    return response;
-  });
+  if (!tracer || parentDropped()) return fn();
+  return inSpan(`kopf.handler ${id}`, (span) => {
+    if (sampled(span)) {
+      setObjectAttributes(span, resource, body);
+      span.setAttribute("kopf.cause", cause);
+      span.setAttribute("kopf.retry", retry);
+    }
+    return fn();
+  }, ignored && ((error) => !ignored(error)));
 }
 
 /** Runs one admission handler call in a `kopf.webhook <id>` span; `denial` tells a denial (no error) from a failure. */
 export function traceWebhook<T>(id: string, fn: () => Promise<T>, denial: (error: unknown) => boolean): Promise<T> {
-  if (!tracer) return fn();
-  return inSpan(`kopf.webhook ${id}`, {}, async (span) => {
+  if (!tracer || parentDropped()) return fn();
+  return inSpan(`kopf.webhook ${id}`, async (span) => {
     try {
       return await fn();
     } catch (error) {
