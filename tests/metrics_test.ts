@@ -8,6 +8,7 @@
  */
 
 import assert from "node:assert/strict";
+import { freePort } from "./support/environment.ts";
 import { createExample, freshNamespace, KOPFEXAMPLES, testCluster, waitFor } from "./support/cluster.ts";
 import { ApiError } from "../src/api/errors.ts";
 import { resourcePath } from "../src/api/paths.ts";
@@ -17,14 +18,6 @@ import { KopfProcess, runKopf } from "./support/kopf_process.ts";
 import { promtool } from "../tools/promtool.ts";
 import { metricsRegistry } from "../src/observability/metrics.ts";
 import "../src/observability/stream_metrics.ts";
-
-/** A port that was free a moment ago. */
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = listener.addr.port;
-  listener.close();
-  return port;
-}
 
 /** Fetches the metrics, checks them with promtool and the strict reader, and returns them parsed. */
 async function scrape(url: string): Promise<Exposition> {
