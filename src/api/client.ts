@@ -504,17 +504,23 @@ class RequestDeadline {
   }
 
   #arm(ms: number): void {
-    this.#timer = setTimeout(() => this.#fire(), Math.max(0, ms));
+    // Timers take at most 2^31-1 ms (longer ones fire at once): a longer timeout is re-checked then.
+    this.#timer = setTimeout(() => this.#fire(), Math.min(Math.max(0, ms), 2 ** 31 - 1));
   }
 
   #fire(): void {
     const elapsed = performance.now() - this.#started;
+    // The connect timeout applies until the headers arrive; the total one until the end.
+    const connect = this.#connected ? null : this.#connect;
     const total = this.#total;
-    if (!this.#connected && this.#connect !== null && (total === null || this.#connect < total)) {
-      this.#expire(new Error(`no response within ${this.#connect} s (${this.#setting})`));
-    } else if (total !== null && elapsed + 1 < total * 1000) {
-      this.#arm(total * 1000 - elapsed);
-    } else if (total !== null) {
+    const due = connect === null ? total : total === null ? connect : Math.min(connect, total);
+    if (due === null) return;
+    // Not due yet: the headers came in time (the rest of the total is left), or the timer was capped.
+    if (elapsed + 1 < due * 1000) {
+      this.#arm(due * 1000 - elapsed);
+    } else if (connect !== null && (total === null || connect < total)) {
+      this.#expire(new Error(`no response within ${connect} s (${this.#setting})`));
+    } else {
       this.#expire(new Error(`the request took longer than ${total} s (settings.networking.requestTimeout)`));
     }
   }

@@ -146,6 +146,14 @@ Deno.test("a request answered in time is not aborted later by its timeouts", asy
   assert.equal(api.requests.length, 1);
 });
 
+Deno.test("timeouts longer than a timer can hold do not abort a request at once", async () => {
+  await using api = new FakeApi(async () => {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    return json({ ok: true });
+  }, { requestTimeout: 1e8, connectTimeout: 1e7 });
+  assert.deepEqual(await api.client.request({ path: "/patient" }), { ok: true });
+});
+
 Deno.test("JSON bodies, content types and query parameters are sent as given", async () => {
   let received: { type: string | null; body: string; query: string } | undefined;
   await using api = new FakeApi(async (request, url) => {

@@ -11,6 +11,9 @@
  * @module
  */
 
+/** The longest delay a timer takes. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Why reading stopped before the body ended. */
 export type LineInterruption = "timeout" | "aborted";
 
@@ -103,13 +106,14 @@ export class LineReader implements Disposable {
 
   /** One timer per body: when it fires, it checks how long the current read has waited, and re-arms. */
   #arm(delay: number): void {
+    // Timers take at most 2^31-1 ms (longer ones fire at once): a longer limit is re-checked then.
     this.#timer = setTimeout(() => {
       const since = this.#waitingSince;
       const waited = since === null ? 0 : performance.now() - since;
       // A timer may fire a little early: a millisecond short of the limit counts as the limit.
       if (waited + 1 >= this.#limit) this.#interrupt("timeout");
       else this.#arm(this.#limit - waited);
-    }, delay);
+    }, Math.min(delay, MAX_TIMER_MS));
   }
 
   #interrupt(why: LineInterruption): void {

@@ -72,3 +72,15 @@ Deno.test("a failing body throws its error", async () => {
   using reader = new LineReader(failing, 60, new AbortController().signal);
   await assert.rejects(() => all(reader), /connection reset/);
 });
+
+Deno.test("a limit longer than a timer can hold does not end the reading at once", async () => {
+  const body = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      controller.enqueue(encoder.encode("late\n"));
+      controller.close();
+    },
+  });
+  using reader = new LineReader(body, 1e8, new AbortController().signal);
+  assert.deepEqual(await all(reader), ["late", null]);
+});
