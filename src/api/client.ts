@@ -7,7 +7,6 @@
  * @module
  */
 
-import { linkSignals } from "../utils/signals.ts";
 import { getLogger } from "@logtape/logtape";
 import type { Credentials } from "./credentials.ts";
 import { InsecureBridge } from "./insecure_bridge.ts";
@@ -220,9 +219,10 @@ export class ApiClient implements Disposable {
       const item = await this.vault.acquire(options.signal);
       this.#last = item.credentials;
       const url = this.#url(item.credentials, options);
-      const what = `${method} ${url.pathname}${url.search}`;
+      // Described only when a line or an error needs it: the URL's getters cost on every request.
+      const describe = () => `${method} ${url.pathname}${url.search}`;
       this.counters.record(verb, resource);
-      logger.debug("Sending {what}.", { what });
+      logger.debug("Sending {what}.", () => ({ what: describe() }));
       let answer: Answer;
       const began = performance.now();
       try {
@@ -234,12 +234,12 @@ export class ApiClient implements Disposable {
         // A missing Deno permission (--allow-net) never heals by retrying: stop with Deno's own advice.
         if (error instanceof Deno.errors.NotCapable) throw error;
         const tls = diagnoseTls(error, item.credentials.server, item.credentials.source);
-        if (tls) this.#certificateRejected(what, tls);
-        if (attempt >= backoffs.length) throw new ApiConnectionError(what, error, tls?.message);
+        if (tls) this.#certificateRejected(describe(), tls);
+        if (attempt >= backoffs.length) throw new ApiConnectionError(describe(), error, tls?.message);
         const delay = backoffs[attempt];
         if (!tls) {
           logger.warn("{what} could not reach the API server ({error}); retrying in {delay} s.", {
-            what,
+            what: describe(),
             error: describeCause(error),
             delay,
           });
@@ -253,7 +253,7 @@ export class ApiClient implements Disposable {
 
       const text = answer.text ?? await response.text();
       const status = parseStatus(text);
-      const error = apiErrorFor(what, response.status, status, text);
+      const error = apiErrorFor(describe(), response.status, status, text);
       if (error instanceof ApiTooManyRequestsError) error.retryAfter = retryAfter(response.headers, status);
       if (error instanceof ApiUnauthorizedError) {
         // Fixed credentials get one refresh (rotated tokens); vault entries give way to the next ones.
@@ -269,7 +269,11 @@ export class ApiClient implements Disposable {
         const asked = retryAfter(response.headers, status);
         if (asked !== undefined && (asked > delay || this.#networking.enforceRetryAfter)) delay = asked;
       }
-      logger.warn("{what} failed with HTTP {code}; retrying in {delay} s.", { what, code: response.status, delay });
+      logger.warn("{what} failed with HTTP {code}; retrying in {delay} s.", {
+        what: describe(),
+        code: response.status,
+        delay,
+      });
       await sleep(delay, options.signal);
     }
   }
@@ -302,12 +306,14 @@ export class ApiClient implements Disposable {
     totalTimeout: number | null,
     streaming: boolean,
   ): Promise<Answer> {
-    const headers = new Headers({ Accept: options.accept ?? "application/json" });
+    // A plain record: `fetch` copies headers into its own list anyway, and a `Headers` object is
+    // copied through its iterator (a visible part of each request's CPU in the profiles).
+    const headers: Record<string, string> = { Accept: options.accept ?? "application/json" };
     const authorization = await credentials.authorization();
-    if (authorization) headers.set("Authorization", authorization);
+    if (authorization) headers.Authorization = authorization;
     let body: string | undefined;
     if (options.body !== undefined) {
-      headers.set("Content-Type", options.contentType ?? "application/json");
+      headers["Content-Type"] = options.contentType ?? "application/json";
       body = JSON.stringify(options.body);
     }
     const connectTimeout = options.connectTimeout === undefined
@@ -316,43 +322,37 @@ export class ApiClient implements Disposable {
     const setting = options.connectTimeout === undefined
       ? "settings.networking.connectTimeout"
       : "settings.watching.connectTimeout";
-    const timeouts = new AbortController();
-    // Not `AbortSignal.any()`: a stream whose combined signal is collected never learns of its abort.
-    const aborter = linkSignals(timeouts.signal, options.signal);
-    const connectTimer = connectTimeout === null ? undefined : setTimeout(
-      () => timeouts.abort(new Error(`no response within ${connectTimeout} s (${setting})`)),
-      connectTimeout * 1000,
-    );
-    const totalTimer = totalTimeout === null ? undefined : setTimeout(
-      () =>
-        timeouts.abort(
-          new Error(`the request took longer than ${totalTimeout} s (settings.networking.requestTimeout)`),
-        ),
-      totalTimeout * 1000,
-    );
+    // One controller per request, aborted by the caller's signal or by the deadline; one timer for
+    // both timeouts (see `RequestDeadline`). Both used to be pairs: timers, and a controller linked
+    // to another through listeners — per request and attempt.
+    const controller = new AbortController();
+    const caller = options.signal;
+    const follow = caller ? () => controller.abort(caller.reason) : undefined;
+    if (caller?.aborted) controller.abort(caller.reason);
+    else if (follow) caller!.addEventListener("abort", follow, { once: true });
+    const deadline = new RequestDeadline(controller, connectTimeout, setting, totalTimeout);
+    const release = () => {
+      deadline.clear();
+      if (follow) caller!.removeEventListener("abort", follow);
+    };
     try {
       const response = await fetch(url, {
         method,
         headers,
         body,
         client: await this.#client(transport, credentials, streaming),
-        signal: aborter.signal,
+        signal: controller.signal,
       });
-      clearTimeout(connectTimer);
-      if (totalTimer === undefined) return { response, status: response.status };
+      deadline.connected();
+      if (totalTimeout === null) return { response, status: response.status };
       // The total timeout also covers reading the body; it is cleared once the body is consumed.
       // The text travels beside the response rather than in a new `Response` around it: that
       // copy (its headers, body stream and text decoding again) was a visible part of each request's CPU.
-      const text = await response.text().finally(() => {
-        clearTimeout(totalTimer);
-        aborter[Symbol.dispose]();
-      });
+      const text = await response.text().finally(release);
       return { response, status: response.status, text };
     } catch (error) {
-      clearTimeout(connectTimer);
-      clearTimeout(totalTimer);
-      aborter[Symbol.dispose]();
-      throw timeouts.signal.aborted ? timeouts.signal.reason : error;
+      release();
+      throw deadline.expired ?? error;
     }
   }
 
@@ -414,15 +414,31 @@ export class ApiClient implements Disposable {
   }
 
   #url(credentials: Credentials, options: RequestOptions): URL {
-    const url = new URL(credentials.server.replace(/\/+$/, "") + options.path);
+    let text = credentials.server.replace(/\/+$/, "") + options.path;
+    const query = options.query;
+    // The query is joined once: each `searchParams.set()` re-serialises the whole URL (per request,
+    // that showed in the profiles). A path with its own query keeps the key-by-key replacement.
+    const joined = query && !options.path.includes("?");
+    if (joined) {
+      const params = new URLSearchParams();
+      for (const key in query) {
+        const value = query[key];
+        if (value !== undefined) params.append(key, String(value));
+      }
+      const search = params.toString();
+      if (search) text += "?" + search;
+    }
+    const url = new URL(text);
     if (bridged(credentials)) {
       // Plain HTTP into the bridge, which does the TLS: the port must survive the scheme change.
       const port = url.port || "443";
       url.protocol = "http:";
       url.port = port;
     }
-    for (const [key, value] of Object.entries(options.query ?? {})) {
-      if (value !== undefined) url.searchParams.set(key, String(value));
+    if (!joined) {
+      for (const [key, value] of Object.entries(query ?? {})) {
+        if (value !== undefined) url.searchParams.set(key, String(value));
+      }
     }
     return url;
   }
@@ -440,6 +456,74 @@ function closeTransport(transport: Transport): void {
   transport.streams = undefined;
   transport.bridge?.then((bridge) => bridge.close(), () => {});
   transport.bridge = undefined;
+}
+
+/**
+ * The timeouts of one request on one timer, armed once for the common request: at the earlier of
+ * the connect and the total timeout. When it fires after the headers have arrived, the connect
+ * timeout no longer applies, and it is armed again for what is left of the total one (the body is
+ * still being read). Timers are costly here (each `setTimeout`/`clearTimeout` showed in the profiles
+ * of every request): a request used to make two and clear two.
+ */
+class RequestDeadline {
+  /** Why the request was aborted by a timeout, if it was. */
+  expired: Error | undefined;
+  readonly #controller: AbortController;
+  readonly #started = performance.now();
+  readonly #connect: number | null;
+  readonly #setting: string;
+  readonly #total: number | null;
+  #connected = false;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(controller: AbortController, connect: number | null, setting: string, total: number | null) {
+    this.#controller = controller;
+    this.#connect = connect;
+    this.#setting = setting;
+    this.#total = total;
+    const first = connect === null ? total : total === null ? connect : Math.min(connect, total);
+    if (first !== null) this.#arm(first * 1000);
+  }
+
+  /** The headers have arrived: the connect timeout no longer applies, the total one still does. */
+  connected(): void {
+    this.#connected = true;
+    // A stream has no total timeout: nothing is left to watch for.
+    if (this.#total === null) this.clear();
+  }
+
+  /** The request is over: no timeout applies any more. */
+  clear(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #arm(ms: number): void {
+    // Timers take at most 2^31-1 ms (longer ones fire at once): a longer timeout is re-checked then.
+    this.#timer = setTimeout(() => this.#fire(), Math.min(Math.max(0, ms), 2 ** 31 - 1));
+  }
+
+  #fire(): void {
+    const elapsed = performance.now() - this.#started;
+    // The connect timeout applies until the headers arrive; the total one until the end.
+    const connect = this.#connected ? null : this.#connect;
+    const total = this.#total;
+    const due = connect === null ? total : total === null ? connect : Math.min(connect, total);
+    if (due === null) return;
+    // Not due yet: the headers came in time (the rest of the total is left), or the timer was capped.
+    if (elapsed + 1 < due * 1000) {
+      this.#arm(due * 1000 - elapsed);
+    } else if (connect !== null && (total === null || connect < total)) {
+      this.#expire(new Error(`no response within ${connect} s (${this.#setting})`));
+    } else {
+      this.#expire(new Error(`the request took longer than ${total} s (settings.networking.requestTimeout)`));
+    }
+  }
+
+  #expire(error: Error): void {
+    this.expired = error;
+    this.#controller.abort(error);
+  }
 }
 
 /** Decodes a `Status` body, if the text is one. */

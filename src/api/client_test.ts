@@ -113,6 +113,47 @@ Deno.test("a request that takes longer than the request timeout fails as a conne
   await assert.rejects(() => api.client.request({ path: "/slow" }), /requestTimeout/);
 });
 
+Deno.test("a server that sends no headers within the connect timeout fails with the connect timeout's message", async () => {
+  await using api = new FakeApi(async () => {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    return json({});
+  }, { requestTimeout: 5, connectTimeout: 0.1, errorBackoffs: [] });
+  await assert.rejects(
+    () => api.client.request({ path: "/slow" }),
+    /no response within 0.1 s \(settings.networking.connectTimeout\)/,
+  );
+});
+
+Deno.test("headers in time but a body slower than the request timeout fail with the request timeout", async () => {
+  // The connect timeout passes with the headers; the total one still limits reading the body.
+  await using api = new FakeApi(() => {
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        controller.enqueue(new TextEncoder().encode("{}"));
+        controller.close();
+      },
+    });
+    return new Response(body, { headers: { "Content-Type": "application/json" } });
+  }, { requestTimeout: 0.3, connectTimeout: 0.1, errorBackoffs: [] });
+  await assert.rejects(() => api.client.request({ path: "/slow-body" }), /took longer than 0.3 s/);
+});
+
+Deno.test("a request answered in time is not aborted later by its timeouts", async () => {
+  await using api = new FakeApi(() => json({ ok: true }), { requestTimeout: 0.2, connectTimeout: 0.1 });
+  assert.deepEqual(await api.client.request({ path: "/fast" }), { ok: true });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(api.requests.length, 1);
+});
+
+Deno.test("timeouts longer than a timer can hold do not abort a request at once", async () => {
+  await using api = new FakeApi(async () => {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    return json({ ok: true });
+  }, { requestTimeout: 1e8, connectTimeout: 1e7 });
+  assert.deepEqual(await api.client.request({ path: "/patient" }), { ok: true });
+});
+
 Deno.test("JSON bodies, content types and query parameters are sent as given", async () => {
   let received: { type: string | null; body: string; query: string } | undefined;
   await using api = new FakeApi(async (request, url) => {

@@ -16,7 +16,7 @@ import { FailureReports } from "./failure_reports.ts";
 import { reconnectDelay } from "./reconnect_backoff.ts";
 import { diagnoseTls } from "./tls_diagnosis.ts";
 import { WatchHealth } from "./watch_health.ts";
-import { LineSplitter } from "./lines.ts";
+import { LineReader } from "./lines.ts";
 import { resourcePath } from "./paths.ts";
 import type { KubernetesList, KubernetesObject } from "../model/body.ts";
 import { apiVersionOf, type Resource, resourceName } from "../model/resource.ts";
@@ -291,19 +291,14 @@ export class Watcher implements AsyncIterable<WatchEvent> {
       });
       this.health.connected();
       if (!response.body) return "ended";
-      const lines = response.body.pipeThrough(new TextDecoderStream()).pipeThrough(new LineSplitter()).getReader();
-      try {
-        for (;;) {
-          const next = await readWithin(lines, this.#settings.inactivityTimeout, signal);
-          if (next === "aborted") return "ended";
-          if (next === "timeout") return "stalled";
-          if (next.done) return "ended";
-          const outcome = this.#receive(next.value);
-          if (outcome === "gone") return "gone";
-          if (outcome) yield outcome;
-        }
-      } finally {
-        lines.cancel().catch(() => {});
+      using lines = new LineReader(response.body, this.#settings.inactivityTimeout, signal);
+      for (;;) {
+        const line = await lines.next();
+        if (line === "aborted" || line === null) return "ended";
+        if (line === "timeout") return "stalled";
+        const outcome = this.#receive(line);
+        if (outcome === "gone") return "gone";
+        if (outcome) yield outcome;
       }
     } catch (error) {
       // The client timeout is a planned end of the request, not a failure.
@@ -392,30 +387,6 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     logger.info("The resourceVersion of {name} is gone (410); relisting.", { name: this.#name });
     this.state.resourceVersion = null;
     this.health.relists++;
-  }
-}
-
-/** Reads the next line, or gives up after `seconds` without one. */
-async function readWithin(
-  reader: ReadableStreamDefaultReader<string>,
-  seconds: number,
-  signal: AbortSignal,
-): Promise<ReadableStreamReadResult<string> | "timeout" | "aborted"> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<"timeout">((resolve) => timer = setTimeout(() => resolve("timeout"), seconds * 1000));
-  // The abort is watched here too, not only through the response: a stream must end when told.
-  const stop = new AbortController();
-  const aborted = new Promise<"aborted">((resolve) => {
-    if (signal.aborted) resolve("aborted");
-    signal.addEventListener("abort", () => resolve("aborted"), { once: true, signal: stop.signal });
-  });
-  const read = reader.read();
-  read.catch(() => {}); // If the timeout wins, the abandoned read rejects when the stream is cancelled.
-  try {
-    return await Promise.race([read, timeout, aborted]);
-  } finally {
-    clearTimeout(timer);
-    stop.abort();
   }
 }
 

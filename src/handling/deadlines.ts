@@ -37,10 +37,14 @@ export async function runWithDeadline<T>(
   work: (signal: AbortSignal) => Promise<T> | T,
   limits: AttemptLimits,
 ): Promise<T> {
+  if (limits.deadline === undefined) {
+    // No deadline, no controller of its own to abort: the handler's signal follows the caller's alone.
+    using linked = linkSignals(limits.signal);
+    return await work(linked.signal);
+  }
   const timeout = new AbortController();
   using linked = linkSignals(limits.signal, timeout.signal);
   const running = (async () => await work(linked.signal))();
-  if (limits.deadline === undefined) return await running;
 
   let settled = false;
   const outcome = running.finally(() => settled = true);

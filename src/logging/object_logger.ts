@@ -26,7 +26,11 @@ export function objectRef(body: KubernetesObject): ObjectRef {
   return { apiVersion: body.apiVersion, kind: body.kind, name, uid, namespace };
 }
 
+/** Looked up once: `getLogger()` walks the category tree, and an object logger is made per cycle. */
+const OBJECTS = getLogger(["kopf", "objects"]);
+
 /** A logger whose records carry the object's reference; given to resource handlers as `logger`. */
+
 export class ObjectLogger extends LogTapeHandlerLogger {
   /**
    * @param body the object the messages are about.
@@ -34,6 +38,6 @@ export class ObjectLogger extends LogTapeHandlerLogger {
    */
   constructor(body: KubernetesObject, options: { local?: boolean } = {}) {
     const properties = options.local ? { object: objectRef(body), local: true } : { object: objectRef(body) };
-    super(getLogger(["kopf", "objects"]).with(properties));
+    super(OBJECTS.with(properties));
   }
 }

@@ -6,7 +6,7 @@
  */
 
 import type { JsonObject, JsonValue, KubernetesObject } from "./body.ts";
-import { deepEqual, type Diff, type DiffItem, resolveField } from "./diff.ts";
+import { deepEqual, type Diff, type DiffItem } from "./diff.ts";
 
 /** Stanzas that the API server drops when they become empty: not an inconsistency. */
 const DROPPED_WHEN_EMPTY = new Set(["metadata.labels", "metadata.annotations", "metadata.finalizers"]);
@@ -18,21 +18,24 @@ const DROPPED_WHEN_EMPTY = new Set(["metadata.labels", "metadata.annotations", "
  */
 export function patchInconsistencies(patch: JsonObject, body: KubernetesObject): Diff {
   const found: DiffItem[] = [];
-  const walk = (value: JsonValue, path: string[]) => {
+  // The body is walked along with the patch (`actual`: the body's value at `path`, `undefined` when
+  // absent), rather than resolved from its root for every field of the patch.
+  const walk = (value: JsonValue, path: string[], actual: unknown) => {
     if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-      const entries = Object.entries(value);
-      if (entries.length === 0) {
+      const keys = Object.keys(value);
+      if (keys.length === 0) {
         // `{}` in a merge-patch creates an object where there is none.
-        const actual = resolveField(body, path);
-        if (actual === null || typeof actual !== "object") found.push(["add", path, actual ?? null, {}]);
+        if (actual === null || typeof actual !== "object") found.push(["add", path, (actual ?? null) as JsonValue, {}]);
         return;
       }
-      for (const [key, item] of entries) walk(item, [...path, key]);
+      const mapping = isMapping(actual) ? actual : undefined;
+      for (const key of keys) {
+        walk(value[key], [...path, key], mapping && Object.hasOwn(mapping, key) ? mapping[key] : undefined);
+      }
       return;
     }
-    const actual = resolveField(body, path);
     if (value === null) {
-      if (actual !== undefined && actual !== null) found.push(["remove", path, actual, null]);
+      if (actual !== undefined && actual !== null) found.push(["remove", path, actual as JsonValue, null]);
       return;
     }
     if (actual === undefined) {
@@ -42,8 +45,12 @@ export function patchInconsistencies(patch: JsonObject, body: KubernetesObject):
       }
       return;
     }
-    if (!deepEqual(actual, value)) found.push(["change", path, actual, value]);
+    if (!deepEqual(actual as JsonValue, value)) found.push(["change", path, actual as JsonValue, value]);
   };
-  walk(patch, []);
+  walk(patch, [], body);
   return found;
+}
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
 }

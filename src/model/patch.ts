@@ -48,7 +48,10 @@ export class Patch {
 
   /** True when sending it would change nothing. */
   get empty(): boolean {
-    return Object.keys(this.toMergePatch()).length === 0;
+    // Without rendering (a deep copy): asked before every handler attempt. What the rendering
+    // keeps is exactly a defined value directly in one of the stanzas (an empty object inside counts).
+    const { labels, annotations, ...restOfMetadata } = this.metadata;
+    return [this.other, restOfMetadata, labels, annotations, this.spec, this.status].every(undefinedOnly);
   }
 
   /** The whole merge-patch, without empty stanzas. */
@@ -87,6 +90,14 @@ export class Patch {
     this.status = {};
     for (const key of Object.keys(this.other)) delete this.other[key];
   }
+}
+
+/** Whether a mapping has no keys other than those holding `undefined`. */
+function undefinedOnly(mapping: { [key: string]: unknown }): boolean {
+  for (const key in mapping) {
+    if (Object.hasOwn(mapping, key) && mapping[key] !== undefined) return false;
+  }
+  return true;
 }
 
 /**

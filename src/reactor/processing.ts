@@ -115,11 +115,14 @@ export async function processObject(
   memory.background?.update(body, idleTimers(deps) ? essenceOf(body, deps) : undefined);
 
   if (work.kind === "event") {
-    const event = { type: work.type, object: body };
-    const context = () => ({ ...resourceContext(body, { ...extra, param: undefined }), event, type: work.type });
-    const handlers = eventHandlersFor(deps.eventHandlers, body, context);
-    // Event handlers' lines are never posted as Kubernetes Events: they run for every event.
-    await runEventHandlers(handlers, event, { ...extra, logger: new ObjectLogger(body, { local: true }) });
+    // Without event handlers, no event, context or logger of their own is made (once per cycle each).
+    if (deps.eventHandlers.length) {
+      const event = { type: work.type, object: body };
+      const context = () => ({ ...resourceContext(body, { ...extra, param: undefined }), event, type: work.type });
+      const handlers = eventHandlersFor(deps.eventHandlers, body, context);
+      // Event handlers' lines are never posted as Kubernetes Events: they run for every event.
+      await runEventHandlers(handlers, event, { ...extra, logger: new ObjectLogger(body, { local: true }) });
+    }
     if (work.type === "DELETED") return {};
   }
   const changing = deps.changeHandlers.length > 0;

@@ -1,0 +1,86 @@
+import assert from "node:assert/strict";
+import { LineReader } from "./lines.ts";
+
+const encoder = new TextEncoder();
+
+/** A body that delivers the chunks, then stays open (`open`) or ends. */
+function body(chunks: Uint8Array[], open = false): ReadableStream<Uint8Array> {
+  return new ReadableStream({
+    pull(controller) {
+      const chunk = chunks.shift();
+      if (chunk) controller.enqueue(chunk);
+      else if (!open) controller.close();
+      else return new Promise(() => {});
+    },
+  });
+}
+
+async function all(reader: LineReader): Promise<(string | null)[]> {
+  const lines: (string | null)[] = [];
+  for (;;) {
+    const line = await reader.next();
+    lines.push(line);
+    if (line === null || line === "timeout" || line === "aborted") return lines;
+  }
+}
+
+Deno.test("lines split across chunks, several in one chunk, a last one without a break, blanks dropped", async () => {
+  const bytes = encoder.encode('{"a":"é"}\n\n  {"b":2}\r\n{"c"');
+  // Split inside the two-byte "é": the decoder keeps the half character for the next chunk.
+  const split = bytes.indexOf(0xc3) + 1;
+  using reader = new LineReader(
+    body([bytes.slice(0, split), bytes.slice(split), encoder.encode(":3}")]),
+    10,
+    new AbortController().signal,
+  );
+  assert.deepEqual(await all(reader), ['{"a":"é"}', '{"b":2}', '{"c":3}', null]);
+});
+
+Deno.test("a read that waits longer than the limit ends with a timeout", async () => {
+  using reader = new LineReader(body([encoder.encode("one\n")], true), 0.05, new AbortController().signal);
+  assert.deepEqual(await all(reader), ["one", "timeout"]);
+});
+
+Deno.test("the time the caller spends between reads does not count towards the limit", async () => {
+  using reader = new LineReader(
+    body([encoder.encode("one\n"), encoder.encode("two\n")]),
+    0.05,
+    new AbortController().signal,
+  );
+  assert.deepEqual(await reader.next(), "one");
+  await new Promise((resolve) => setTimeout(resolve, 120));
+  assert.deepEqual(await all(reader), ["two", null]);
+});
+
+Deno.test("an abort ends a pending read at once, and a reader made after it reads nothing", async () => {
+  const controller = new AbortController();
+  using reader = new LineReader(body([], true), 60, controller.signal);
+  const pending = reader.next();
+  controller.abort();
+  assert.deepEqual(await pending, "aborted");
+  using late = new LineReader(body([encoder.encode("x\n")]), 60, controller.signal);
+  assert.deepEqual(await late.next(), "aborted");
+});
+
+Deno.test("a failing body throws its error", async () => {
+  const failing = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(encoder.encode("one\n"));
+      controller.error(new Error("connection reset"));
+    },
+  });
+  using reader = new LineReader(failing, 60, new AbortController().signal);
+  await assert.rejects(() => all(reader), /connection reset/);
+});
+
+Deno.test("a limit longer than a timer can hold does not end the reading at once", async () => {
+  const body = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      controller.enqueue(encoder.encode("late\n"));
+      controller.close();
+    },
+  });
+  using reader = new LineReader(body, 1e8, new AbortController().signal);
+  assert.deepEqual(await all(reader), ["late", null]);
+});
