@@ -28,6 +28,7 @@ import {
 } from "./errors.ts";
 import { NetworkingSettings } from "../settings/networking.ts";
 import { sleep } from "../utils/sleep.ts";
+import { Slots } from "../utils/slots.ts";
 
 const logger = getLogger(["kopf", "api"]);
 
@@ -116,6 +117,7 @@ export class ApiClient implements Disposable {
   /** Every request attempt sent so far, by verb and resource. */
   readonly counters: RequestCounters = new RequestCounters();
   readonly #networking: NetworkingSettings;
+  readonly #slots = new Slots(null, "settings.networking.concurrentRequests");
   readonly #transports = new Map<Credentials, Transport>();
   readonly #unsubscribe: () => void;
   #last: Credentials | undefined;
@@ -287,11 +289,15 @@ export class ApiClient implements Disposable {
     totalTimeout: number | null,
     streaming: boolean,
   ): Promise<Answer> {
+    // Streams are long-lived and few (one per resource): only requests take slots.
+    this.#slots.limit = this.#networking.concurrentRequests;
+    const release = streaming ? undefined : await this.#slots.take(options.signal);
     const transport = this.#transport(item.credentials);
     transport.pending++;
     try {
       return await this.#fetchWith(transport, item.credentials, url, method, options, totalTimeout, streaming);
     } finally {
+      release?.();
       transport.pending--;
       // A response already under way keeps its connection after its client is closed.
       if (transport.dropped && transport.pending === 0) closeTransport(transport);
