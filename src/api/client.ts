@@ -57,6 +57,12 @@ export interface RequestOptions {
    * Absent: `settings.networking.connectTimeout`.
    */
   connectTimeout?: number | null;
+  /**
+   * Sent at once, without waiting for a slot of `settings.networking.concurrentRequests`: for the
+   * few requests with a deadline that must not queue behind a burst of object patches (Lease
+   * renewals, peering keep-alives).
+   */
+  urgent?: boolean;
 }
 
 /** A problem that makes every request to the API server fail, as the client last saw it. */
@@ -289,9 +295,9 @@ export class ApiClient implements Disposable {
     totalTimeout: number | null,
     streaming: boolean,
   ): Promise<Answer> {
-    // Streams are long-lived and few (one per resource): only requests take slots.
+    // Streams are long-lived and few (one per resource): only requests take slots, urgent ones excepted.
     this.#slots.limit = this.#networking.concurrentRequests;
-    const release = streaming ? undefined : await this.#slots.take(options.signal);
+    const release = streaming || options.urgent ? undefined : await this.#slots.take(options.signal);
     const transport = this.#transport(item.credentials);
     transport.pending++;
     try {

@@ -186,3 +186,17 @@ Deno.test("a request waiting for a slot is cancelled by its signal without being
   await first;
   assert.equal(sent, 1);
 });
+
+Deno.test("an urgent request is sent at once while every slot is taken", async () => {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => release = resolve);
+  await using api = new FakeApi(async (_request, url) => {
+    if (url.pathname === "/held") await held;
+    return json({ path: url.pathname });
+  }, { concurrentRequests: 1 });
+  const first = api.client.request({ path: "/held" });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.deepEqual(await api.client.request({ path: "/lease", urgent: true }), { path: "/lease" });
+  release();
+  await first;
+});
