@@ -211,6 +211,24 @@ Deno.test("networking.requestTimeout: requests that take longer fail after their
   }
 });
 
+Deno.test("networking.concurrentRequests 1: many requests at once are all answered; failed and timed-out ones give their slot back", async () => {
+  const { credentials } = await testCluster();
+  const networking = new NetworkingSettings();
+  networking.concurrentRequests = 1;
+  networking.errorBackoffs = [];
+  using client = new ApiClient(credentials, { networking });
+  const answers = await Promise.all(
+    Array.from({ length: 20 }, () => client.request<{ kind: string }>({ path: "/api/v1/namespaces/default" })),
+  );
+  assert.deepEqual(new Set(answers.map((answer) => answer.kind)), new Set(["Namespace"]));
+  await assert.rejects(client.request({ path: "/api/v1/namespaces/no-such-namespace-here" }), /404|not found/i);
+  networking.requestTimeout = 0.001;
+  await assert.rejects(client.request({ path: "/api/v1/namespaces" }), /requestTimeout/);
+  networking.requestTimeout = 30;
+  assert.equal((await client.request<{ kind: string }>({ path: "/api/v1/namespaces/default" })).kind, "Namespace");
+  assert.equal(client.counters.count({ verb: "get" }), 23);
+});
+
 Deno.test("a startup handler sets the finalizer, turns posting off and shortens the request timeout: all apply (21)", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "configured");

@@ -26,6 +26,7 @@ import {
 } from "./errors.ts";
 import { NetworkingSettings } from "../settings/networking.ts";
 import { sleep } from "../utils/sleep.ts";
+import { Slots } from "../utils/slots.ts";
 
 const logger = getLogger(["kopf", "api"]);
 
@@ -54,6 +55,12 @@ export interface RequestOptions {
    * Absent: `settings.networking.connectTimeout`.
    */
   connectTimeout?: number | null;
+  /**
+   * Sent at once, without waiting for a slot of `settings.networking.concurrentRequests`: for the
+   * few requests with a deadline that must not queue behind a burst of object patches (Lease
+   * renewals, peering keep-alives).
+   */
+  urgent?: boolean;
 }
 
 /** A problem that makes every request to the API server fail, as the client last saw it. */
@@ -114,6 +121,7 @@ export class ApiClient implements Disposable {
   /** Every request attempt sent so far, by verb and resource. */
   readonly counters: RequestCounters = new RequestCounters();
   readonly #networking: NetworkingSettings;
+  readonly #slots = new Slots(null, "settings.networking.concurrentRequests");
   readonly #transports = new Map<Credentials, Transport>();
   readonly #unsubscribe: () => void;
   #last: Credentials | undefined;
@@ -286,11 +294,15 @@ export class ApiClient implements Disposable {
     totalTimeout: number | null,
     streaming: boolean,
   ): Promise<Answer> {
+    // Streams are long-lived and few (one per resource): only requests take slots, urgent ones excepted.
+    this.#slots.limit = this.#networking.concurrentRequests;
+    const release = streaming || options.urgent ? undefined : await this.#slots.take(options.signal);
     const transport = this.#transport(item.credentials);
     transport.pending++;
     try {
       return await this.#fetchWith(transport, item.credentials, url, method, options, totalTimeout, streaming);
     } finally {
+      release?.();
       transport.pending--;
       // A response already under way keeps its connection after its client is closed.
       if (transport.dropped && transport.pending === 0) closeTransport(transport);

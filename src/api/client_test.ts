@@ -184,3 +184,60 @@ Deno.test("requests are counted under the resource their path addresses", () => 
   assert.equal(resourceOfPath("/apis"), "/apis");
   assert.equal(resourceOfPath("/version"), "/version");
 });
+
+Deno.test("at most settings.networking.concurrentRequests requests are under way at once; streams take no slot", async () => {
+  let inFlight = 0;
+  let peak = 0;
+  const opened: Promise<void>[] = [];
+  await using api = new FakeApi(async (_request, url) => {
+    if (url.searchParams.has("watch")) return json({});
+    inFlight++;
+    peak = Math.max(peak, inFlight);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    inFlight--;
+    return json({ path: url.pathname });
+  }, { concurrentRequests: 3 });
+  // A stream held open while the requests run must not take one of the three slots.
+  const stream = await api.client.open({ path: "/stream", query: { watch: true } });
+  opened.push(stream.body!.cancel());
+  const answers = await Promise.all(
+    Array.from({ length: 12 }, (_, index) => api.client.request<{ path: string }>({ path: `/x${index}` })),
+  );
+  await Promise.all(opened);
+  assert.deepEqual(answers.map((answer) => answer.path), Array.from({ length: 12 }, (_, index) => `/x${index}`));
+  assert.equal(peak, 3);
+});
+
+Deno.test("a request waiting for a slot is cancelled by its signal without being sent", async () => {
+  let sent = 0;
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => release = resolve);
+  await using api = new FakeApi(async () => {
+    sent++;
+    await held;
+    return json({});
+  }, { concurrentRequests: 1 });
+  const first = api.client.request({ path: "/first" });
+  const controller = new AbortController();
+  const second = api.client.request({ path: "/second", signal: controller.signal });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  controller.abort(new Error("stopping"));
+  await assert.rejects(second, /stopping/);
+  release();
+  await first;
+  assert.equal(sent, 1);
+});
+
+Deno.test("an urgent request is sent at once while every slot is taken", async () => {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => release = resolve);
+  await using api = new FakeApi(async (_request, url) => {
+    if (url.pathname === "/held") await held;
+    return json({ path: url.pathname });
+  }, { concurrentRequests: 1 });
+  const first = api.client.request({ path: "/held" });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.deepEqual(await api.client.request({ path: "/lease", urgent: true }), { path: "/lease" });
+  release();
+  await first;
+});

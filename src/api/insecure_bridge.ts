@@ -11,8 +11,7 @@
  * @module
  */
 
-import * as net from "node:net";
-import * as tls from "node:tls";
+import type * as net from "node:net";
 import { join } from "node:path";
 
 /** What the bridge presents to the server. */
@@ -51,6 +50,8 @@ export class InsecureBridge {
    * @returns The bridge, listening.
    */
   static async open(server: URL, material: BridgeTls = {}): Promise<InsecureBridge> {
+    // Loaded here, for the rare kubeconfig that skips verification: Node's sockets cost every other operator ~4 MiB.
+    const [net, tls] = await Promise.all([import("node:net"), import("node:tls")]);
     const host = server.hostname.replace(/^\[(.*)\]$/, "$1");
     const port = Number(server.port || 443);
     const name = material.serverName ?? host;

@@ -25,7 +25,6 @@
  */
 
 import { delimiter, join } from "node:path";
-import { parse as parseYaml } from "yaml";
 import { encodeBase64 } from "./connection_info.ts";
 import {
   basicAuthorization,
@@ -133,9 +132,11 @@ export async function loadKubeconfig(options: KubeconfigOptions = {}): Promise<C
 async function loadFiles(location: KubeconfigLocation, label: string): Promise<Kubeconfig> {
   const merged: Kubeconfig = { currentContext: undefined, clusters: new Map(), users: new Map(), contexts: new Map() };
   const missing: string[] = [];
+  // Loaded here, not with the module: an operator in a Pod reads no kubeconfig and saves the parser's ~5 MiB.
+  const { parse } = await import("yaml");
   for (const file of location.files) {
     const text = await readKubeconfigFile(file, location.files.length > 1 ? missing : undefined);
-    if (text !== undefined) mergeInto(merged, parseKubeconfig(text, file));
+    if (text !== undefined) mergeInto(merged, parseKubeconfig(parse, text, file));
   }
   if (missing.length === location.files.length) {
     throw new CredentialsError(
@@ -162,7 +163,7 @@ async function readKubeconfigFile(path: string, missing?: string[]): Promise<str
   }
 }
 
-function parseKubeconfig(text: string, file: string): Fields {
+function parseKubeconfig(parseYaml: typeof import("yaml").parse, text: string, file: string): Fields {
   const where = `kubeconfig ${file}`;
   let doc: unknown;
   try {

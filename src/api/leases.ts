@@ -41,7 +41,7 @@ export interface LeaseTarget {
  * @param signal Cancels the request.
  */
 export function getLease(client: ApiClient, target: LeaseTarget, signal?: AbortSignal): Promise<Lease> {
-  return client.request<Lease>({ path: resourcePath(LEASES, target), signal });
+  return client.request<Lease>({ path: resourcePath(LEASES, target), signal, urgent: true });
 }
 
 /**
@@ -63,6 +63,7 @@ export function createLease(
     path: resourcePath(LEASES, { namespace: target.namespace }),
     body: { apiVersion: LEASE_API_VERSION, kind: "Lease", metadata: { name: target.name }, spec },
     signal,
+    urgent: true,
   });
 }
 
@@ -87,5 +88,6 @@ export function replaceLease(client: ApiClient, seen: Lease, spec: LeaseSpec, si
     path: resourcePath(LEASES, { namespace, name }),
     body: { apiVersion: LEASE_API_VERSION, kind: "Lease", metadata: seen.metadata, spec },
     signal,
+    urgent: true,
   });
 }

@@ -213,6 +213,8 @@ export async function writePeers(
       body: { status: records },
       contentType: "application/merge-patch+json",
       signal,
+      // Keep-alives expire: they must not wait behind a burst of object patches.
+      urgent: true,
     });
   } catch (error) {
     if (error instanceof ApiNotFoundError) throw notFound(target, error);

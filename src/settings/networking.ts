@@ -17,4 +17,12 @@ export class NetworkingSettings {
   errorBackoffs: number[] = [1, 1, 2, 3, 5, 8, 13, 21];
   /** Always wait as long as the server's `Retry-After` says, even when the backoff is longer. */
   enforceRetryAfter = false;
+  /**
+   * How many requests (not watch streams) are under way at once; the others wait, in order, before
+   * their timeouts start. `null`: no limit (as Kopf). With no limit, 1,000 objects found at start
+   * are 1,000 PATCHes in flight at once, whose buffers stay in the process's memory afterwards
+   * (~20 MiB of the malloc heap, measured); the API server answers no sooner when more requests
+   * queue inside it than in the operator.
+   */
+  concurrentRequests: number | null = 32;
 }

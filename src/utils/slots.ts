@@ -1,0 +1,122 @@
+/**
+ * A counted limit on work done at once: whoever takes a slot while all are taken waits, in the
+ * order of arrival, until one is given back. It knows nothing of what it limits.
+ *
+ * @module
+ */
+
+/**
+ * At most `limit` holders at once (`null`: no limit); the others wait first come, first served.
+ *
+ * @example
+ * ```ts
+ * import { Slots } from "./slots.ts";
+ * const slots = new Slots(1);
+ * const first = await slots.take();
+ * const second = slots.take(); // waits for the first to be given back
+ * first();
+ * (await second)();
+ * ```
+ */
+export class Slots {
+  #limit: number | null;
+  readonly #what: string;
+  #taken = 0;
+  /** The waiters in order of arrival; a cancelled one leaves its place empty. */
+  readonly #waiters: ((() => void) | undefined)[] = [];
+  #head = 0;
+
+  /**
+   * @param limit How many holders at once; `null` for no limit.
+   * @param what Where the limit comes from, for the error about a wrong one (e.g. a setting's name).
+   */
+  constructor(limit: number | null, what = "The limit of slots") {
+    this.#what = what;
+    this.#limit = this.#checked(limit);
+  }
+
+  /** How many holders at once; changing it lets waiters in at once when it grows. */
+  get limit(): number | null {
+    return this.#limit;
+  }
+
+  set limit(limit: number | null) {
+    if (limit === this.#limit) return;
+    this.#limit = this.#checked(limit);
+    this.#admit();
+  }
+
+  /** How many slots are taken now. */
+  get taken(): number {
+    return this.#taken;
+  }
+
+  /** How many wait for a slot now. */
+  get waiting(): number {
+    let waiting = 0;
+    for (let index = this.#head; index < this.#waiters.length; index++) if (this.#waiters[index]) waiting++;
+    return waiting;
+  }
+
+  /**
+   * Takes a slot, waiting for one if all are taken.
+   *
+   * @param signal Stops the waiting: the promise rejects with its reason and holds no slot.
+   * @returns The function that gives the slot back (calling it again does nothing).
+   */
+  take(signal?: AbortSignal): Promise<() => void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.#free()) {
+      this.#taken++;
+      return Promise.resolve(this.#release());
+    }
+    return new Promise((resolve, reject) => {
+      const index = this.#waiters.length;
+      const abort = () => {
+        this.#waiters[index] = undefined;
+        reject(signal!.reason);
+      };
+      this.#waiters.push(() => {
+        signal?.removeEventListener("abort", abort);
+        resolve(this.#release());
+      });
+      signal?.addEventListener("abort", abort, { once: true });
+    });
+  }
+
+  #free(): boolean {
+    return this.#limit === null || this.#taken < this.#limit;
+  }
+
+  #release(): () => void {
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.#taken--;
+      this.#admit();
+    };
+  }
+
+  #admit(): void {
+    while (this.#head < this.#waiters.length && this.#free()) {
+      const waiter = this.#waiters[this.#head];
+      this.#waiters[this.#head++] = undefined;
+      if (!waiter) continue;
+      this.#taken++;
+      waiter();
+    }
+    // The array is compacted only once drained, so that places stay fixed while cancellations refer to them.
+    if (this.#head === this.#waiters.length) {
+      this.#waiters.length = 0;
+      this.#head = 0;
+    }
+  }
+
+  #checked(limit: number | null): number | null {
+    if (limit !== null && !(Number.isInteger(limit) && limit >= 1)) {
+      throw new RangeError(`${this.#what} must be a whole number of at least 1, or null for no limit; it is ${limit}.`);
+    }
+    return limit;
+  }
+}

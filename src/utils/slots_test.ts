@@ -1,0 +1,70 @@
+import assert from "node:assert/strict";
+import { Slots } from "./slots.ts";
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+Deno.test("at most the limit of holders at once; the others get slots in the order they came", async () => {
+  const slots = new Slots(2);
+  const order: number[] = [];
+  const releases = await Promise.all([slots.take(), slots.take()]);
+  const waiting = [3, 4, 5].map((n) => slots.take().then((release) => (order.push(n), release)));
+  await settle();
+  assert.equal(slots.taken, 2);
+  assert.equal(slots.waiting, 3);
+  assert.deepEqual(order, []);
+  releases[0]();
+  releases[0](); // a second call gives nothing back again
+  await settle();
+  assert.deepEqual(order, [3]);
+  assert.equal(slots.taken, 2);
+  releases[1]();
+  await settle();
+  assert.deepEqual(order, [3, 4]);
+  for (const release of await Promise.all(waiting.slice(0, 2))) release();
+  await settle();
+  assert.deepEqual(order, [3, 4, 5]);
+  (await waiting[2])();
+  assert.equal(slots.taken, 0);
+  assert.equal(slots.waiting, 0);
+});
+
+Deno.test("a waiter whose signal aborts is rejected with the reason, holds nothing, and is skipped", async () => {
+  const slots = new Slots(1);
+  const held = await slots.take();
+  const controller = new AbortController();
+  const cancelled = slots.take(controller.signal);
+  const next = slots.take();
+  controller.abort(new Error("stopping"));
+  await assert.rejects(cancelled, /stopping/);
+  await assert.rejects(slots.take(controller.signal), /stopping/);
+  assert.equal(slots.waiting, 1);
+  held();
+  (await next)();
+  assert.equal(slots.taken, 0);
+});
+
+Deno.test("no limit lets everyone in; raising the limit lets waiters in at once", async () => {
+  const unlimited = new Slots(null);
+  const all = await Promise.all(Array.from({ length: 100 }, () => unlimited.take()));
+  assert.equal(unlimited.taken, 100);
+  for (const release of all) release();
+
+  const slots = new Slots(1);
+  const first = await slots.take();
+  const second = slots.take();
+  await settle();
+  assert.equal(slots.waiting, 1);
+  slots.limit = 2;
+  (await second)();
+  first();
+  assert.equal(slots.taken, 0);
+});
+
+Deno.test("a wrong limit is refused with the name of where it came from", () => {
+  assert.throws(
+    () => new Slots(0, "settings.networking.concurrentRequests"),
+    /settings\.networking\.concurrentRequests.*0/,
+  );
+  const slots = new Slots(1, "settings.networking.concurrentRequests");
+  assert.throws(() => (slots.limit = 1.5), /whole number of at least 1, or null/);
+});
