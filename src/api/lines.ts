@@ -49,7 +49,9 @@ export class LineReader implements Disposable {
       this.#interrupted = "aborted";
       return;
     }
-    // Detached through an AbortController (once per body, not per line): see signals.ts.
+    // Watched here, not left to the request's signal: once a fetch's Response has been collected, Deno no longer
+    // carries that signal's abort to the body (a cut watch then streams on). Detached through an AbortController
+    // (once per body, not per line): see signals.ts.
     signal.addEventListener("abort", () => this.#interrupt("aborted"), { once: true, signal: this.#detach.signal });
     this.#arm(this.#limit);
   }
