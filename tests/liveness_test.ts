@@ -10,18 +10,13 @@ import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import { freshNamespace, settle, testCluster, waitFor } from "./support/cluster.ts";
-import { freePort } from "./support/environment.ts";
+import { freePort, getJson } from "./support/environment.ts";
 import { KopfProcess } from "./support/kopf_process.ts";
 import { runOperator } from "./support/operator.ts";
 import { TcpProxy } from "./support/tcp_proxy.ts";
 
 const CLI = new URL("../cli/main.ts", import.meta.url).pathname;
 const ROOT = new URL("..", import.meta.url).pathname;
-
-async function get(url: string): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(url);
-  return { status: response.status, body: await response.json() };
-}
 
 Deno.test("kopf run -L: GET answers the probes' results as JSON, recomputed once per probingMaxAge (19.3)", async () => {
   const { client } = await testCluster();
@@ -33,13 +28,13 @@ Deno.test("kopf run -L: GET answers the probes' results as JSON, recomputed once
     { KOPF_TEST_PROBING_MAX_AGE: "1.5" }, // set by the startup handler
   );
   await operator.waitForLine(/Serving health status at/);
-  const first = await get(url);
+  const first = await getJson(url);
   assert.equal(first.status, 200);
   assert.deepEqual(Object.keys(first.body), ["now"]);
   assert.ok(!Number.isNaN(Date.parse(first.body.now as string)));
-  assert.deepEqual(await get(url), first, "cached");
+  assert.deepEqual(await getJson(url), first, "cached");
   await new Promise((resolve) => setTimeout(resolve, 1700));
-  const later = await get(url);
+  const later = await getJson(url);
   assert.equal(later.status, 200);
   assert.notEqual(later.body.now, first.body.now, "recomputed after probingMaxAge");
   assert.equal((await fetch(url.replace("/healthz", "/other"))).status, 404);
@@ -91,14 +86,14 @@ Deno.test("liveness answers 500 naming the stream once a watch has failed for lo
   try {
     const url = operator.running.liveness!;
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/healthz$/);
-    assert.deepEqual(await get(url), { status: 200, body: { alive: true } });
+    assert.deepEqual(await getJson(url), { status: 200, body: { alive: true } });
     await settle(5);
-    assert.deepEqual(await get(url), { status: 200, body: { alive: true } }, "quiet but alive beyond the bound");
+    assert.deepEqual(await getJson(url), { status: 200, body: { alive: true } }, "quiet but alive beyond the bound");
 
     const cut = Date.now();
     await proxy[Symbol.asyncDispose](); // The API server is unreachable from now on.
     const answer = await waitFor("a 500 from the liveness endpoint", async () => {
-      const answer = await get(url);
+      const answer = await getJson(url);
       return answer.status === 500 ? answer : undefined;
     }, 30);
     const streams = answer.body.streams as Record<string, { failingSince: string; lastError: string; reason: string }>;

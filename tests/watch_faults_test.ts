@@ -15,7 +15,7 @@ import { createSelfSignedCertificates } from "../src/kits/certificates.ts";
 import { renderKubeconfig } from "../src/kits/local_cluster/kubeconfig.ts";
 import { WatchingSettings } from "../src/settings/watching.ts";
 import { createExample, freshNamespace, KOPFEXAMPLES, settle, testCluster, waitFor } from "./support/cluster.ts";
-import { freePort } from "./support/environment.ts";
+import { freePort, getJson } from "./support/environment.ts";
 import { FaultProxy } from "./support/fault_proxy.ts";
 import { LivenessSampler } from "./support/liveness_sampler.ts";
 import { captureLogs } from "./support/logs.ts";
@@ -67,11 +67,6 @@ async function watchThroughProxy(
 async function bearerToken(): Promise<string> {
   const { credentials } = await testCluster();
   return (await credentials.authorization())!.replace(/^Bearer /, "");
-}
-
-async function get(url: string): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(url);
-  return { status: response.status, body: await response.json() };
 }
 
 Deno.test("a storm of watch ERROR events backs off and is logged at a bounded rate, then the stream recovers (issue 11.3)", async () => {
@@ -197,7 +192,7 @@ Deno.test("liveness answers 500 during a freeze and an ERROR storm, naming the s
       const back = Date.now();
       await waitFor(
         `${fault.kind}: liveness 200 again`,
-        async () => (await get(operator.running.liveness!)).status === 200 || undefined,
+        async () => (await getJson(operator.running.liveness!)).status === 200 || undefined,
         40,
       );
       await settle(4);
@@ -236,7 +231,7 @@ Deno.test("a kubeconfig with the wrong CA: one ERROR saying what is wrong and wh
   try {
     const answer = await waitFor("a 500 from the liveness endpoint", async () => {
       try {
-        const answer = await get(liveness);
+        const answer = await getJson(liveness);
         return answer.status === 500 ? answer : undefined;
       } catch {
         return undefined; // not listening yet

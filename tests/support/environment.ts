@@ -1,6 +1,6 @@
 /**
  * Test helpers for the process's surroundings: a temporary folder and temporarily set environment
- * variables, both undone afterwards, and a free loopback port.
+ * variables, both undone afterwards, a free loopback port, and a GET of a local JSON endpoint.
  *
  * @module
  */
@@ -11,6 +11,12 @@ export function freePort(): number {
   const port = listener.addr.port;
   listener.close();
   return port;
+}
+
+/** GETs a local JSON endpoint (a probe, a metrics server): its status code and parsed body. */
+export async function getJson(url: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(url);
+  return { status: response.status, body: await response.json() };
 }
 
 /** Runs `fn` with a fresh temporary folder, removed afterwards. */
