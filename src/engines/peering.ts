@@ -59,7 +59,10 @@ export interface PeeringOptions {
   namespaces: readonly string[];
   /** Called on every change of {@linkcode Peering.paused} after start (not for the initial value). */
   onChange: (paused: boolean) => void;
-  /** Aborting stops everything at once, without removing own records. */
+  /**
+   * Aborting interrupts the start and ends the loops; close() still removes own records, since a
+   * keep-alive may have been written before the abort.
+   */
   signal?: AbortSignal;
 }
 
@@ -76,7 +79,6 @@ export class Peering {
   readonly #watching: WatchingSettings;
   readonly #identity: string;
   readonly #onChange: (paused: boolean) => void;
-  readonly #external: AbortSignal | undefined;
   /** Aborted by close(). */
   readonly #own = new AbortController();
   /** Aborted by close() or by the caller's signal: ends every loop. */
@@ -109,7 +111,6 @@ export class Peering {
     this.#watching = options.watching;
     this.#identity = options.identity;
     this.#onChange = options.onChange;
-    this.#external = options.signal;
     this.#namespaces = [...options.namespaces];
     this.#stop = linkSignals(options.signal, this.#own.signal);
   }
@@ -159,8 +160,8 @@ export class Peering {
 
   /**
    * Stops everything, then removes own records (`status.<identity>: null`) from every peering
-   * object (unless the signal aborted, or `keepRecords`: a record that others write too, as the
-   * replicas of a leader election do); failures are logged, not thrown. The first call decides.
+   * object (unless `keepRecords`: a record that others write too, as the replicas of a leader
+   * election do); failures are logged, not thrown. The first call decides.
    *
    * @param options `keepRecords`: stop without removing own records; they expire by themselves.
    */
@@ -170,7 +171,7 @@ export class Peering {
   }
 
   async #shutdown(keepRecords: boolean): Promise<void> {
-    const removing = !keepRecords && !this.#external?.aborted && this.#crd === "found";
+    const removing = !keepRecords && this.#crd === "found";
     this.#own.abort();
     this.#wakeUp();
     const targets = [...this.#targets.values()];

@@ -21,6 +21,9 @@ import { PeeringNotFoundError, peeringResource, type PeeringTarget, touchPeer, w
 
 const logger = getLogger(["kopf", "peering"]);
 
+/** How long a stop waits for a keep-alive in flight before it aborts it (seconds). */
+const KEEP_ALIVE_GRACE = 5;
+
 /** The peering settings as read at start: later changes to the settings object do not matter. */
 export interface PeeringConfig {
   name: string;
@@ -103,6 +106,12 @@ export class TargetPeering {
   #missing = false;
   /** Ends the sleep between keep-alives early. */
   #nap: AbortController | undefined;
+  /**
+   * Aborts a keep-alive in flight, a moment after the stop: an aborted request may still be applied
+   * by the server, after the removal of the record that follows the stop, and bring the record back.
+   */
+  readonly #writes = new AbortController();
+  #writesGrace: ReturnType<typeof setTimeout> | undefined;
 
   /** Prepares it; nothing runs until {@linkcode TargetPeering.start}. */
   constructor(target: PeeringTarget, context: TargetContext) {
@@ -111,7 +120,10 @@ export class TargetPeering {
     this.firstEvaluation = new Promise((resolve) => this.#evaluatedOnce = resolve);
     this.#abort = linkSignals(context.signal, this.#own.signal);
     // A pending recheck must not outlive the peering, also when only the caller's signal aborts.
-    this.#abort.signal.addEventListener("abort", () => clearTimeout(this.#recheck), { once: true });
+    this.#abort.signal.addEventListener("abort", () => {
+      clearTimeout(this.#recheck);
+      this.#writesGrace = setTimeout(() => this.#writes.abort(), KEEP_ALIVE_GRACE * 1000);
+    }, { once: true });
   }
 
   /** Starts the watch stream and the keep-alives. */
@@ -120,12 +132,16 @@ export class TargetPeering {
     this.#track(this.#keepAlive());
   }
 
-  /** Stops the watch stream and the keep-alives (the record stays: removing it is the caller's choice). */
+  /**
+   * Stops the watch stream and the keep-alives, after a keep-alive in flight (for up to
+   * {@linkcode KEEP_ALIVE_GRACE} s); the record stays: removing it is the caller's choice.
+   */
   async stop(): Promise<void> {
     this.#own.abort();
     clearTimeout(this.#recheck);
     this.#evaluatedOnce();
     while (this.#tasks.size) await Promise.allSettled([...this.#tasks]);
+    clearTimeout(this.#writesGrace);
     this.#abort[Symbol.dispose]();
   }
 
@@ -171,7 +187,7 @@ export class TargetPeering {
     while (!signal.aborted) {
       try {
         const record = buildPeerRecord({ priority: config.priority, lifetime: config.lifetime });
-        await touchPeer(client, this.target, identity, record, signal);
+        await touchPeer(client, this.target, identity, record, this.#writes.signal);
         this.#missing = false;
         if (!config.stealth) logger.debug("Keep-alive in {where}: ok.", { where: where(this.target) });
       } catch (error) {

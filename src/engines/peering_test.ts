@@ -12,8 +12,12 @@ import { keepAliveInterval } from "./peering_target.ts";
 class PeeringFake implements AsyncDisposable {
   crd = true;
   object: KubernetesObject | undefined;
-  /** The bodies of the PATCH requests received. */
+  /** The bodies of the PATCH requests applied, in order. */
   readonly patches: { status: Record<string, unknown> }[] = [];
+  /** While set, keep-alives (PATCHes with a record of "me") wait for it before they are applied. */
+  hold: Promise<void> | undefined;
+  /** How many keep-alives have arrived, applied or held. */
+  keepAlivesReceived = 0;
   readonly api: FakeApi;
   readonly #streams = new Set<ReadableStreamDefaultController<Uint8Array>>();
   #version = 1;
@@ -65,6 +69,10 @@ class PeeringFake implements AsyncDisposable {
       }
       if (path === "/apis/kopf.dev/v1/clusterkopfpeerings/default" && request.method === "PATCH" && this.crd) {
         const body = await request.json();
+        if (body.status?.me) {
+          this.keepAlivesReceived++;
+          await this.hold;
+        }
         this.patches.push(body);
         if (!this.object) {
           return json({ kind: "Status", code: 404, reason: "NotFound", details: { name: "default" } }, 404);
@@ -309,6 +317,34 @@ Deno.test("peering: keep-alives are logged unless stealthy; 'not found' is logge
     await peering.close();
   }
   await configureLogging({ level: "warning", write: () => {} });
+});
+
+Deno.test("peering: a stop with a keep-alive in flight waits for it, then removes the record: the removal is the last write", async () => {
+  await using fake = new PeeringFake({ status: {} });
+  let release!: () => void;
+  fake.hold = new Promise((resolve) => release = resolve);
+  // The operator's stop aborts this signal before it closes the peering.
+  const stop = new AbortController();
+  const peering = await Peering.start({
+    client: fake.api.client,
+    settings: settings(),
+    watching: new WatchingSettings(),
+    identity: "me",
+    namespaces: [],
+    onChange: () => {},
+    signal: stop.signal,
+  });
+  await until("the first keep-alive to arrive", () => fake.keepAlivesReceived === 1);
+  stop.abort();
+  const closing = peering.close();
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(fake.patches.length, 0, "nothing is written while the keep-alive is in flight");
+  release();
+  await closing;
+  assert.deepEqual(
+    fake.patches.map((patch) => patch.status.me === null ? "removal" : "keep-alive"),
+    ["keep-alive", "removal"],
+  );
 });
 
 Deno.test("peering: standalone → no requests at all, never paused", async () => {
