@@ -27,7 +27,10 @@
  *
  * Usage: `deno run -A bench/compare.ts [--rounds 3] [--objects 500,5000] [--memory 1000,10000]
  * [--burst 500] [--lifecycle 100] [--idle 30] [--restart-at 1000] [--only ours,lean,kopf,raw]
- * [--kopf-version 1.45.2] [--logs DIR]`
+ * [--kopf-version 1.45.2] [--logs DIR] [--before DIR]`
+ *
+ * `--before DIR` adds the contestant `before` (name it in `--only`): the CLI of another checkout
+ * (`git worktree add DIR <commit>`) with the default storages, for before/after tables in one run.
  *
  * @module
  */
@@ -58,6 +61,7 @@ const { values } = parseArgs({
     only: { type: "string", default: "ours,lean,kopf,raw" },
     "kopf-version": { type: "string", default: "1.45.2" },
     logs: { type: "string" },
+    before: { type: "string" },
   },
 });
 const numbers = (text: string) => text.split(",").filter(Boolean).map(Number);
@@ -80,6 +84,9 @@ const caFile = join(logs, "ca.pem");
 await Deno.writeTextFile(caFile, cluster.caCert);
 
 let names = values.only.split(",") as ContestantName[];
+if (names.includes("before") !== (values.before !== undefined)) {
+  throw new Error("The `before` contestant and --before go together: --before DIR --only before,ours,… .");
+}
 let python: string | undefined;
 if (names.includes("kopf")) {
   const installation = await ensurePythonKopf(values["kopf-version"]);
@@ -90,7 +97,7 @@ if (names.includes("kopf")) {
     python = installation.python;
   }
 }
-const all = contestants({ cluster, caFile, python, root: new URL("..", import.meta.url) });
+const all = contestants({ cluster, caFile, python, root: new URL("..", import.meta.url), before: values.before });
 const chosen = names.map((name) => all[name]);
 const results = new Results(names);
 console.error(`Logs of every process: ${logs}`);

@@ -6,11 +6,12 @@
  * @module
  */
 
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { LocalCluster } from "../testing.ts";
 
 /** Who is compared. */
-export type ContestantName = "ours" | "lean" | "kopf" | "raw";
+export type ContestantName = "ours" | "lean" | "kopf" | "raw" | "before";
 
 /** What the process handles: one create handler, or create, update and delete handlers. */
 export type Mode = "create" | "lifecycle";
@@ -50,6 +51,8 @@ export interface Setup {
   readonly python?: string;
   /** The repository's root. */
   readonly root: URL;
+  /** A checkout of an earlier commit, whose CLI runs as `before` (default storages). */
+  readonly before?: string;
 }
 
 /** The contestants by name. */
@@ -57,24 +60,27 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
   const root = fileURLToPath(setup.root);
   const fixture = (mode: Mode, extension: string) => `bench/fixtures/compare_${mode}.${extension}`;
   const kubeconfig = { KUBECONFIG: setup.cluster.kubeconfig };
-  const ours = (name: "ours" | "lean"): Contestant => ({
+  // An earlier checkout runs this checkout's fixture with its own import map: `@kopf/kopf` is its own.
+  const ours = (name: "ours" | "lean" | "before", checkout = root): Contestant => ({
     name,
     start: (mode, namespace, log) =>
-      spawn(log, root, Deno.execPath(), [
+      spawn(log, checkout, Deno.execPath(), [
         "run",
         "-A",
         "--v8-flags=--max-semi-space-size=2",
+        `--config=${join(checkout, "deno.json")}`,
         "cli/main.ts",
         "run",
         "--standalone",
         "-n",
         namespace,
-        fixture(mode, "ts"),
+        join(root, fixture(mode, "ts")),
       ], { ...kubeconfig, KOPF_BENCH_STORAGE: name === "lean" ? "lean" : "default" }),
   });
   return {
     ours: ours("ours"),
     lean: ours("lean"),
+    before: ours("before", setup.before ?? root),
     kopf: {
       name: "kopf",
       start: (mode, namespace, log) => {

@@ -1,6 +1,6 @@
 /**
  * The figures of bench/compare.ts: samples per contestant and metric, printed as one Markdown
- * table of medians with the ratios ours/Kopf and ours/raw.
+ * table of medians with the ratios ours/Kopf and ours/raw (and ours/before with `before`).
  *
  * @module
  */
@@ -126,7 +126,8 @@ export class Results {
   #ratioNames(): string[] {
     const mine = (["ours", "lean"] as const).filter((name) => this.#names.includes(name));
     const theirs = (["kopf", "raw"] as const).filter((name) => this.#names.includes(name));
-    return mine.flatMap((name) => theirs.map((other) => `${name}/${other}`));
+    const progress = this.#names.includes("before") && this.#names.includes("ours") ? ["ours/before"] : [];
+    return [...progress, ...mine.flatMap((name) => theirs.map((other) => `${name}/${other}`))];
   }
 
   #median(name: ContestantName, key: string): number | undefined {
