@@ -29,19 +29,20 @@ async function proxied(): Promise<{ proxy: FaultProxy; kubeconfig: string }> {
 }
 
 /**
- * A Watcher of kopfexamples in `namespace` (default settings) through a fresh fault proxy, collecting its
+ * A Watcher of kopfexamples in `namespace` (default settings unless given) through a fresh fault proxy, collecting its
  * events; returned once the listing is done and a watch request is open. Disposing stops the stream and
  * then the proxy.
  */
 async function watchThroughProxy(
   namespace: string,
+  settings: WatchingSettings = new WatchingSettings(),
 ): Promise<{ proxy: FaultProxy; watcher: Watcher; events: WatchEvent[] } & AsyncDisposable> {
   const { proxy, kubeconfig } = await proxied();
   const watching = new ApiClient(await loadKubeconfig({ path: kubeconfig }));
   const controller = new AbortController();
   const watcher = new Watcher(watching, KOPFEXAMPLES, {
     namespace,
-    settings: new WatchingSettings(),
+    settings,
     signal: controller.signal,
   });
   const events: WatchEvent[] = [];
@@ -150,6 +151,28 @@ Deno.test("429 with Retry-After is honoured and 403 backs off like any failure, 
       undefined,
     30,
   );
+});
+
+Deno.test("with serverTimeout, a frozen watch request is resumed once the server should have ended it, not after inactivityTimeout", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "frozen");
+  const settings = new WatchingSettings();
+  settings.serverTimeout = 3;
+  settings.inactivityTimeout = 300;
+  await using stream = await watchThroughProxy(namespace, settings);
+  const { proxy, watcher, events } = stream;
+  // The open request gets no more bytes, also after the freeze: only the client can end it.
+  proxy.set({ kind: "freeze" });
+  await settle(2);
+  proxy.set({ kind: "forward" });
+  await createExample(client, namespace, "after-freeze");
+  // The bound is serverTimeout + 10 s; with inactivityTimeout alone the object comes after 300 s.
+  await waitFor(
+    "the object created after the freeze",
+    () => events.some((event) => event.type === "ADDED" && event.object.metadata.name === "after-freeze") || undefined,
+    60,
+  );
+  assert.equal(watcher.health.stalls, 1, "one stall");
 });
 
 Deno.test("liveness answers 500 during a freeze and an ERROR storm, naming the stream and why, and 200 after each (issue 11.4)", async () => {

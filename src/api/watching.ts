@@ -85,6 +85,12 @@ export interface WatchOptions {
 type Outcome = "ended" | "gone" | "stalled";
 
 /**
+ * Seconds past `serverTimeout` that a watch request may stay silent before it counts as stalled:
+ * the server ends it on schedule, so a longer silence is a connection that no longer delivers.
+ */
+const SERVER_END_GRACE = 10;
+
+/**
  * One list+watch stream of one resource in one namespace (or cluster-wide), iterated with
  * `for await`. The iteration ends only when the signal aborts.
  *
@@ -140,10 +146,8 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         let delay = this.#settings.reconnectBackoff;
         if (outcome === "stalled") {
           this.health.stalls++;
-          const seconds = this.#settings.inactivityTimeout;
-          delay = this.#failure(
-            new Error(`no event or bookmark for ${seconds} s (settings.watching.inactivityTimeout)`),
-          );
+          const { seconds, why } = this.#silenceBound();
+          delay = this.#failure(new Error(`no event or bookmark for ${seconds} s (${why})`));
         } else if (Date.now() - started < this.#quickEnd()) {
           // A server or proxy that ends streams at once would make this a busy loop: a failure too.
           delay = this.#failure(new Error("the server ended the watch request at once"));
@@ -291,7 +295,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
       });
       this.health.connected();
       if (!response.body) return "ended";
-      using lines = new LineReader(response.body, this.#settings.inactivityTimeout, signal);
+      using lines = new LineReader(response.body, this.#silenceBound().seconds, signal);
       for (;;) {
         const line = await lines.next();
         if (line === "aborted" || line === null) return "ended";
@@ -375,6 +379,18 @@ export class Watcher implements AsyncIterable<WatchEvent> {
       properties: { name: this.#name, problem: described, diagnosis: tls?.message, delay: Math.round(delay * 10) / 10 },
     }, fresh);
     return delay;
+  }
+
+  /** How long a watch request may stay silent before it counts as stalled, and which setting says so. */
+  #silenceBound(): { seconds: number; why: string } {
+    const { inactivityTimeout, serverTimeout } = this.#settings;
+    if (serverTimeout !== null && serverTimeout + SERVER_END_GRACE < inactivityTimeout) {
+      return {
+        seconds: serverTimeout + SERVER_END_GRACE,
+        why: `settings.watching.serverTimeout + ${SERVER_END_GRACE} s`,
+      };
+    }
+    return { seconds: inactivityTimeout, why: "settings.watching.inactivityTimeout" };
   }
 
   /** A watch request shorter than this is a failure, not an end on schedule. */

@@ -6,7 +6,11 @@
 
 /** How list+watch streams behave. */
 export class WatchingSettings {
-  /** Seconds asked from the server per watch request (`timeoutSeconds`); `null`: the server decides. */
+  /**
+   * Seconds asked from the server per watch request (`timeoutSeconds`); `null`: the server decides.
+   * When set, a request silent for 10 s longer than this counts as stalled (if that is sooner than
+   * `inactivityTimeout`): the server should have ended it.
+   */
   serverTimeout: number | null = null;
   /** Seconds after which the client closes a watch request and resumes it; `null`: never. */
   clientTimeout: number | null = null;
@@ -17,7 +21,8 @@ export class WatchingSettings {
   connectTimeout: number | null = null;
   /**
    * Seconds without any event or bookmark after which a stream counts as stalled and is resumed
-   * from its last resourceVersion. Kubernetes sends bookmarks about once a minute, hence 70.
+   * from its last resourceVersion. Kubernetes sends bookmarks about once a minute, hence 70. With
+   * `serverTimeout`, the bound is at most `serverTimeout` + 10 s.
    */
   inactivityTimeout = 70;
   /** Seconds before a stream's next watch request after the server ended one on schedule. */
