@@ -65,6 +65,15 @@ async function watchThroughProxy(
   return { proxy, watcher, events, [Symbol.asyncDispose]: stop };
 }
 
+/** Waits up to `seconds` for the stream's ADDED event of the object `name`. */
+async function waitForAdded(events: WatchEvent[], name: string, what: string, seconds: number): Promise<void> {
+  await waitFor(
+    what,
+    () => events.some((event) => event.type === "ADDED" && event.object.metadata.name === name) || undefined,
+    seconds,
+  );
+}
+
 async function bearerToken(): Promise<string> {
   const { credentials } = await testCluster();
   return (await credentials.authorization())!.replace(/^Bearer /, "");
@@ -90,11 +99,7 @@ Deno.test("a storm of watch ERROR events backs off and is logged at a bounded ra
 
   proxy.set({ kind: "forward" });
   await createExample(client, namespace, "after-storm");
-  await waitFor(
-    "the object created after the storm",
-    () => events.some((event) => event.type === "ADDED" && event.object.metadata.name === "after-storm") || undefined,
-    30,
-  );
+  await waitForAdded(events, "after-storm", "the object created after the storm", 30);
   assert.equal(watcher.health.failures, 0, "the run of failures ends with an event");
 });
 
@@ -111,11 +116,7 @@ Deno.test("after each of three 20-s outages (503 to everything) the stream resum
     const name = `after-outage-${round}`;
     await createExample(client, namespace, name);
     // A pause that grew to 12.8–25.6 s during the outage would sleep past this bound; half the outage does not.
-    await waitFor(
-      `the object created after outage ${round}`,
-      () => events.some((event) => event.type === "ADDED" && event.object.metadata.name === name) || undefined,
-      12,
-    );
+    await waitForAdded(events, name, `the object created after outage ${round}`, 12);
     resumed.push(name);
     await settle(15);
   }
@@ -144,13 +145,7 @@ Deno.test("429 with Retry-After is honoured and 403 backs off like any failure, 
 
   proxy.set({ kind: "forward" });
   await createExample(client, namespace, "after-throttling");
-  await waitFor(
-    "the object created after the faults",
-    () =>
-      events.some((event) => event.type === "ADDED" && event.object.metadata.name === "after-throttling") ||
-      undefined,
-    30,
-  );
+  await waitForAdded(events, "after-throttling", "the object created after the faults", 30);
 });
 
 Deno.test("with serverTimeout, a frozen watch request is resumed once the server should have ended it, not after inactivityTimeout", async () => {
@@ -167,11 +162,7 @@ Deno.test("with serverTimeout, a frozen watch request is resumed once the server
   proxy.set({ kind: "forward" });
   await createExample(client, namespace, "after-freeze");
   // The bound is serverTimeout + 10 s; with inactivityTimeout alone the object comes after 300 s.
-  await waitFor(
-    "the object created after the freeze",
-    () => events.some((event) => event.type === "ADDED" && event.object.metadata.name === "after-freeze") || undefined,
-    60,
-  );
+  await waitForAdded(events, "after-freeze", "the object created after the freeze", 60);
   assert.equal(watcher.health.stalls, 1, "one stall");
 });
 
