@@ -11,6 +11,7 @@ import { applyPatch } from "../api/patching.ts";
 import type { KubernetesObject } from "../model/body.ts";
 import type { Indices } from "../model/index_store.ts";
 import { patchInconsistencies } from "../model/inconsistencies.ts";
+import { maskDiff, type SensitiveFields } from "../state/sensitive.ts";
 import { Patch } from "../model/patch.ts";
 import type { Resource } from "../model/resource.ts";
 import type { ObjectLogger } from "../logging/object_logger.ts";
@@ -36,6 +37,8 @@ export interface AttemptDeps {
   handlerTimeout?: number | null;
   /** The object's logger (one for all calls: the object's identity does not change). */
   logger: ObjectLogger;
+  /** The resource's fields whose values never reach the logs. */
+  sensitive: SensitiveFields;
 }
 
 /** How a call ended: done (success or ignored error), to be retried after `delay` seconds, or failed for good. */
@@ -138,7 +141,8 @@ async function deliver(patch: Patch, logger: ObjectLogger, deps: AttemptDeps): P
     const result = await applyPatch(deps.client, deps.resource, body, patch);
     const inconsistencies = result ? patchInconsistencies(wanted, result) : [];
     if (inconsistencies.length) {
-      logger.warning(`Patching failed with inconsistencies: ${JSON.stringify(inconsistencies)}`);
+      const shown = maskDiff(inconsistencies, deps.sensitive, body.metadata.uid ?? "");
+      logger.warning(`Patching failed with inconsistencies: ${JSON.stringify(shown)}`);
     }
   } catch (error) {
     logger.exception("Failed to patch the object with the results of a daemon or timer.", error);

@@ -38,6 +38,7 @@ import type { Settings } from "../settings/settings.ts";
 import type { ProgressRecord } from "../state/progress.ts";
 import type { ProgressStorage } from "../state/progress_storage.ts";
 import { resolveDiffBase } from "../state/essence_digest.ts";
+import { maskDiff, maskSensitive, type SensitiveFields } from "../state/sensitive.ts";
 import { CycleCheckpoints } from "./checkpoints.ts";
 
 const objectsLogger = getLogger(["kopf", "objects"]);
@@ -80,6 +81,8 @@ export interface CycleDeps {
   backgroundHandlers: readonly BackgroundHandler[];
   /** The operator's indexes, for the handlers' contexts. */
   indices: Indices;
+  /** The resource's fields whose values are masked in the diff-base, `old`/`new`/`diff` and logs. */
+  sensitive: SensitiveFields;
   signal: AbortSignal;
 }
 
@@ -132,8 +135,15 @@ export async function processObject(
   }
 
   // The progress storage's own fields never count as changes (as in Kopf).
-  const now = progressStorage.clear(diffbaseStorage.build(body, extraFields(deps.changeHandlers)));
-  const old = resolveDiffBase(diffbaseStorage.fetch(body), now);
+  const salt = body.metadata.uid ?? "";
+  const built = progressStorage.clear(diffbaseStorage.build(body, extraFields(deps.changeHandlers)));
+  const now = maskSensitive(built, deps.sensitive, salt);
+  const stored = diffbaseStorage.fetch(body);
+  const masked = maskSensitive(stored, deps.sensitive, salt);
+  // A diff-base with sensitive values in clear (written by Kopf, or before they were masked) is
+  // replaced in this cycle's patch, whatever else the cycle does; its meaning stays the same.
+  if (masked !== stored) diffbaseStorage.store(body, patch, masked!);
+  const old = resolveDiffBase(masked, now);
   const diff = diffOf(old, now);
   // Known once the cause is detected; filters of the cause's handlers see it (Kopf passes it too).
   const known: { reason?: Reason } = {};
@@ -323,7 +333,11 @@ async function send(
   // A patch that would set only what the object already has is not sent.
   if (Object.keys(wanted).length > 0 && patchInconsistencies(wanted, body).length > 0) {
     // The patch is a property, rendered only where a sink prints debug lines (not a JSON string per cycle).
-    objectsLogger.debug("Patching with: {patch}", { object: objectRef(body), local: true, patch: wanted });
+    objectsLogger.debug("Patching with: {patch}", {
+      object: objectRef(body),
+      local: true,
+      patch: maskSensitive(wanted, deps.sensitive, body.metadata.uid ?? ""),
+    });
     result = await applyMergePatch(deps.client, deps.resource, body, wanted, deps.signal).catch((error) => {
       throw error instanceof ApiUnprocessableError ? refused(error) : error;
     });
@@ -331,7 +345,9 @@ async function send(
     if (inconsistencies.length) {
       // Usually a schema pruning what handlers return: the CRD's status needs x-kubernetes-preserve-unknown-fields.
       new ObjectLogger(body, { local: true }).warning(
-        `Patching failed with inconsistencies: ${JSON.stringify(inconsistencies)}`,
+        `Patching failed with inconsistencies: ${
+          JSON.stringify(maskDiff(inconsistencies, deps.sensitive, body.metadata.uid ?? ""))
+        }`,
       );
     }
   }

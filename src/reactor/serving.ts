@@ -23,6 +23,7 @@ import { ObjectLogger } from "../logging/object_logger.ts";
 import type { KubernetesObject } from "../model/body.ts";
 import { type Resource, resourceName } from "../model/resource.ts";
 import type { Settings } from "../settings/settings.ts";
+import { sensitiveFieldsOf } from "../state/sensitive.ts";
 import type { Gate } from "../utils/gate.ts";
 import type { StreamHandle } from "./orchestration.ts";
 import { newMemory, type ObjectMemory, type ObjectWork, processObject } from "./processing.ts";
@@ -93,6 +94,7 @@ export function serveResource(deps: ServeDeps): StreamHandle {
     settings: settings.watching,
     signal,
   });
+  const sensitive = sensitiveFieldsOf(resource, settings.persistence.sensitiveFields);
   const handled = deps.events.length + deps.changes.length + deps.background.length > 0;
   const memories = new Map<string, ObjectMemory & { throttles?: number; throttledUntil?: number }>();
   const wakeups = new Map<string, ReturnType<typeof setTimeout>>();
@@ -105,6 +107,7 @@ export function serveResource(deps: ServeDeps): StreamHandle {
     changeHandlers: deps.changes,
     backgroundHandlers: deps.background,
     indices: indexes.indices,
+    sensitive,
     signal,
   };
   const backgroundFor = (uid: string, memory: ObjectMemory, object: KubernetesObject) =>
@@ -116,6 +119,7 @@ export function serveResource(deps: ServeDeps): StreamHandle {
       defaultBackoff: settings.execution.defaultBackoff,
       handlerTimeout: settings.execution.handlerTimeout,
       settings: settings.background,
+      sensitive,
       // Another look at the object, e.g. to release the finalizer once its daemons have exited.
       wake: () => {
         if (signal.aborted || memories.get(uid) !== memory) return;

@@ -44,6 +44,14 @@ export class PersistenceSettings {
    * the end of the cycle. Cycles faster than this write once, at their end.
    */
   checkpointDelay: number | null = 1;
+  /**
+   * Fields whose values are secret, in every resource (`"spec.password"` or `["spec", "password"]`),
+   * in addition to the `data` and `stringData` of Secrets, which always are. Their values never
+   * reach the diff-base or the framework's log lines: a salted digest (`sha256:…`, per key of a
+   * mapping) stands for each, so changes are still detected, and `old`, `new` and `diff` show the
+   * digests. Handlers read the values from `body`.
+   */
+  sensitiveFields: FieldSpec[] = [];
 
   /**
    * The lean preset: keeps the progress records (`status.kopf.progress.<id>`) and the diff-base
