@@ -25,8 +25,8 @@ Deno.test("the repository keeps the layers: no upward import, no import between 
   assert.ok(has("mod.ts", "src/reactor/operator.ts"));
   assert.ok(has("src/handling/registry.ts", "src/handling/handlers.ts"), "a type import is an edge");
   assert.ok(
-    has("src/reactor/processing.ts", "src/handling/execution.ts") ||
-      has("src/reactor/processing.ts", "src/handling/causes.ts"),
+    has("src/reactor/cycle_steps.ts", "src/handling/execution.ts") ||
+      has("src/reactor/cycle_steps.ts", "src/handling/causes.ts"),
   );
   assert.deepEqual(checkLayering(graph), []);
 });

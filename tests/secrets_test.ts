@@ -100,7 +100,8 @@ Deno.test("Secret values reach no annotation, log line, Event or metric; key cha
   assert.ok(events.items.length > 0, "the handlers' lines were posted as Events");
   const metrics = await (await fetch(url)).text();
   assert.match(metrics, /kopf_handler_runs_total/);
-  assertNowhere([first, second, other, token, legacy], {
+  assert.equal((s.data as Record<string, string>).generated, base64("generated-secret-value"));
+  assertNowhere([first, second, other, token, legacy, "generated-secret-value"], {
     "the annotations of s": JSON.stringify(s.metadata.annotations),
     "the annotations of legacy": JSON.stringify(legacyNow.metadata.annotations),
     "the annotations of e": JSON.stringify(example.metadata.annotations),

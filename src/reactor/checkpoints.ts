@@ -16,12 +16,15 @@ import type { Patch } from "../model/patch.ts";
 import type { Resource } from "../model/resource.ts";
 import { ObjectLogger } from "../logging/object_logger.ts";
 import type { Checkpoint } from "../handling/execution.ts";
+import { maskSensitive, type SensitiveFields } from "../state/sensitive.ts";
 
 /** What checkpoints need to write. */
 export interface CheckpointDeps {
   client: ApiClient;
   resource: Resource;
   signal: AbortSignal;
+  /** The resource's fields whose values never reach the logs. */
+  sensitive: SensitiveFields;
 }
 
 /** The checkpoints of one cycle, sent one after another; the cycle's last patch waits for them. */
@@ -69,7 +72,8 @@ export class CycleCheckpoints {
     if (text === this.#last || patchInconsistencies(wanted, this.#body).length === 0) return;
     this.#last = text;
     const logger = new ObjectLogger(this.#body, { local: true });
-    logger.debug(`A handler is still running; recording the handlers finished so far: ${text}`);
+    const shown = maskSensitive(wanted, this.#deps.sensitive, this.#body.metadata.uid ?? "");
+    logger.debug(`A handler is still running; recording the handlers finished so far: ${JSON.stringify(shown)}`);
     try {
       const { client, resource, signal } = this.#deps;
       const result = await applyPatch(client, resource, this.#body, patch, signal);

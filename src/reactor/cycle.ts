@@ -1,0 +1,173 @@
+/**
+ * One object's cycle as its steps see it: the object, what the operator remembers of it, the
+ * cycle's patch and logger, and — for the steps that depend on the stored state — the essences,
+ * their diff and the handlers' match, computed once when first asked for.
+ *
+ * @module
+ */
+
+import type { ApiClient } from "../api/client.ts";
+import type { JsonObject, KubernetesObject } from "../model/body.ts";
+import { type Diff, diff as diffOf } from "../model/diff.ts";
+import type { Indices } from "../model/index_store.ts";
+import { Patch } from "../model/patch.ts";
+import type { Resource } from "../model/resource.ts";
+import { ObjectLogger } from "../logging/object_logger.ts";
+import type { Reason } from "../handling/causes.ts";
+import { type Memo, resourceContext } from "../handling/context.ts";
+import type { FilterContext } from "../handling/filters.ts";
+import type { BackgroundHandler, ChangeHandler, EventHandler } from "../handling/handlers.ts";
+import type { Lifecycle } from "../handling/lifecycles.ts";
+import { backgroundHandlersFor, type ChangeMatch } from "../handling/selection.ts";
+import type { ObjectBackground } from "../engines/background.ts";
+import type { Settings } from "../settings/settings.ts";
+import { resolveDiffBase } from "../state/essence_digest.ts";
+import { maskSensitive, type SensitiveFields } from "../state/sensitive.ts";
+
+/** What the operator remembers about one object between its events. */
+export interface ObjectMemory {
+  /** The handlers' per-object memo. */
+  memo: Memo;
+  /** The object was first seen by the initial listing (so it may be resumed). */
+  noticedByListing: boolean;
+  /** A cycle has finished all handlers of a cause for it in this process (no resuming after that). */
+  fullyHandledOnce: boolean;
+  /** The resourceVersion of the operator's own last patch, until the watch has delivered it. */
+  expectedVersion?: string;
+  /** Until when (ms since the epoch) to wait for `expectedVersion` before handling anyway. */
+  consistencyDeadline?: number;
+  /** The object's daemons and timers, if its resource has any. */
+  background?: ObjectBackground;
+}
+
+/** Something for an object's queue: a watch event, or a wake-up to re-check delayed handlers. */
+export type ObjectWork =
+  | { kind: "event"; type: string | null; object: KubernetesObject; left?: boolean }
+  | { kind: "wakeup"; object: KubernetesObject };
+
+/** What a cycle needs besides the object. */
+export interface CycleDeps {
+  client: ApiClient;
+  resource: Resource;
+  settings: Settings;
+  lifecycle: Lifecycle;
+  eventHandlers: readonly EventHandler[];
+  changeHandlers: readonly ChangeHandler[];
+  /** The daemons and timers of the resource; an object's `memory.background` runs them. */
+  backgroundHandlers: readonly BackgroundHandler[];
+  /** The operator's indexes, for the handlers' contexts. */
+  indices: Indices;
+  /** The resource's fields whose values are masked in the diff-base, `old`/`new`/`diff` and logs. */
+  sensitive: SensitiveFields;
+  signal: AbortSignal;
+}
+
+/** The stored state of the object against its current one, for the steps that depend on it. */
+export interface CycleState {
+  /** The current essence (sensitive values masked). */
+  readonly now: JsonObject;
+  /** The last handled essence; `null` when the object was never handled. */
+  readonly old: JsonObject | null;
+  readonly diff: Diff;
+  /** What change handlers' filters look at. */
+  readonly match: ChangeMatch;
+  /** The object has a deletion timestamp. */
+  readonly deleting: boolean;
+  /** The operator's finalizer is on the object. */
+  readonly finalized: boolean;
+  /** The daemons and timers that should run for the object (those that ended on their own aside). */
+  readonly spawning: readonly BackgroundHandler[];
+}
+
+/** One cycle of one object: what its steps read, and the patch they fill. */
+export class Cycle {
+  /** The object as the work carries it. */
+  readonly body: KubernetesObject;
+  /** Everything the cycle writes besides the finalizer, sent once at its end. */
+  readonly patch: Patch = new Patch();
+  readonly logger: ObjectLogger;
+  /** The cause, once detected: the filters of the cause's handlers see it (Kopf passes it too). */
+  reason?: Reason;
+  #state?: CycleState;
+  #essences?: Pick<CycleState, "now" | "old" | "diff">;
+
+  constructor(readonly work: ObjectWork, readonly memory: ObjectMemory, readonly deps: CycleDeps) {
+    this.body = work.object;
+    this.logger = new ObjectLogger(this.body);
+    if (memory.expectedVersion !== undefined && this.body.metadata.resourceVersion === memory.expectedVersion) {
+      memory.expectedVersion = memory.consistencyDeadline = undefined;
+    }
+  }
+
+  /** The parts of the handlers' contexts that every handler of this cycle shares. */
+  get extra(): {
+    patch: Patch;
+    logger: ObjectLogger;
+    memo: Memo;
+    resource: Resource;
+    indices: Indices;
+  } {
+    const { patch, logger, memory, deps } = this;
+    return { patch, logger, memo: memory.memo, resource: deps.resource, indices: deps.indices };
+  }
+
+  /** The fields outside the essence that change handlers filter on (e.g. `status.phase`): kept in the diff-base. */
+  get extraFields(): string[][] {
+    return this.deps.changeHandlers.flatMap((handler) =>
+      handler.field && handler.field[0] === "status" ? [[...handler.field]] : []
+    );
+  }
+
+  /** The essence as the diff-base storage builds it, without the progress storage's fields. */
+  essence(): JsonObject {
+    const { progressStorage, diffbaseStorage } = this.deps.settings.persistence;
+    return progressStorage.clear(diffbaseStorage.build(this.body, this.extraFields));
+  }
+
+  /** What change handlers' filters see (the reason once detected). */
+  filterContext(): FilterContext {
+    const { old, now, diff } = this.#compare();
+    const context = resourceContext(this.body, { ...this.extra, param: undefined });
+    return { ...context, reason: this.reason, old, new: now, diff };
+  }
+
+  /** The stored state against the current one, computed on first use. */
+  get state(): CycleState {
+    if (this.#state) return this.#state;
+    const { body, memory, deps } = this;
+    const { old, now, diff } = this.#compare();
+    const context = () => this.filterContext();
+    const background = memory.background;
+    this.#state = {
+      now,
+      old,
+      diff,
+      match: { body, old, new: now, context },
+      deleting: Boolean(body.metadata.deletionTimestamp),
+      finalized: body.metadata.finalizers?.includes(deps.settings.persistence.finalizer) ?? false,
+      // Daemons and timers that ended on their own for this object neither restart nor hold it.
+      spawning: background
+        ? backgroundHandlersFor(deps.backgroundHandlers, body, context).filter((h) => !background.finished(h.id))
+        : [],
+    };
+    return this.#state;
+  }
+
+  /**
+   * The essences and their diff. A diff-base that holds sensitive values in clear (written by
+   * Kopf, or before they were masked) is replaced in this cycle's patch, whatever else the cycle
+   * does: its meaning stays the same.
+   */
+  #compare(): Pick<CycleState, "now" | "old" | "diff"> {
+    if (this.#essences) return this.#essences;
+    const { body, deps } = this;
+    const { diffbaseStorage } = deps.settings.persistence;
+    const salt = body.metadata.uid ?? "";
+    const now = maskSensitive(this.essence(), deps.sensitive, salt);
+    const stored = diffbaseStorage.fetch(body);
+    const masked = maskSensitive(stored, deps.sensitive, salt);
+    if (masked !== stored) diffbaseStorage.store(body, this.patch, masked!);
+    const old = resolveDiffBase(masked, now);
+    return this.#essences = { now, old, diff: diffOf(old, now) };
+  }
+}

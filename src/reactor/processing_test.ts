@@ -1,0 +1,281 @@
+/**
+ * The cycle without a cluster: a scripted API server that keeps one object and applies the
+ * cycle's merge-patches and finalizer JSON-patches to it, so each test reads what a cycle wrote
+ * and what it asked for next.
+ */
+
+import assert from "node:assert/strict";
+import * as kopf from "../../mod.ts";
+import { FakeApi, json } from "../../tests/support/fake_api.ts";
+import type { JsonObject, KubernetesObject } from "../model/body.ts";
+import type { Resource } from "../model/resource.ts";
+import type { ChangeHandler } from "../handling/handlers.ts";
+import { allAtOnce } from "../handling/lifecycles.ts";
+import { Settings } from "../settings/settings.ts";
+import { sensitiveFieldsOf } from "../state/sensitive.ts";
+import { type CycleDeps, newMemory, type ObjectMemory, processObject } from "./processing.ts";
+
+const FINALIZER = "kopf.zalando.org/KopfFinalizerMarker";
+const LAST_HANDLED = "kopf.zalando.org/last-handled-configuration";
+
+const EXAMPLES: Resource = {
+  group: "kopf.dev",
+  version: "v1",
+  plural: "kopfexamples",
+  kind: "KopfExample",
+  singular: "kopfexample",
+  namespaced: true,
+  preferred: true,
+  shortcuts: [],
+  categories: [],
+  verbs: ["get", "list", "watch", "patch"],
+  subresources: [],
+};
+const SECRETS: Resource = { ...EXAMPLES, group: "", plural: "secrets", kind: "Secret", singular: "secret" };
+
+interface Write {
+  type: string;
+  body: unknown;
+}
+
+/** A server holding one object: merge-patches are merged into it, finalizer JSON-patches applied. */
+class OneObjectServer implements AsyncDisposable {
+  object: KubernetesObject;
+  readonly writes: Write[] = [];
+  readonly api: FakeApi;
+  #version = 1;
+
+  constructor(object: KubernetesObject) {
+    this.object = structuredClone(object);
+    this.api = new FakeApi(async (request) => {
+      const type = request.headers.get("content-type") ?? "";
+      const body = await request.json();
+      this.writes.push({ type, body });
+      if (type.includes("merge")) this.object = merge(this.object, body) as KubernetesObject;
+      else this.#applyJsonPatch(body);
+      this.object.metadata.resourceVersion = String(++this.#version);
+      return json(this.object);
+    });
+  }
+
+  #applyJsonPatch(operations: { op: string; path: string; value?: unknown }[]): void {
+    const metadata = this.object.metadata;
+    for (const { op, path, value } of operations) {
+      if (op === "add" && path.endsWith("/finalizers")) metadata.finalizers = value as string[];
+      else if (op === "add") (metadata.finalizers ??= []).push(value as string);
+      else if (op === "remove") metadata.finalizers?.splice(Number(path.split("/").pop()), 1);
+    }
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.api[Symbol.asyncDispose]();
+  }
+}
+
+function merge(target: unknown, patch: unknown): unknown {
+  if (patch === null || typeof patch !== "object" || Array.isArray(patch)) return patch;
+  const result: Record<string, unknown> = target && typeof target === "object" ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key];
+    else result[key] = merge(result[key], value);
+  }
+  return result;
+}
+
+function handlersOf(register: (registry: kopf.Registry) => void): ChangeHandler[] {
+  const registry = new kopf.Registry();
+  register(registry);
+  return registry.handlers.filter((handler): handler is ChangeHandler => handler.kind === "change");
+}
+
+function depsFor(server: OneObjectServer, changeHandlers: ChangeHandler[], resource = EXAMPLES): CycleDeps {
+  return {
+    client: server.api.client,
+    resource,
+    settings: new Settings(),
+    lifecycle: allAtOnce,
+    eventHandlers: [],
+    changeHandlers,
+    backgroundHandlers: [],
+    indices: {},
+    sensitive: sensitiveFieldsOf(resource),
+    signal: new AbortController().signal,
+  };
+}
+
+function example(extra: Partial<KubernetesObject> = {}): KubernetesObject {
+  return {
+    apiVersion: "kopf.dev/v1",
+    kind: "KopfExample",
+    metadata: { name: "x", namespace: "ns", uid: "uid-x", resourceVersion: "1" },
+    spec: { size: 1 },
+    ...extra,
+  };
+}
+
+/** Runs one cycle for the server's current object, as a MODIFIED event. */
+function cycle(server: OneObjectServer, memory: ObjectMemory, deps: CycleDeps) {
+  return processObject({ kind: "event", type: "MODIFIED", object: structuredClone(server.object) }, memory, deps);
+}
+
+Deno.test("a creation: the handler's result and the diff-base in one merge-patch, no progress left", async () => {
+  await using server = new OneObjectServer(example());
+  const calls: unknown[] = [];
+  const handlers = handlersOf((registry) => {
+    kopf.on.create("kopfexamples", { registry }, function created({ spec }) {
+      calls.push(spec);
+      return { done: true };
+    });
+  });
+  const outcome = await cycle(server, newMemory({}, false), depsFor(server, handlers));
+  assert.deepEqual(calls, [{ size: 1 }]);
+  assert.deepEqual(outcome, {});
+  assert.equal(server.writes.length, 1);
+  assert.deepEqual(server.object.status, { created: { done: true } });
+  assert.equal(server.object.metadata.annotations?.[LAST_HANDLED], '{"spec":{"size":1}}\n');
+  assert.equal(server.object.metadata.annotations?.["kopf.zalando.org/created"], undefined);
+});
+
+Deno.test("the finalizer comes first, alone; the handlers run in the next cycle; then nothing is left to do", async () => {
+  await using server = new OneObjectServer(example());
+  let runs = 0;
+  const handlers = handlersOf((registry) => {
+    kopf.on.create("kopfexamples", { registry }, function created() {
+      runs++;
+    });
+    kopf.on.delete("kopfexamples", { registry }, function deleted() {});
+  });
+  const memory = newMemory({}, false);
+  const deps = depsFor(server, handlers);
+  deps.settings.persistence.consistencyTimeout = 0;
+  await cycle(server, memory, deps);
+  assert.equal(runs, 0);
+  assert.deepEqual(server.object.metadata.finalizers, [FINALIZER]);
+  assert.match(server.writes[0].type, /json-patch/);
+  await cycle(server, memory, deps);
+  assert.equal(runs, 1);
+  const writes = server.writes.length;
+  await cycle(server, memory, deps);
+  assert.equal(server.writes.length, writes, "an unchanged object costs no write");
+  assert.equal(runs, 1);
+});
+
+Deno.test("a deletion runs the delete handler, then releases the finalizer without other bookkeeping", async () => {
+  const deleting = example({
+    metadata: {
+      ...example().metadata,
+      deletionTimestamp: "2026-01-01T00:00:00Z",
+      finalizers: [FINALIZER],
+      annotations: { [LAST_HANDLED]: '{"spec":{"size":1}}\n' },
+    },
+  });
+  await using server = new OneObjectServer(deleting);
+  const handlers = handlersOf((registry) => {
+    kopf.on.delete("kopfexamples", { registry }, function deleted() {
+      return { never: "stored" };
+    });
+  });
+  await cycle(server, newMemory({}, false), depsFor(server, handlers));
+  assert.equal(server.writes.length, 1);
+  assert.match(server.writes[0].type, /json-patch/);
+  assert.deepEqual(server.object.metadata.finalizers, []);
+  assert.equal(server.object.status, undefined);
+});
+
+Deno.test("a temporary error asks for a wake-up and records the retry; the next cycle succeeds", async () => {
+  await using server = new OneObjectServer(example());
+  let runs = 0;
+  const handlers = handlersOf((registry) => {
+    kopf.on.create("kopfexamples", { registry }, function flaky() {
+      if (++runs === 1) throw new kopf.TemporaryError("not yet", { delay: 7 });
+    });
+  });
+  const memory = newMemory({}, false);
+  const deps = depsFor(server, handlers);
+  deps.settings.persistence.consistencyTimeout = 0;
+  const first = await cycle(server, memory, deps);
+  assert.ok(first.wakeupAfter! > 6 && first.wakeupAfter! <= 7, `${first.wakeupAfter}`);
+  const progress = JSON.parse(server.object.metadata.annotations!["kopf.zalando.org/flaky"]);
+  assert.equal(progress.retries, 1);
+  assert.equal(server.object.metadata.annotations?.[LAST_HANDLED], undefined);
+  // Due now: the recorded delay is moved into the past.
+  progress.delayed = "2000-01-01T00:00:00.000000+00:00";
+  server.object.metadata.annotations!["kopf.zalando.org/flaky"] = JSON.stringify(progress);
+  const second = await cycle(server, memory, deps);
+  assert.deepEqual(second, {});
+  assert.equal(runs, 2);
+  assert.equal(server.object.metadata.annotations?.["kopf.zalando.org/flaky"], undefined);
+  assert.ok(server.object.metadata.annotations?.[LAST_HANDLED]);
+});
+
+Deno.test("until the watch shows the operator's own last write, handling waits (a wake-up, no handler)", async () => {
+  await using server = new OneObjectServer(example());
+  let runs = 0;
+  const handlers = handlersOf((registry) => {
+    kopf.on.create("kopfexamples", { registry }, function created() {
+      runs++;
+    });
+  });
+  const memory: ObjectMemory = {
+    ...newMemory({}, false),
+    expectedVersion: "99",
+    consistencyDeadline: Date.now() + 60_000,
+  };
+  const outcome = await cycle(server, memory, depsFor(server, handlers));
+  assert.equal(runs, 0);
+  assert.ok(outcome.wakeupAfter! > 0 && outcome.wakeupAfter! <= 60);
+  assert.equal(server.writes.length, 0);
+});
+
+Deno.test("a superseded event runs no change handler and writes nothing", async () => {
+  await using server = new OneObjectServer(example());
+  let runs = 0;
+  const handlers = handlersOf((registry) => {
+    kopf.on.create("kopfexamples", { registry }, function created() {
+      runs++;
+    });
+  });
+  const work = { kind: "event" as const, type: "ADDED", object: structuredClone(server.object) };
+  assert.deepEqual(await processObject(work, newMemory({}, false), depsFor(server, handlers), true), {});
+  assert.equal(runs, 0);
+  assert.equal(server.writes.length, 0);
+});
+
+Deno.test("a Secret's diff-base holds digests; one held in clear is replaced without running a handler", async () => {
+  const clear = `${JSON.stringify({ data: { key: "c2VjcmV0" }, type: "Opaque" })}\n`;
+  const secret: KubernetesObject = {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: {
+      name: "s",
+      namespace: "ns",
+      uid: "uid-s",
+      resourceVersion: "1",
+      annotations: { [LAST_HANDLED]: clear },
+    },
+    data: { key: "c2VjcmV0" },
+    type: "Opaque",
+  };
+  await using server = new OneObjectServer(secret);
+  const seen: unknown[] = [];
+  const handlers = handlersOf((registry) => {
+    kopf.on.update("secrets", { registry }, function updated({ old, new: now, diff }) {
+      seen.push({ old, new: now, diff });
+    });
+  });
+  const memory = newMemory({}, false);
+  const deps = depsFor(server, handlers, SECRETS);
+  deps.settings.persistence.consistencyTimeout = 0;
+  await cycle(server, memory, deps);
+  assert.deepEqual(seen, [], "the same essence: nothing changed");
+  const stored = server.object.metadata.annotations![LAST_HANDLED];
+  assert.ok(!stored.includes("c2VjcmV0"), stored);
+  assert.match(stored, /"key":"sha256:[0-9a-f]{64}"/);
+
+  server.object.data = { key: "bmV3" } as JsonObject;
+  await cycle(server, memory, deps);
+  assert.equal(seen.length, 1);
+  const text = JSON.stringify(seen);
+  assert.ok(!text.includes("c2VjcmV0") && !text.includes("bmV3"), text);
+  assert.ok(!server.object.metadata.annotations![LAST_HANDLED].includes("bmV3"));
+});
