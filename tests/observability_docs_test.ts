@@ -1,7 +1,7 @@
 /**
  * docs/observability.md documents every metric the operator registers, with its labels and type,
  * so that a metric added, renamed or relabelled in src/observability/metrics.ts cannot leave the
- * page behind; and the README's summary names each of them.
+ * page behind.
  */
 
 import assert from "node:assert/strict";
@@ -9,7 +9,6 @@ import { Counter, type Gauge, Histogram } from "../src/observability/exposition.
 import { kopfMetrics } from "../src/observability/metrics.ts";
 
 const page = await Deno.readTextFile(new URL("../docs/observability.md", import.meta.url));
-const readme = await Deno.readTextFile(new URL("../README.md", import.meta.url));
 
 function typeOf(metric: Counter | Gauge | Histogram): string {
   if (metric instanceof Counter) return "counter";
@@ -31,10 +30,4 @@ Deno.test("docs/observability.md has a table row for every metric: its name, its
   const documented = [...page.matchAll(/^\| `(kopf_[a-z_]+)[{`]/gm)].map((match) => match[1]);
   const registered = new Set(metrics.map((metric) => metric.name));
   assert.deepEqual(documented.filter((name) => !registered.has(name)), [], "rows for metrics that do not exist");
-});
-
-Deno.test("the README's observability summary names every metric", () => {
-  for (const metric of Object.values(kopfMetrics)) {
-    assert.ok(readme.includes(`\`${metric.name}`), `${metric.name} is missing from the README`);
-  }
 });
