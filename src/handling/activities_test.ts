@@ -42,16 +42,28 @@ Deno.test("activity registration rejects unknown options, anonymous functions wi
   const registry = new Registry();
   assert.throws(
     () => startup({ registry, labels: { a: "b" } } as never, function x() {}),
-    (error: Error) => error instanceof TypeError && /on\.startup\(\): unknown option labels/.test(error.message),
+    {
+      name: "TypeError",
+      message: "kopf.on.startup(x): unknown option labels; " +
+        "the options of on.startup are: id, param, registry, errors, timeout, retries, backoff.",
+    },
   );
   assert.throws(
     () => cleanup({ registry }, () => {}),
-    (error: Error) =>
-      error instanceof TypeError && /on\.cleanup\(\): an anonymous handler needs an id/.test(error.message),
+    { name: "TypeError", message: /^kopf\.on\.cleanup\(\(\) => …\): an anonymous handler needs an id/ },
   );
-  assert.throws(() => probe({ registry, errors: "sometimes" as never }, function x() {}), TypeError);
-  assert.throws(() => probe({ registry, timeout: -1 }, function x() {}), TypeError);
-  assert.throws(() => startup(function x() {} as never, function y() {}), /give either \(fn\) or \(options, fn\)/);
+  assert.throws(() => probe({ registry, errors: "sometimes" as never }, function x() {}), {
+    name: "TypeError",
+    message: 'kopf.on.probe(x): errors must be "temporary", "permanent" or "ignored", got "sometimes".',
+  });
+  assert.throws(() => probe({ registry, timeout: -1 }, function x() {}), {
+    name: "TypeError",
+    message: "kopf.on.probe(x): timeout must be a non-negative number of seconds, got -1.",
+  });
+  assert.throws(() => startup(function x() {} as never, function y() {}), {
+    name: "TypeError",
+    message: "kopf.on.startup(): give either (fn) or (options, fn).",
+  });
   assert.equal(registry.activities("startup").length + registry.activities("probe").length, 0);
 });
 

@@ -5,13 +5,11 @@
  * @module
  */
 
-import { Selector, type SelectorInput } from "../model/selector.ts";
+import type { SelectorInput } from "../model/selector.ts";
 import { shareInstances } from "../utils/process_global.ts";
-import { ADMISSION_OPERATIONS } from "../model/admission.ts";
 import type { AdmissionFn, AdmissionHandlerOptions, AdmissionKind } from "./admission_handler.ts";
-import { validateFilters } from "./filters.ts";
-import { defaultRegistry, type Registry } from "./registry.ts";
-import { handlerId } from "./registration.ts";
+import type { Registry } from "./registry.ts";
+import { parseRegistration } from "./registration_arguments.ts";
 
 /** Options of an {@linkcode AdmissionError}. */
 export interface AdmissionErrorOptions {
@@ -58,89 +56,19 @@ export type ValidateOptions = AdmissionOptions;
 /** Options of `on.mutate`. */
 export type MutateOptions = AdmissionOptions;
 
-const ALLOWED = [
-  "id",
-  "param",
-  "labels",
-  "annotations",
-  "when",
-  "field",
-  "value",
-  "operations",
-  "operation",
-  "subresource",
-  "persistent",
-  "sideEffects",
-  "ignoreFailures",
-  "registry",
-];
-
 function register(
   type: AdmissionKind,
-  resource: SelectorInput,
-  optionsOrFn: AdmissionOptions | AdmissionFn,
-  maybeFn: AdmissionFn | undefined,
+  args: readonly [unknown, unknown, unknown?],
 ): AdmissionFn {
-  const where = `on.${type}()`;
-  let options: AdmissionOptions;
-  let fn: AdmissionFn;
-  if (typeof optionsOrFn === "function") {
-    if (maybeFn !== undefined) throw new TypeError(`${where}: give either (resource, fn) or (resource, options, fn).`);
-    [options, fn] = [{}, optionsOrFn];
-  } else {
-    if (typeof maybeFn !== "function") {
-      throw new TypeError(`${where}: the last argument must be the handler function, got ${typeof maybeFn}.`);
-    }
-    [options, fn] = [optionsOrFn ?? {}, maybeFn];
-  }
-  const unknown = Object.keys(options).filter((key) => !ALLOWED.includes(key));
-  if (unknown.length) {
-    const retrying = unknown.filter((key) => ["errors", "timeout", "retries", "backoff"].includes(key));
-    throw new TypeError(
-      `${where}: unknown option${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")}; ` +
-        (retrying.length
-          ? "admission handlers are never retried, so errors/timeout/retries/backoff do not apply; "
-          : "") +
-        `the options are: ${ALLOWED.join(", ")}.`,
-    );
-  }
-  const selector = new Selector(resource);
-  const { registry = defaultRegistry, ...rest } = options;
-  validateFilters(type, rest);
-  if (rest.operation !== undefined && rest.operations !== undefined) {
-    throw new TypeError(`${where}: give either operation or operations, not both.`);
-  }
-  const given = rest.operation !== undefined ? [rest.operation] : rest.operations;
-  if (given !== undefined) {
-    if (!Array.isArray(given) || given.length === 0) {
-      throw new TypeError(
-        `${where}: operations must be a non-empty list of ${ADMISSION_OPERATIONS.join(", ")}; ` +
-          `leave it out for all operations.`,
-      );
-    }
-    const bad = given.filter((operation) => !ADMISSION_OPERATIONS.includes(operation));
-    if (bad.length) {
-      throw new TypeError(
-        `${where}: unknown operation${bad.length > 1 ? "s" : ""} ${bad.map((op) => JSON.stringify(op)).join(", ")}; ` +
-          `the operations are ${ADMISSION_OPERATIONS.join(", ")}.`,
-      );
-    }
-  }
-  if (rest.subresource !== undefined && (typeof rest.subresource !== "string" || rest.subresource === "")) {
-    throw new TypeError(`${where}: subresource must be a name such as "status", or "*" for all.`);
-  }
-  for (const flag of ["persistent", "sideEffects", "ignoreFailures"] as const) {
-    if (rest[flag] !== undefined && typeof rest[flag] !== "boolean") {
-      throw new TypeError(`${where}: ${flag} must be true or false.`);
-    }
-  }
+  const { selector, registry, options, fn, id } = parseRegistration<AdmissionHandlerOptions, AdmissionFn>(type, args);
+  const given = options.operation !== undefined ? [options.operation] : options.operations;
   registry.add({
     kind: "admission",
     type,
-    id: handlerId(type, selector, rest, fn),
+    id,
     selector,
     fn,
-    options: rest,
+    options,
     operations: given === undefined ? null : [...new Set(given)],
   });
   return fn;
@@ -162,14 +90,14 @@ function register(
  * ```
  */
 export function validate(resource: SelectorInput, fn: AdmissionFn): AdmissionFn;
-/** With options: the handler id, filters, retries, the registry, …. */
+/** With options: the handler id, filters, `operations`, `subresource`, the webhook flags, the registry. */
 export function validate(resource: SelectorInput, options: ValidateOptions, fn: AdmissionFn): AdmissionFn;
 export function validate(
   resource: SelectorInput,
   optionsOrFn: ValidateOptions | AdmissionFn,
   maybeFn?: AdmissionFn,
 ): AdmissionFn {
-  return register("validate", resource, optionsOrFn, maybeFn);
+  return register("validate", [resource, optionsOrFn, maybeFn]);
 }
 
 /**
@@ -186,12 +114,12 @@ export function validate(
  * ```
  */
 export function mutate(resource: SelectorInput, fn: AdmissionFn): AdmissionFn;
-/** With options: the handler id, filters, retries, the registry, …. */
+/** With options: the handler id, filters, `operations`, `subresource`, the webhook flags, the registry. */
 export function mutate(resource: SelectorInput, options: MutateOptions, fn: AdmissionFn): AdmissionFn;
 export function mutate(
   resource: SelectorInput,
   optionsOrFn: MutateOptions | AdmissionFn,
   maybeFn?: AdmissionFn,
 ): AdmissionFn {
-  return register("mutate", resource, optionsOrFn, maybeFn);
+  return register("mutate", [resource, optionsOrFn, maybeFn]);
 }

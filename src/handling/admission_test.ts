@@ -23,23 +23,45 @@ Deno.test("on.validate and on.mutate register admission handlers apart from reso
 
 Deno.test("admission options are checked at registration (4.14)", () => {
   const registry = new Registry();
-  const bad: [Record<string, unknown>, RegExp][] = [
-    [{ operations: [] }, /non-empty list/],
-    [{ operations: ["PATCH"] }, /unknown operation "PATCH"/],
-    [{ operation: "CREATE", operations: ["UPDATE"] }, /either operation or operations/],
-    [{ errors: "permanent" }, /never retried/],
-    [{ retries: 3, backoff: 1 }, /never retried/],
-    [{ optional: true }, /unknown option optional/],
-    [{ old: 1, field: "spec.x" }, /unknown option old/],
-    [{ subresource: "" }, /subresource must be/],
-    [{ persistent: "yes" }, /persistent must be true or false/],
-    [{ labels: { a: null } }, /null for the label filter/],
+  const where = 'kopf.on.validate("kex", { id: "x" }, …): ';
+  const operations = "operations must be a non-empty list of CREATE, UPDATE, DELETE, CONNECT " +
+    "(leave it out for all operations), got";
+  const retrying = "(admission handlers are never retried, so errors/timeout/retries/backoff do not apply)";
+  const bad: [Record<string, unknown>, string | RegExp][] = [
+    [{ operations: [] }, `${operations} [].`],
+    [{ operations: ["PATCH"] }, `${operations} ["PATCH"].`],
+    [{ operation: "PATCH" }, `operation must be "CREATE", "UPDATE", "DELETE" or "CONNECT", got "PATCH".`],
+    [{ operation: "CREATE", operations: ["UPDATE"] }, "give either operation or operations, not both."],
+    [{ errors: "permanent" }, new RegExp(`^unknown option errors \\(admission handlers are never retried`)],
+    [{ retries: 3, backoff: 1 }, `unknown options retries, backoff ${retrying}; the options of on.validate are: `],
+    [{ optional: true }, /^unknown option optional \(optional is for on\.delete\); the options of on\.validate/],
+    [{ old: 1, field: "spec.x" }, /^unknown option old \(old is for on\.update and on\.field\)/],
+    [{ subresource: "" }, 'subresource must be a name such as "status", or "*" for all, got "".'],
+    [{ persistent: "yes" }, 'persistent must be true or false, got "yes".'],
+    [{ labels: { a: null } }, /^null for the label filter "a" is not supported/],
   ];
   for (const [options, message] of bad) {
-    assert.throws(() => validate("kex", { registry, id: "x", ...options }, () => {}), message, JSON.stringify(options));
+    assert.throws(
+      () => validate("kex", { registry, id: "x", ...options }, () => {}),
+      (error: Error) => {
+        assert.ok(error instanceof TypeError);
+        assert.ok(error.message.startsWith(where), error.message);
+        const rest = error.message.slice(where.length);
+        if (typeof message === "string") assert.ok(rest.startsWith(message), `${rest} vs ${message}`);
+        else assert.match(rest, message);
+        return true;
+      },
+      JSON.stringify(options),
+    );
   }
-  assert.throws(() => mutate("kex", { registry }, () => {}), /anonymous handler needs an id/);
-  assert.throws(() => validate("kex", { registry }, undefined as never), /last argument must be the handler/);
+  assert.throws(() => mutate("kex", { registry }, () => {}), {
+    name: "TypeError",
+    message: /^kopf\.on\.mutate\("kex", \(\) => …\): an anonymous handler needs an id/,
+  });
+  assert.throws(() => validate("kex", { registry }, undefined as never), {
+    name: "TypeError",
+    message: 'kopf.on.validate("kex"): the last argument must be the handler function, got undefined.',
+  });
   assert.equal(registry.webhooks.length, 0);
 });
 

@@ -5,46 +5,16 @@
  * @module
  */
 
-import { parseField } from "../model/diff.ts";
 import type { HandledObject } from "../model/builtin_types.ts";
-import { Selector, type SelectorInput } from "../model/selector.ts";
-import { validateFilters } from "./filters.ts";
+import type { SelectorInput } from "../model/selector.ts";
 import type { AnyHandlerFn, DaemonFn, DaemonHandlerOptions, TimerFn, TimerHandlerOptions } from "./handlers.ts";
-import { forms, handlerId, type RegistryOption } from "./registration.ts";
-import { defaultRegistry } from "./registry.ts";
+import type { RegistryOption } from "./registration.ts";
+import { parseRegistration } from "./registration_arguments.ts";
 
 /** Options of `kopf.daemon`. */
 export type DaemonOptions = DaemonHandlerOptions & RegistryOption;
 /** Options of `kopf.timer`. */
 export type TimerOptions = TimerHandlerOptions & RegistryOption;
-
-const SECONDS = [
-  "interval",
-  "idle",
-  "initialDelay",
-  "cancellationBackoff",
-  "cancellationTimeout",
-  "cancellationPolling",
-  "timeout",
-  "backoff",
-] as const;
-
-/** Refuses durations and counts that are not non-negative numbers, and unknown errors modes. */
-function validateNumbers(kind: string, options: DaemonOptions & TimerOptions): void {
-  for (const name of [...SECONDS, "retries"] as const) {
-    const value = options[name];
-    if (value !== undefined && !(typeof value === "number" && value >= 0)) {
-      const unit = name === "retries" ? "attempts" : "seconds";
-      throw new TypeError(`${kind}(): ${name} must be a non-negative number of ${unit}, got ${String(value)}.`);
-    }
-  }
-  if (options.sharp !== undefined && typeof options.sharp !== "boolean") {
-    throw new TypeError(`${kind}(): sharp must be true or false, got ${String(options.sharp)}.`);
-  }
-  if (options.errors !== undefined && !["temporary", "permanent", "ignored"].includes(options.errors)) {
-    throw new TypeError(`${kind}(): errors must be "temporary", "permanent" or "ignored", got ${options.errors}.`);
-  }
-}
 
 /**
  * Registers a daemon: a function run for each matching object from when the operator sees it
@@ -83,23 +53,11 @@ export function daemon(
   optionsOrFn: DaemonOptions | AnyHandlerFn,
   maybeFn?: AnyHandlerFn,
 ): AnyHandlerFn {
-  const [options, fn] = forms<DaemonOptions, DaemonFn>(
+  const { selector, registry, options, fn, id, field } = parseRegistration<DaemonHandlerOptions, DaemonFn>(
     "daemon",
-    optionsOrFn as DaemonOptions | DaemonFn,
-    maybeFn as DaemonFn,
+    [resource, optionsOrFn, maybeFn],
   );
-  const selector = new Selector(resource);
-  const { registry = defaultRegistry, ...rest } = options;
-  validateFilters("daemon", rest);
-  validateNumbers("daemon", rest);
-  registry.add({
-    kind: "daemon",
-    id: handlerId("daemon", selector, rest, fn),
-    selector,
-    fn,
-    options: rest,
-    field: rest.field === undefined ? undefined : parseField(rest.field),
-  });
+  registry.add({ kind: "daemon", id, selector, fn, options, field });
   return fn;
 }
 
@@ -135,22 +93,10 @@ export function timer(
   optionsOrFn: TimerOptions | AnyHandlerFn,
   maybeFn?: AnyHandlerFn,
 ): AnyHandlerFn {
-  const [options, fn] = forms<TimerOptions, TimerFn>(
+  const { selector, registry, options, fn, id, field } = parseRegistration<TimerHandlerOptions, TimerFn>(
     "timer",
-    optionsOrFn as TimerOptions | TimerFn,
-    maybeFn as TimerFn,
+    [resource, optionsOrFn, maybeFn],
   );
-  const selector = new Selector(resource);
-  const { registry = defaultRegistry, ...rest } = options;
-  validateFilters("timer", rest);
-  validateNumbers("timer", rest);
-  registry.add({
-    kind: "timer",
-    id: handlerId("timer", selector, rest, fn),
-    selector,
-    fn,
-    options: rest,
-    field: rest.field === undefined ? undefined : parseField(rest.field),
-  });
+  registry.add({ kind: "timer", id, selector, fn, options, field });
   return fn;
 }

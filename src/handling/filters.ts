@@ -259,7 +259,8 @@ function isPlainObject(value: unknown): value is Readonly<Record<string, unknown
 /**
  * Checks a handler's filter options when it is registered (Kopf's registration-time errors),
  * so that mistakes fail at import rather than silently never matching:
- * - `field` must be a non-empty dotted string or array of non-empty strings; `on.field` requires it;
+ * - `field` must be a non-empty dotted string or array of non-empty strings (whether a kind requires
+ *   it is the registration's concern: `on.field` does, its sub-handlers do not);
  * - `value`, `old`, `new` require `field`; `value` excludes `old`/`new`; none of them may be `null`;
  * - `old`/`new` are allowed only for `on.update` and `on.field` (and their sub-handlers);
  * - `labels`/`annotations` must be objects whose values are strings, {@linkcode PRESENT},
@@ -268,7 +269,8 @@ function isPlainObject(value: unknown): value is Readonly<Record<string, unknown
  *
  * @param kind The handler kind (`"create"`, `"update"`, `"field"`, `"event"`, `"daemon"`, …);
  *   for sub-handlers, the kind of their top-level parent.
- * @throws {TypeError} naming the handler kind and the problem.
+ * @param where How messages name the registration; `kopf.on.<kind>()` by default.
+ * @throws {TypeError} `<where>: <the problem>`.
  *
  * @example
  * ```ts
@@ -276,9 +278,8 @@ function isPlainObject(value: unknown): value is Readonly<Record<string, unknown
  * validateFilters("create", { value: 1 }); // TypeError: value without field
  * ```
  */
-export function validateFilters<C>(kind: string, options: FilterOptions<C>): void {
+export function validateFilters<C>(kind: string, options: FilterOptions<C>, where = `kopf.on.${kind}()`): void {
   const mode = matchModeOf(kind);
-  const where = `kopf.on.${kind}()`;
   if (typeof options !== "object" || options === null) {
     throw new TypeError(`${where}: the options must be an object.`);
   }
@@ -294,8 +295,6 @@ export function validateFilters<C>(kind: string, options: FilterOptions<C>): voi
     if (path.length === 0 || path.some((key) => key === "")) {
       throw new TypeError(`${where}: the field ${JSON.stringify(field)} is empty or has empty keys.`);
     }
-  } else if (kind === "field") {
-    throw new TypeError(`${where}: the field option is mandatory for field handlers.`);
   }
 
   for (const [name, filter] of [["value", value], ["old", old], ["new", now]] as const) {

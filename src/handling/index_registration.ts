@@ -5,37 +5,15 @@
  */
 
 import type { HandledObject } from "../model/builtin_types.ts";
-import { Selector, type SelectorInput } from "../model/selector.ts";
-import { validateFilters } from "./filters.ts";
+import type { SelectorInput } from "../model/selector.ts";
 import type { AnyHandlerFn, IndexFn, IndexHandlerOptions } from "./handlers.ts";
-import { forms, handlerId } from "./registration.ts";
-import { defaultRegistry, type Registry } from "./registry.ts";
-import { parseField } from "../model/diff.ts";
+import { parseRegistration } from "./registration_arguments.ts";
+import type { Registry } from "./registry.ts";
 
 /** Options of `kopf.index()`: the filters, `id`, `param`, the retry options, and `registry`. */
 export interface IndexOptions extends IndexHandlerOptions {
   /** The registry to add the handler to; the default registry otherwise. */
   registry?: Registry;
-}
-
-const ERRORS_MODES = ["temporary", "permanent", "ignored"];
-
-function validateRetrying(options: IndexHandlerOptions): void {
-  for (const name of ["timeout", "retries", "backoff"] as const) {
-    const value = options[name];
-    if (value !== undefined && !(typeof value === "number" && value >= 0 && !Number.isNaN(value))) {
-      throw new TypeError(
-        `on.index(): ${name} must be a non-negative number of ${name === "retries" ? "attempts" : "seconds"}, got ${
-          String(value)
-        }.`,
-      );
-    }
-  }
-  if (options.errors !== undefined && !ERRORS_MODES.includes(options.errors)) {
-    throw new TypeError(
-      `on.index(): errors must be "temporary", "permanent" or "ignored", got ${String(options.errors)}.`,
-    );
-  }
 }
 
 /**
@@ -85,23 +63,10 @@ export function index(
   optionsOrFn: IndexOptions | AnyHandlerFn,
   maybeFn?: AnyHandlerFn,
 ): AnyHandlerFn {
-  const [options, fn] = forms<IndexOptions, IndexFn>(
+  const { selector, registry, options, fn, id, field } = parseRegistration<IndexHandlerOptions, IndexFn>(
     "index",
-    optionsOrFn as IndexOptions | IndexFn,
-    maybeFn as IndexFn,
+    [resource, optionsOrFn, maybeFn],
   );
-  const selector = new Selector(resource);
-  const { registry = defaultRegistry, ...rest } = options;
-  validateFilters("index", rest);
-  validateRetrying(rest);
-  registry.add({
-    kind: "index",
-    // The id is the index's name in `indices`: a field must not rename it.
-    id: handlerId("index", selector, { id: rest.id }, fn),
-    selector,
-    fn,
-    options: rest,
-    field: rest.field === undefined ? undefined : parseField(rest.field),
-  });
+  registry.add({ kind: "index", id, selector, fn, options, field });
   return fn;
 }

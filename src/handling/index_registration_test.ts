@@ -34,17 +34,35 @@ Deno.test("index(): a field filters but does not rename the index (4.13)", () =>
 Deno.test("index(): registration errors", () => {
   const registry = new Registry();
   const fn = function fn() {};
-  assert.throws(() => index("pods", { registry }, () => {}), /anonymous handler needs an id/);
-  assert.throws(() => index("pods", { registry, interval: 1 } as never, fn), /unknown option interval/);
-  assert.throws(() => index("pods", { registry, errors: "sometimes" } as never, fn), /errors must be/);
-  assert.throws(() => index("pods", { registry, retries: -1 }, fn), /retries must be a non-negative number/);
-  assert.throws(() => index("pods", { registry, timeout: "1" } as never, fn), /timeout must be/);
-  assert.throws(() => index("pods", { registry, backoff: NaN }, fn), /backoff must be/);
-  assert.throws(() => index("pods", { registry, value: 1 }, fn), /without a mandatory field/);
-  assert.throws(() => index("pods", { registry, field: "spec.a", old: 1 } as never, fn), /unknown option old/);
-  assert.throws(() => index("pods", { registry, labels: { a: null } } as never, fn), TypeError);
-  assert.throws(() => index("pods", fn as never, fn), TypeError);
-  assert.throws(() => index("pods", { registry } as never), /must be the handler function/);
-  assert.throws(() => index("no such/thing", { registry }, fn), TypeError);
+  const refused = (options: Record<string, unknown>, message: string | RegExp) =>
+    assert.throws(() => index("pods", { registry, ...options }, fn), {
+      name: "TypeError",
+      message: typeof message === "string" ? `kopf.on.index("pods", fn): ${message}` : message,
+    });
+  assert.throws(() => index("pods", { registry }, () => {}), {
+    name: "TypeError",
+    message: /^kopf\.on\.index\("pods", \(\) => …\): an anonymous handler needs an id/,
+  });
+  refused({ interval: 1 }, /^kopf\.on\.index\("pods", fn\): unknown option interval \(interval is for on\.timer\);/);
+  refused({ errors: "sometimes" }, 'errors must be "temporary", "permanent" or "ignored", got "sometimes".');
+  refused({ retries: -1 }, "retries must be a non-negative integer, got -1.");
+  refused({ retries: 1.5 }, "retries must be a non-negative integer, got 1.5.");
+  refused({ timeout: "1" }, 'timeout must be a non-negative number of seconds, got "1".');
+  refused({ backoff: NaN }, "backoff must be a non-negative number of seconds, got NaN.");
+  refused({ value: 1 }, "value/old/new filters are specified without a mandatory field.");
+  refused({ field: "spec.a", old: 1 }, /^kopf\.on\.index\("pods", fn\): unknown option old \(old is for on\.update/);
+  refused({ labels: { a: null } }, /^kopf\.on\.index\("pods", fn\): null for the label filter "a" is not supported/);
+  assert.throws(() => index("pods", fn as never, fn), {
+    name: "TypeError",
+    message: 'kopf.on.index("pods"): give either (resource, fn) or (resource, options, fn).',
+  });
+  assert.throws(() => index("pods", { registry } as never), {
+    name: "TypeError",
+    message: 'kopf.on.index("pods"): the last argument must be the handler function, got undefined.',
+  });
+  assert.throws(() => index("no such/thing", { registry }, fn), {
+    name: "TypeError",
+    message: /^kopf\.on\.index\("no such\/thing", fn\): /,
+  });
   assert.equal(registry.handlers.length, 0);
 });

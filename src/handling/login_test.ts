@@ -25,7 +25,11 @@ Deno.test("on.login registers a login activity; unknown options are TypeErrors",
       login({ registry, labels: {} } as never, function other() {
         return null;
       }),
-    /on\.login\(\): unknown option labels/,
+    {
+      name: "TypeError",
+      message: "kopf.on.login(other): unknown option labels; " +
+        "the options of on.login are: id, param, registry, errors, timeout, retries, backoff.",
+    },
   );
 });
 

@@ -1,16 +1,15 @@
 /**
- * The registration functions behind `kopf.on.*`: each takes a resource selector, optional
- * options, and the handler function, checks the options, and adds a handler to a registry.
+ * The registration functions behind `kopf.on.*` for change, event and activity handlers: each
+ * parses its arguments through `parseRegistration` (the same checks and messages for every kind)
+ * and adds a handler to a registry.
  *
  * @module
  */
 
-import { parseField } from "../model/diff.ts";
-import { Selector, type SelectorInput } from "../model/selector.ts";
+import type { SelectorInput } from "../model/selector.ts";
 import type { Activity, ActivityFn, ActivityHandlerOptions } from "./activities.ts";
 import type { LoginFn } from "./login.ts";
 import type { Reason } from "./causes.ts";
-import { fieldSuffix, validateFilters } from "./filters.ts";
 import type { HandledObject } from "../model/builtin_types.ts";
 import type {
   AnyHandlerFn,
@@ -21,7 +20,8 @@ import type {
   ResourceHandlerOptions,
   ResumeHandlerOptions,
 } from "./handlers.ts";
-import { defaultRegistry, type Registry } from "./registry.ts";
+import type { Registry } from "./registry.ts";
+import { parseRegistration } from "./registration_arguments.ts";
 
 /** Where a handler is registered. */
 export interface RegistryOption {
@@ -46,103 +46,23 @@ export type EventOptions = ResourceHandlerOptions & RegistryOption;
 /** Options of `on.startup`, `on.cleanup` and `on.probe`. */
 export type ActivityOptions = ActivityHandlerOptions & RegistryOption;
 
-const COMMON = ["id", "param", "labels", "annotations", "when", "field", "value", "registry"];
-const RETRYING = ["errors", "timeout", "retries", "backoff"];
-const ALLOWED: Record<string, readonly string[]> = {
-  event: COMMON,
-  create: [...COMMON, ...RETRYING],
-  update: [...COMMON, ...RETRYING, "old", "new"],
-  field: [...COMMON, ...RETRYING, "old", "new"],
-  delete: [...COMMON, ...RETRYING, "optional"],
-  resume: [...COMMON, ...RETRYING, "deleted"],
-  startup: ["id", "param", "registry", ...RETRYING],
-  cleanup: ["id", "param", "registry", ...RETRYING],
-  probe: ["id", "param", "registry", ...RETRYING],
-  login: ["id", "param", "registry", ...RETRYING],
-  index: [...COMMON, ...RETRYING],
-  timer: [...COMMON, ...RETRYING, "interval", "idle", "initialDelay", "sharp"],
-  daemon: [
-    ...COMMON,
-    ...RETRYING,
-    "initialDelay",
-    "cancellationBackoff",
-    "cancellationTimeout",
-    "cancellationPolling",
-  ],
-};
-
-const ACTIVITIES: Record<Activity, true> = { startup: true, cleanup: true, probe: true, login: true };
-
-/**
- * Splits the two call forms `(resource, fn)` and `(resource, options, fn)` — `(fn)` and
- * `(options, fn)` for activities — and checks the option names.
- */
-export function forms<O extends object, F>(kind: string, optionsOrFn: O | F, maybeFn: F | undefined): [O, F] {
-  let options: O;
-  let fn: F;
-  if (typeof optionsOrFn === "function") {
-    if (maybeFn !== undefined) {
-      const resource = kind in ACTIVITIES ? "" : "resource, ";
-      throw new TypeError(`on.${kind}(): give either (${resource}fn) or (${resource}options, fn).`);
-    }
-    [options, fn] = [{} as O, optionsOrFn as F];
-  } else {
-    if (typeof maybeFn !== "function") {
-      throw new TypeError(`on.${kind}(): the last argument must be the handler function, got ${typeof maybeFn}.`);
-    }
-    [options, fn] = [(optionsOrFn ?? {}) as O, maybeFn];
-  }
-  const unknown = Object.keys(options).filter((key) => !ALLOWED[kind].includes(key));
-  if (unknown.length) {
-    throw new TypeError(
-      `on.${kind}(): unknown option${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")}; ` +
-        `the options are: ${ALLOWED[kind].join(", ")}.`,
-    );
-  }
-  return [options, fn];
-}
-
-/** The handler id: the `id` option, else the function's name, plus `/<field>` when a field is given. */
-export function handlerId(
-  kind: string,
-  selector: Selector | null,
-  options: ResourceHandlerOptions,
-  fn: { name: string },
-): string {
-  const id = options.id ?? functionName(fn);
-  if (!id) {
-    const place = new Error().stack?.split("\n").slice(4, 5).join("").trim() ?? "";
-    throw new TypeError(
-      `on.${kind}(${selector ?? ""}): an anonymous handler needs an id: pass { id: "…" } or use a named function` +
-        (place ? ` (${place}).` : "."),
-    );
-  }
-  return options.field === undefined ? id : id + fieldSuffix(options.field);
-}
-
 function registerChange(
   kind: Reason | "field",
-  resource: SelectorInput,
-  optionsOrFn: ChangeOptions | DeleteOptions | ResumeOptions | AnyHandlerFn,
-  maybeFn: AnyHandlerFn | undefined,
+  args: readonly [unknown, unknown, unknown?],
 ): AnyHandlerFn {
-  const [options, fn] = forms<DeleteOptions & ResumeOptions, ChangeFn>(
-    kind,
-    optionsOrFn as DeleteOptions & ResumeOptions | ChangeFn,
-    maybeFn as ChangeFn | undefined,
-  );
-  const selector = new Selector(resource);
-  const { registry = defaultRegistry, optional, deleted, ...rest } = options;
-  if (kind === "field" && rest.field === undefined) throw new TypeError("on.field(): the field option is required.");
-  validateFilters(kind, rest);
+  const { selector, registry, options, fn, id, field } = parseRegistration<
+    DeleteHandlerOptions & ResumeHandlerOptions,
+    ChangeFn
+  >(kind, args);
+  const { optional, deleted, ...rest } = options;
   registry.add({
     kind: "change",
     reason: kind === "field" ? null : kind,
-    id: handlerId(kind, selector, rest, fn),
+    id,
     selector,
     fn,
     options: rest,
-    field: rest.field === undefined ? undefined : parseField(rest.field),
+    field,
     requiresFinalizer: kind === "delete" && !optional,
     initial: kind === "resume",
     deleted: kind === "resume" && deleted === true,
@@ -184,7 +104,7 @@ export function create(
   optionsOrFn: CreateOptions | AnyHandlerFn,
   maybeFn?: AnyHandlerFn,
 ): AnyHandlerFn {
-  return registerChange("create", resource, optionsOrFn, maybeFn);
+  return registerChange("create", [resource, optionsOrFn, maybeFn]);
 }
 
 /**
@@ -220,7 +140,7 @@ export function update(
   optionsOrFn: UpdateOptions | AnyHandlerFn,
   maybeFn?: AnyHandlerFn,
 ): AnyHandlerFn {
-  return registerChange("update", resource, optionsOrFn, maybeFn);
+  return registerChange("update", [resource, optionsOrFn, maybeFn]);
 }
 
 /**
@@ -256,7 +176,7 @@ export function del(
   optionsOrFn: DeleteOptions | AnyHandlerFn,
   maybeFn?: AnyHandlerFn,
 ): AnyHandlerFn {
-  return registerChange("delete", resource, optionsOrFn, maybeFn);
+  return registerChange("delete", [resource, optionsOrFn, maybeFn]);
 }
 
 /**
@@ -293,7 +213,7 @@ export function resume(
   optionsOrFn: ResumeOptions | AnyHandlerFn,
   maybeFn?: AnyHandlerFn,
 ): AnyHandlerFn {
-  return registerChange("resume", resource, optionsOrFn, maybeFn);
+  return registerChange("resume", [resource, optionsOrFn, maybeFn]);
 }
 
 /**
@@ -314,7 +234,7 @@ export function field<T = never, R extends SelectorInput = SelectorInput>(
   options: FieldOptions,
   fn: ChangeFn<HandledObject<T, R>, unknown>,
 ): ChangeFn<HandledObject<T, R>, unknown> {
-  return registerChange("field", resource, options, fn) as ChangeFn<HandledObject<T, R>, unknown>;
+  return registerChange("field", [resource, options, fn]) as ChangeFn<HandledObject<T, R>, unknown>;
 }
 
 /**
@@ -345,46 +265,17 @@ export function event(
   optionsOrFn: EventOptions | AnyHandlerFn,
   maybeFn?: AnyHandlerFn,
 ): AnyHandlerFn {
-  const [options, fn] = forms<EventOptions, EventFn>(
+  const { selector, registry, options, fn, id, field } = parseRegistration<ResourceHandlerOptions, EventFn>(
     "event",
-    optionsOrFn as EventOptions | EventFn,
-    maybeFn as EventFn,
+    [resource, optionsOrFn, maybeFn],
   );
-  const selector = new Selector(resource);
-  const { registry = defaultRegistry, ...rest } = options;
-  validateFilters("event", rest);
-  registry.add({
-    kind: "event",
-    id: handlerId("event", selector, rest, fn),
-    selector,
-    fn,
-    options: rest,
-    field: rest.field === undefined ? undefined : parseField(rest.field),
-  });
+  registry.add({ kind: "event", id, selector, fn, options, field });
   return fn;
 }
 
-function registerActivity(
-  activity: Activity,
-  optionsOrFn: ActivityOptions | ActivityFn,
-  maybeFn: ActivityFn | undefined,
-): ActivityFn {
-  const [options, fn] = forms<ActivityOptions, ActivityFn>(activity, optionsOrFn, maybeFn);
-  const { registry = defaultRegistry, ...rest } = options;
-  for (const name of ["timeout", "retries", "backoff"] as const) {
-    const value = rest[name];
-    if (value !== undefined && !(typeof value === "number" && value >= 0)) {
-      throw new TypeError(
-        `on.${activity}(): ${name} must be a non-negative number of ${
-          name === "retries" ? "attempts" : "seconds"
-        }, got ${value}.`,
-      );
-    }
-  }
-  if (rest.errors !== undefined && !["temporary", "permanent", "ignored"].includes(rest.errors)) {
-    throw new TypeError(`on.${activity}(): errors must be "temporary", "permanent" or "ignored", got ${rest.errors}.`);
-  }
-  registry.add({ kind: "activity", activity, id: handlerId(activity, null, rest, fn), fn, options: rest });
+function registerActivity(activity: Activity, args: readonly [unknown, unknown?]): ActivityFn {
+  const { registry, options, fn, id } = parseRegistration<ActivityHandlerOptions, ActivityFn>(activity, args);
+  registry.add({ kind: "activity", activity, id, fn, options });
   return fn;
 }
 
@@ -410,7 +301,7 @@ export function startup(fn: ActivityFn): ActivityFn;
 /** Registers a startup handler with options: `id`, `param`, `errors`, `timeout`, `retries`, `backoff`, `registry`. */
 export function startup(options: ActivityOptions, fn: ActivityFn): ActivityFn;
 export function startup(optionsOrFn: ActivityOptions | ActivityFn, maybeFn?: ActivityFn): ActivityFn {
-  return registerActivity("startup", optionsOrFn, maybeFn);
+  return registerActivity("startup", [optionsOrFn, maybeFn]);
 }
 
 /**
@@ -432,7 +323,7 @@ export function cleanup(fn: ActivityFn): ActivityFn;
 /** Registers a cleanup handler with options: `id`, `param`, `errors`, `timeout`, `retries`, `backoff`, `registry`. */
 export function cleanup(options: ActivityOptions, fn: ActivityFn): ActivityFn;
 export function cleanup(optionsOrFn: ActivityOptions | ActivityFn, maybeFn?: ActivityFn): ActivityFn {
-  return registerActivity("cleanup", optionsOrFn, maybeFn);
+  return registerActivity("cleanup", [optionsOrFn, maybeFn]);
 }
 
 /**
@@ -450,7 +341,7 @@ export function probe(fn: ActivityFn): ActivityFn;
 /** Registers a probe handler with options: `id`, `param`, `errors`, `timeout`, `retries`, `backoff`, `registry`. */
 export function probe(options: ActivityOptions, fn: ActivityFn): ActivityFn;
 export function probe(optionsOrFn: ActivityOptions | ActivityFn, maybeFn?: ActivityFn): ActivityFn {
-  return registerActivity("probe", optionsOrFn, maybeFn);
+  return registerActivity("probe", [optionsOrFn, maybeFn]);
 }
 
 /**
@@ -478,13 +369,5 @@ export function login(fn: LoginFn): LoginFn;
 /** Registers a login handler with options: `id`, `param`, `errors`, `timeout`, `retries`, `backoff`, `registry`. */
 export function login(options: ActivityOptions, fn: LoginFn): LoginFn;
 export function login(optionsOrFn: ActivityOptions | LoginFn, maybeFn?: LoginFn): LoginFn {
-  return registerActivity("login", optionsOrFn, maybeFn) as LoginFn;
-}
-
-/**
- * The name a function is known by: bound methods (`obj.method.bind(obj)`) are named after the
- * method, not `bound method`.
- */
-export function functionName(fn: { name: string }): string {
-  return fn.name.replace(/^(bound )+/, "");
+  return registerActivity("login", [optionsOrFn, maybeFn]) as LoginFn;
 }

@@ -12,22 +12,51 @@ Deno.test("ids: the function's name, the id option, and a field suffix (4.1)", (
 });
 
 Deno.test("an anonymous handler without an id is an error naming the call", () => {
-  assert.throws(() => create("kopfexamples", { registry: new Registry() }, () => {}), /anonymous handler needs an id/);
+  assert.throws(() => create("kopfexamples", { registry: new Registry() }, () => {}), {
+    name: "TypeError",
+    message: new RegExp(
+      '^kopf\\.on\\.create\\("kopfexamples", \\(\\) => …\\): an anonymous handler needs an id: ' +
+        'pass \\{ id: "…" \\} or use a named function \\(.*registration_test\\.ts:\\d+:\\d+\\)\\)\\.$',
+    ),
+  });
 });
 
 Deno.test("invalid option combinations and unknown options fail at registration (4.17, 4.18)", () => {
   const registry = new Registry();
   const fn = function fn() {};
-  assert.throws(() => update("kopfexamples", { registry, value: 1 }, fn), TypeError);
-  assert.throws(() => update("kopfexamples", { registry, field: "spec.a", value: 1, old: 2 }, fn), TypeError);
-  assert.throws(() => create("kopfexamples", { registry, old: 1, field: "spec.a" } as never, fn), /unknown option old/);
-  assert.throws(
-    () => del("kopfexamples", { registry, requiresFinalizer: true } as never, fn),
-    /unknown option requiresFinalizer/,
-  );
-  assert.throws(() => field("kopfexamples", { registry } as never, fn), /field option is required/);
-  assert.throws(() => create("kopfexamples", { registry, labels: { a: null } } as never, fn), TypeError);
-  assert.throws(() => create("no such.thing/x", { registry }, fn), TypeError);
+  const where = (kind: string) => `kopf.on.${kind}("kopfexamples", fn): `;
+  assert.throws(() => update("kopfexamples", { registry, value: 1 }, fn), {
+    name: "TypeError",
+    message: `${where("update")}value/old/new filters are specified without a mandatory field.`,
+  });
+  assert.throws(() => update("kopfexamples", { registry, field: "spec.a", value: 1, old: 2 }, fn), {
+    name: "TypeError",
+    message: `${where("update")}either value or old/new can be defined, not both.`,
+  });
+  assert.throws(() => create("kopfexamples", { registry, old: 1, field: "spec.a" } as never, fn), {
+    name: "TypeError",
+    message: `${where("create")}unknown option old (old is for on.update and on.field); ` +
+      "the options of on.create are: id, param, registry, labels, annotations, when, field, value, " +
+      "errors, timeout, retries, backoff.",
+  });
+  assert.throws(() => del("kopfexamples", { registry, requiresFinalizer: true } as never, fn), {
+    name: "TypeError",
+    message: new RegExp(
+      `^${RegExp.escape(where("delete"))}unknown option requiresFinalizer; the options of on\\.delete`,
+    ),
+  });
+  assert.throws(() => field("kopfexamples", { registry } as never, fn), {
+    name: "TypeError",
+    message: `${where("field")}the field option is required for on.field, e.g. { field: "spec.size" }.`,
+  });
+  assert.throws(() => create("kopfexamples", { registry, labels: { a: null } } as never, fn), {
+    name: "TypeError",
+    message: new RegExp(`^${RegExp.escape(where("create"))}null for the label filter "a" is not supported`),
+  });
+  assert.throws(() => create("no such.thing/x", { registry }, fn), {
+    name: "TypeError",
+    message: new RegExp(`^kopf\\.on\\.create\\("no such\\.thing/x", fn\\): `),
+  });
   assert.equal(registry.handlers.length, 0);
 });
 

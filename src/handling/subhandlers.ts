@@ -11,13 +11,13 @@
  * @module
  */
 
-import { functionName } from "./registration.ts";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { processGlobal } from "../utils/process_global.ts";
 import { parseField } from "../model/diff.ts";
 import { currentObject } from "./current_object.ts";
 import { TemporaryError } from "./errors.ts";
-import { validateFilters } from "./filters.ts";
+import { functionName } from "./registration_arguments.ts";
+import { checkOptions } from "./registration_options.ts";
 import type {
   ChangeFn,
   ChangeHandler,
@@ -53,21 +53,6 @@ export class HandlerChildrenRetry extends TemporaryError {
   }
 }
 
-const OPTION_NAMES: readonly string[] = [
-  "id",
-  "param",
-  "errors",
-  "timeout",
-  "retries",
-  "backoff",
-  "labels",
-  "annotations",
-  "when",
-  "field",
-  "value",
-  "old",
-  "new",
-];
 const EXECUTE_OPTION_NAMES: readonly string[] = ["fns", "handlers", "lifecycle"];
 
 /**
@@ -202,30 +187,17 @@ export class SubhandlingScope {
     if (typeof fn !== "function") {
       throw new TypeError(`${where}: the sub-handler must be a function, got ${typeof fn}.`);
     }
-    if (typeof options !== "object" || options === null) {
-      throw new TypeError(`${where}: the options must be an object.`);
-    }
-    const unknown = Object.keys(options).filter((key) => !OPTION_NAMES.includes(key));
-    if (unknown.length) {
-      throw new TypeError(
-        `${where}: unknown option${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")}; ` +
-          `the options are: ${OPTION_NAMES.join(", ")}.`,
-      );
-    }
-    const name = options.id ?? functionName(fn);
+    const given = typeof options === "object" && options !== null ? options.id : undefined;
+    const name = typeof given === "string" ? given : functionName(fn);
+    const id = `${this.#parent.id}/${name}`;
+    const label = `${where}: sub-handler '${name ? id : `${this.#parent.id}/…`}' (under an on.${this.#kind} handler)`;
+    // Filters follow the rules of the top-level parent's kind (old/new only under update and field).
+    checkOptions("subhandler", label, options, this.#kind);
     if (!name) {
       throw new TypeError(
         `${where}: an anonymous sub-handler of '${this.#parent.id}' needs an id: pass { id: "…" } ` +
           `or use a named function.`,
       );
-    }
-    const id = `${this.#parent.id}/${name}`;
-    try {
-      validateFilters(this.#kind, options);
-    } catch (error) {
-      // Name the sub-handler rather than the top-level registration function.
-      const reason = (error as Error).message.replace(/^kopf\.on\.\w+\(\): /, "");
-      throw new TypeError(`${where}: sub-handler '${id}' (under an on.${this.#kind} handler): ${reason}`);
     }
     return {
       kind: "change",

@@ -266,6 +266,31 @@ Deno.test("sub-handler filters apply in the parent's mode; old/new only under up
   assert.throws(() => underUpdate.subhandler({ id: "y", value: 1 }, fn), /without a mandatory field/);
 });
 
+Deno.test("sub-handlers of an on.field handler need no field of their own", () => {
+  const parent = handler("fieldFn", () => {}, { field: "spec" });
+  const scope = new SubhandlingScope(parent, "field", allAtOnce, () => Promise.resolve({ done: true, delay: 0 }));
+  function child() {}
+  assert.equal(scope.subhandler({ id: "c" }, child), child);
+});
+
+Deno.test("sub-handler options are checked as top-level ones: numbers, errors, unknown names", () => {
+  const parent = handler("createFn", () => {});
+  const scope = new SubhandlingScope(parent, "create", allAtOnce, () => Promise.resolve({ done: true, delay: 0 }));
+  const where = "kopf.subhandler(): sub-handler 'createFn/x' (under an on.create handler): ";
+  assert.throws(() => scope.subhandler({ id: "x", retries: -1 }, () => {}), {
+    name: "TypeError",
+    message: `${where}retries must be a non-negative integer, got -1.`,
+  });
+  assert.throws(() => scope.subhandler({ id: "x", errors: "never" } as never, () => {}), {
+    name: "TypeError",
+    message: `${where}errors must be "temporary", "permanent" or "ignored", got "never".`,
+  });
+  assert.throws(() => scope.subhandler({ id: "x", optional: true } as never, () => {}), {
+    name: "TypeError",
+    message: new RegExp(`^${RegExp.escape(where)}unknown option optional \\(optional is for on\\.delete\\); `),
+  });
+});
+
 Deno.test("registration mistakes are TypeErrors that say what to do", async () => {
   const parent = handler("createFn", () => {});
   const scope = new SubhandlingScope(parent, "create", allAtOnce, () => Promise.resolve({ done: true, delay: 0 }));
