@@ -3,7 +3,7 @@
  * KUBECONFIG line to use with kubectl or `kopf run`, and stops it cleanly on Ctrl+C or SIGTERM.
  *
  * Usage: deno task cluster [--controllers namespace,garbagecollector] [--version 1.36.3]
- *                          [--apiserver-arg=--flag=value ...]
+ *                          [--feature-gates ShardedListAndWatch=true,...] [--apiserver-arg=--flag=value ...]
  *
  * @module
  */
@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import { LocalCluster } from "../src/kits/local_cluster/local_cluster.ts";
 
 const USAGE = "Usage: deno task cluster [--controllers namespace,garbagecollector] " +
-  "[--version 1.36.3] [--apiserver-arg=--flag=value ...]";
+  "[--version 1.36.3] [--feature-gates ShardedListAndWatch=true,...] [--apiserver-arg=--flag=value ...]";
 
 function parseOptions(args: string[]) {
   try {
@@ -21,6 +21,7 @@ function parseOptions(args: string[]) {
       options: {
         controllers: { type: "string" },
         version: { type: "string" },
+        "feature-gates": { type: "string" },
         "apiserver-arg": { type: "string", multiple: true },
         help: { type: "boolean", short: "h" },
       },
@@ -38,9 +39,25 @@ if (options.help) {
   Deno.exit(0);
 }
 
+/** `A=true,B=false` → `{ A: true, B: false }`; a usage error (exit 2) for anything else. */
+function parseFeatureGates(text: string | undefined): Record<string, boolean> | undefined {
+  if (!text) return undefined;
+  const gates: Record<string, boolean> = {};
+  for (const item of text.split(",").map((part) => part.trim()).filter(Boolean)) {
+    const match = item.match(/^([A-Za-z][A-Za-z0-9]*)=(true|false)$/);
+    if (!match) {
+      console.error(`--feature-gates: ${JSON.stringify(item)} is not NAME=true or NAME=false.\n${USAGE}`);
+      Deno.exit(2);
+    }
+    gates[match[1]] = match[2] === "true";
+  }
+  return gates;
+}
+
 const cluster = await LocalCluster.start({
   version: options.version,
   controllers: options.controllers?.split(",").map((name) => name.trim()).filter(Boolean),
+  featureGates: parseFeatureGates(options["feature-gates"]),
   apiserverArgs: options["apiserver-arg"],
 });
 

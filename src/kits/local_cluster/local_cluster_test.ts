@@ -1,7 +1,7 @@
 // Real control planes, no fakes. Each start takes seconds (the very first one on a machine may
 // build the binaries for many minutes), so the tests share few clusters and use steps.
 import assert from "node:assert/strict";
-import { LocalCluster } from "./local_cluster.ts";
+import { featureGateArgs, LocalCluster } from "./local_cluster.ts";
 
 /** Minimal Kubernetes API calls with Deno's fetch, the way the framework talks to the cluster. */
 class Api implements Disposable {
@@ -185,4 +185,29 @@ Deno.test("LocalCluster with controllers deletes namespaces and garbage", async 
     await api.json("DELETE", "/api/v1/namespaces/gc/configmaps/owner");
     await api.waitGone("/api/v1/namespaces/gc/configmaps/owned");
   });
+});
+
+Deno.test("featureGates become one --feature-gates flag; bad names or values are refused before anything starts", () => {
+  assert.deepEqual(featureGateArgs(undefined), []);
+  assert.deepEqual(featureGateArgs({}), []);
+  assert.deepEqual(featureGateArgs({ ShardedListAndWatch: true, Other: false }), [
+    "--feature-gates=ShardedListAndWatch=true,Other=false",
+  ]);
+  assert.throws(() => featureGateArgs({ "A=B": true }), /featureGates must map gate names/);
+  assert.throws(() => featureGateArgs({ A: "yes" as unknown as boolean }), /got "A": "yes"/);
+});
+
+Deno.test("LocalCluster with the ShardedListAndWatch gate filters lists by shardSelector", async () => {
+  await using cluster = await LocalCluster.start({ featureGates: { ShardedListAndWatch: true } });
+  using api = new Api(cluster);
+  const all = "shardRange(object.metadata.uid, '0x0000000000000000', '0x10000000000000000')";
+  // One hash value of 2^64: no object of the test has it (an empty range is an HTTP 500, never send one).
+  const none = "shardRange(object.metadata.uid, '0x0000000000000000', '0x0000000000000001')";
+  await api.json("POST", "/api/v1/namespaces/default/configmaps", { metadata: { name: "cm" } });
+  const list = (selector: string) =>
+    api.json("GET", `/api/v1/namespaces/default/configmaps?shardSelector=${encodeURIComponent(selector)}`);
+  const everything = await list(all);
+  assert.deepEqual((everything.metadata as { shardInfo?: unknown }).shardInfo, { selector: all });
+  assert.ok((everything.items as unknown[]).length >= 1);
+  assert.deepEqual((await list(none)).items, []);
 });
