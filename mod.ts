@@ -212,6 +212,7 @@ export {
   type ApiListOptions,
   type ApiObject,
   type ApiPatchOptions,
+  type ApiReplaceOptions,
   type ApiWatchEvent,
   type ApiWatchOptions,
   type ApiWriteOptions,

@@ -138,6 +138,49 @@ Deno.test("on.resume runs once for handled objects after a restart, never for ne
   }
 });
 
+Deno.test("one function as create, resume and update shares one id: a change while the operator was down runs it once (4.6, 12.4)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "stacked");
+  const registry = new kopf.Registry();
+  const calls: string[] = [];
+  function reconcile({ name, reason, spec }: kopf.ChangeContext) {
+    calls.push(`${reason} ${name} ${spec.x}`);
+    return { reason, x: spec.x };
+  }
+  kopf.on.create("kopfexamples", { registry }, reconcile);
+  kopf.on.resume("kopfexamples", { registry }, reconcile);
+  kopf.on.update("kopfexamples", { registry }, reconcile);
+  await createExample(client, namespace, "changed", { x: 1 });
+  await createExample(client, namespace, "unchanged", { x: 1 });
+  let operator = await runOperator(registry, namespace);
+  for (const name of ["changed", "unchanged"]) {
+    await waitFor(`the creation of ${name}`, async () => {
+      const body = await getExample(client, namespace, name);
+      const handled = body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
+      return (handled && statusOf(body).reconcile) || undefined;
+    });
+  }
+  await settle();
+  await operator.stop();
+  assert.deepEqual(calls.sort(), ["create changed 1", "create unchanged 1"]);
+
+  calls.length = 0;
+  await patchExample(client, namespace, "changed", { spec: { x: 2 } });
+  operator = await runOperator(registry, namespace);
+  try {
+    await waitFor("both objects handled again", () => calls.length >= 2 || undefined);
+    const body = await waitForStatusSet(namespace, "changed", "reconcile", (value) => (value as Status)?.x === 2);
+    await settle();
+    // The changed object: one call as the update (not a resume and an update); the other: one resume.
+    assert.deepEqual(calls.sort(), ["resume unchanged 1", "update changed 2"]);
+    assert.deepEqual(statusOf(body).reconcile, { reason: "update", x: 2 });
+    const ids = Object.keys(statusOf(body));
+    assert.deepEqual(ids, ["reconcile"], "one id for the three registrations: one result");
+  } finally {
+    await operator.stop();
+  }
+});
+
 Deno.test("changes made while the operator was down are handled as one update (12.4)", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "catch-up");

@@ -1,7 +1,7 @@
 /**
  * The handlers' client (`api`, `kopf.connect()`) against a real kube-apiserver: every verb, server-side
- * apply with a field manager, typed errors, watching across an API server restart, a plain script,
- * and `api` inside an operator's handlers.
+ * apply with a field manager, replacement guarded by resourceVersion, typed errors, watching across an
+ * API server restart, a plain script, and `api` inside an operator's handlers.
  */
 
 import assert from "node:assert/strict";
@@ -108,6 +108,58 @@ Deno.test("apply: server-side apply with a field manager, visible in managedFiel
     fieldManager: "patcher",
   });
   assert.deepEqual(viaPatch.metadata?.managedFields?.map((entry) => entry.manager), ["patcher"]);
+});
+
+Deno.test("replace: PUT of the whole object, guarded by resourceVersion; fields it leaves out are gone", async () => {
+  const { client, kubeconfig } = await testCluster();
+  const namespace = await freshNamespace(client, "client-replace");
+  using api = await kopf.connect({ kubeconfig });
+
+  const created = await api.create(configMap("r", { a: "1" }), { namespace, fieldManager: "creator" });
+  const patched = await api.patch("configmaps", "r", { data: { other: "x" } }, {
+    namespace,
+    fieldManager: "someone-else",
+  });
+  assert.deepEqual(patched.data, { a: "1", other: "x" });
+
+  // A replacement guarded by the version it was read at; other managers' fields it leaves out are
+  // removed (server-side apply keeps them: see the apply test).
+  const before = api.client.counters.count({ verb: "update", resource: "configmaps" });
+  const replaced = await api.replace({ ...patched, data: { a: "2" } }, { fieldManager: "replacer" });
+  assert.deepEqual(replaced.data, { a: "2" });
+  assert.equal(replaced.metadata?.uid, created.metadata?.uid);
+  assert.ok(replaced.metadata?.resourceVersion);
+  assert.notEqual(replaced.metadata?.resourceVersion, patched.metadata?.resourceVersion);
+  assert.ok(
+    replaced.metadata?.managedFields?.some((entry) => entry.manager === "replacer" && entry.operation === "Update"),
+  );
+  assert.deepEqual((await api.get("configmaps", "r", { namespace }))?.data, { a: "2" });
+  assert.equal(api.client.counters.count({ verb: "update", resource: "configmaps" }) - before, 1, "counted as update");
+
+  // The version read before that replacement is stale now: 409, nothing written.
+  const stale = await api.replace({ ...patched, data: { a: "3" } }).catch((error) => error);
+  assert.ok(stale instanceof kopf.ApiConflictError, String(stale));
+  assert.equal(stale.status, 409);
+  assert.equal(stale.reason, "Conflict");
+  assert.deepEqual((await api.get("configmaps", "r", { namespace }))?.data, { a: "2" });
+
+  // Without a resourceVersion, the namespace from the options, and a dry run that persists nothing.
+  const unguarded = await api.replace(configMap("r", { b: "1" }), { namespace });
+  assert.deepEqual(unguarded.data, { b: "1" });
+  const dry = await api.replace(configMap("r", { dry: "run" }), { namespace, dryRun: true });
+  assert.deepEqual(dry.data, { dry: "run" });
+  assert.deepEqual((await api.get("configmaps", "r", { namespace }))?.data, { b: "1" });
+  await assert.rejects(api.replace(configMap("r")), /configmaps are namespaced: pass \{ namespace \}/);
+
+  // A subresource: the status of a custom resource, the spec left as it is.
+  await createExample(client, namespace, "kex", { field: "value" });
+  const kex = await api.get("kopfexamples", "kex", { namespace });
+  const withStatus = await api.replace({ ...kex!, spec: { field: "ignored" }, status: { phase: "y" } }, {
+    subresource: "status",
+  });
+  assert.deepEqual(withStatus.status, { phase: "y" });
+  assert.deepEqual(withStatus.spec, { field: "value" }, "the status subresource leaves the spec alone");
+  assert.equal(api.client.counters.count({ verb: "update", resource: "kopfexamples/status" }), 1);
 });
 
 Deno.test("errors are typed: 404 not found, 409 already exists and failed preconditions, 422 invalid", async () => {

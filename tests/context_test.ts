@@ -345,7 +345,10 @@ Deno.test("how each kind of failure is logged and counted: permanently, Will sto
     assert.ok(lines.some((line) => line.includes("Handler 'permanentFn' failed permanently: no way")), text);
     assert.ok(lines.some((line) => line.includes("Handler 'stopFn' failed with an exception. Will stop.")), text);
     assert.ok(lines.some((line) => line.includes("Handler 'ignoreFn' failed with an exception. Will ignore.")), text);
-    assert.ok(lines.some((line) => line.includes("Handler 'retryFn' failed with an exception. Will retry.")), text);
+    assert.ok(
+      lines.some((line) => line.includes("Handler 'retryFn' failed with an exception. Will retry in 1 s.")),
+      text,
+    );
     assert.ok(lines.some((line) => line.includes("Creation is processed: 2 succeeded; 2 failed.")), text);
     // Kopf's own errors are logged by their message alone; other exceptions with their stack.
     const permanent = lines.find((line) => line.includes("failed permanently"))!;

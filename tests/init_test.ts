@@ -33,8 +33,17 @@ Deno.test("kopf init --kopf CHECKOUT: the new project's deno task check and deno
   assert.deepEqual(names, ["crd.yaml", "deno.json", "deploy", "handlers.ts", "handlers_test.ts"]);
   const deploy = [...Deno.readDirSync(join(folder, "deploy"))].map((entry) => entry.name).sort();
   assert.deepEqual(deploy, ["Dockerfile", "README.md", "operator.yaml"]);
+  // The generated test talks to the cluster as docs/testing.md does: the client and the runner.
+  const generated = await Deno.readTextFile(join(folder, "handlers_test.ts"));
+  assert.match(generated, /kopf\.connect\(\{ kubeconfig: cluster\.kubeconfig \}\)/);
+  assert.match(generated, /runner\.waitFor\(/);
+  assert.doesNotMatch(generated, /fetch\(|Authorization|setTimeout/, "no raw requests, no hand-made polling");
+  // YAML as users keep it (kubectl's output, fixtures): the check task neither fails on it nor rewrites it.
+  const fixture = "apiVersion:   v1\nkind: ConfigMap\nmetadata: {name: fixture}\ndata:\n    key:   'value'\n";
+  await Deno.writeTextFile(join(folder, "fixture.yaml"), fixture);
   const check = await task(folder, "check");
   assert.equal(check.code, 0, check.output);
+  assert.equal(await Deno.readTextFile(join(folder, "fixture.yaml")), fixture);
   const test = await task(folder, "test");
   assert.equal(test.code, 0, test.output);
   assert.match(test.output, /ok \| 1 passed \| 0 failed/);

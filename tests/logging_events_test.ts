@@ -140,7 +140,7 @@ Deno.test("with posting.loggers on, an arbitrary exception is posted as an Error
       const error = events.find((event) => event.type === "Error")!;
       assert.equal(error.reason, "Logging");
       assert.ok(
-        error.message.startsWith("Handler 'createFn' failed with an exception. Will retry."),
+        error.message.startsWith("Handler 'createFn' failed with an exception. Will retry in 1 s."),
         error.message,
       );
       assert.match(error.message, /RangeError: boom\n\s+at /, "the stack is in the message");

@@ -27,7 +27,7 @@ type Status = Record<string, unknown>;
 /**
  * Our behaviour (differs from Kopf on purpose): the result is encoded inside the handler's attempt,
  * so a result that JSON cannot encode (a BigInt, a circular object) fails that attempt like any
- * exception of the handler would: "failed with an exception. Will retry.", retried after the
+ * exception of the handler would: "failed with an exception. Will retry in N s.", retried after the
  * handler's backoff, the progress record saying why. Kopf only notices when it serialises the
  * patch, outside the handler, and so throttles the whole object as an unexpected error; here the
  * fault is the handler's, it stays visible on the object, and the handler's own retry settings

@@ -1,6 +1,6 @@
 /**
  * The client that handlers and scripts use (`api` in handler contexts, `kopf.connect()` outside):
- * typed get/list/create/patch/apply/delete/watch over the operator's own {@linkcode ApiClient} —
+ * typed get/list/create/replace/patch/apply/delete/watch over the operator's own {@linkcode ApiClient} —
  * its credentials, retries, rate rules and request counters — with resources named as handlers
  * name them and resolved through discovery, and errors as the framework's typed `ApiError`s.
  *
@@ -26,14 +26,17 @@ import { linkSignals } from "../utils/signals.ts";
  */
 export type ResourceArg = string | SelectorSpec;
 
-/** An object as `create` and `apply` take it: its resource is found by its apiVersion and kind. */
+/** An object as `create`, `replace` and `apply` take it: its resource is found by its apiVersion and kind. */
 export interface ApiObject {
   /** E.g. `v1`, `apps/v1`. */
   apiVersion?: string;
   /** E.g. `ConfigMap`. */
   kind?: string;
-  /** The object's name and (for namespaced resources) namespace. */
-  metadata?: { name?: string; generateName?: string; namespace?: string };
+  /**
+   * The object's name and (for namespaced resources) namespace; for `replace`, the resourceVersion
+   * it was read at.
+   */
+  metadata?: { name?: string; generateName?: string; namespace?: string; resourceVersion?: string };
 }
 
 /** What `list` returns: all items of all pages, and the list's metadata. */
@@ -53,7 +56,7 @@ export type PatchType = "merge" | "json" | "strategic" | "apply";
 
 /** Options of every call. */
 export interface ApiCallOptions {
-  /** The namespace of a namespaced resource; for `create`/`apply`, the object's own when absent. */
+  /** The namespace of a namespaced resource; for `create`/`replace`/`apply`, the object's own when absent. */
   namespace?: string | null;
   /** Cancels the request, its retries included. */
   signal?: AbortSignal;
@@ -79,6 +82,12 @@ export interface ApiWriteOptions extends ApiCallOptions {
 
 /** Options of `create`. */
 export type ApiCreateOptions = ApiWriteOptions;
+
+/** Options of `replace`. */
+export interface ApiReplaceOptions extends ApiWriteOptions {
+  /** A subresource, e.g. `status` or `scale`. */
+  subresource?: string;
+}
 
 /** Options of `patch`. */
 export interface ApiPatchOptions extends ApiWriteOptions {
@@ -249,6 +258,41 @@ export class KubeApi {
     return await this.client.request<T>({
       method: "POST",
       path: resourcePath(target, { namespace }),
+      query: { fieldManager: options.fieldManager, dryRun: options.dryRun ? "All" : undefined },
+      body: object,
+      signal: options.signal,
+    });
+  }
+
+  /**
+   * Replaces an object (PUT): the object given becomes the whole object, or the whole subresource
+   * with `subresource: "status"`; its resource is found by its apiVersion and kind. Fields it leaves
+   * out are removed, whoever set them (unlike `apply`, which removes only its own manager's). With
+   * `metadata.resourceVersion` (as read), the write succeeds only if nobody changed the object since:
+   * else the server answers 409 and this throws an `ApiConflictError` — read it again and redo the
+   * change. Without it, the object is overwritten unconditionally. Returns the replaced object, with
+   * its new resourceVersion.
+   *
+   * @example
+   * ```ts ignore
+   * const cm = await api.get("configmaps", "settings", { namespace });
+   * if (cm) {
+   *   try {
+   *     await api.replace({ ...cm, data: { mode: "strict" } }); // cm.metadata.resourceVersion guards it
+   *   } catch (error) {
+   *     if (!(error instanceof kopf.ApiConflictError)) throw error; // changed meanwhile: read again, retry
+   *   }
+   * }
+   * ```
+   */
+  async replace<T extends ApiObject>(object: T, options: ApiReplaceOptions = {}): Promise<T> {
+    const target = await this.#resolveObject(object, options.signal);
+    const name = object.metadata?.name;
+    if (!name) throw new TypeError("replace() needs metadata.name: a replacement addresses one object by name.");
+    const namespace = this.#namespace(target, options.namespace ?? object.metadata?.namespace, name);
+    return await this.client.request<T>({
+      method: "PUT",
+      path: resourcePath(target, { namespace, name, subresource: options.subresource }),
       query: { fieldManager: options.fieldManager, dryRun: options.dryRun ? "All" : undefined },
       body: object,
       signal: options.signal,

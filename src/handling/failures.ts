@@ -50,11 +50,12 @@ export function judgeFailure(error: unknown, judging: Judging): Verdict {
     return { kind: "failed", message };
   }
   const delay = error instanceof TemporaryError ? error.delay : options.backoff ?? judging.defaultBackoff;
-  if (error instanceof TemporaryError) logger.error(`${label} failed temporarily: ${message}`);
-  else logger.exception(`${label} failed with an exception. Will retry.`, error);
   // Give up now rather than sleep until an attempt that the timeout or retries would forbid.
   const outOfTime = options.timeout !== undefined && judging.elapsed + delay * 1000 >= options.timeout * 1000;
   const outOfRetries = options.retries !== undefined && judging.retries + 1 >= options.retries;
+  const next = outOfTime || outOfRetries ? "Will stop." : `Will retry in ${delay} s.`;
+  if (error instanceof TemporaryError) logger.error(`${label} failed temporarily: ${message}`);
+  else logger.exception(`${label} failed with an exception. ${next}`, error);
   if (outOfTime || outOfRetries) {
     logger.error(
       outOfTime

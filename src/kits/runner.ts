@@ -91,6 +91,25 @@ export interface KopfRunnerStopOptions {
 }
 
 /**
+ * Options of one {@linkcode KopfRunner.waitFor} call.
+ *
+ * @example
+ * ```ts ignore
+ * const mark = runner.lines.length;
+ * await api.patch("kopfexamples", "x", { spec: { size: 2 } }, { namespace: "default" });
+ * await runner.waitFor("Handler 'resize' succeeded.", 60, { after: mark }); // not the one of the creation
+ * ```
+ */
+export interface KopfRunnerWaitOptions {
+  /**
+   * Ignores the first `after` lines of {@linkcode KopfRunner.lines}: only a line printed after
+   * them matches. `runner.lines.length` taken before an action waits for a line the action causes
+   * (a timer's next run, a handler's next call), not for an earlier one. Default: 0, every line.
+   */
+  after?: number;
+}
+
+/**
  * How a `kopf` process run by {@linkcode KopfRunner} failed: a non-zero exit code, a signal, or
  * a stop that had to resort to SIGKILL. The message ends with the last lines of the output.
  *
@@ -316,18 +335,22 @@ export class KopfRunner implements AsyncDisposable {
 
   /**
    * Waits for an output line matching `pattern` (a string matches as a substring), including
-   * lines printed before the call; resolves with that line. Rejects, with the tail of the output,
-   * when `seconds` pass (a bound for hangs, not a timing) or the process exits without it.
+   * lines printed before the call unless `options.after` skips them; resolves with that line.
+   * Rejects, with the tail of the output, when `seconds` pass (a bound for hangs, not a timing) or
+   * the process exits without it.
    *
    * @example
    * ```ts ignore
    * const line = await runner.waitFor(/Handler 'createFn' (succeeded|failed)/, 30);
+   * // The next run of a timer, not one that has been logged already:
+   * await runner.waitFor("Timer 'check' succeeded.", 60, { after: runner.lines.length });
    * ```
    */
-  waitFor(pattern: RegExp | string, seconds: number = 60): Promise<string> {
+  waitFor(pattern: RegExp | string, seconds: number = 60, options: KopfRunnerWaitOptions = {}): Promise<string> {
     const matches = matcher(pattern);
-    const what = describe(pattern);
-    const earlier = this.lines.find(matches);
+    const after = options.after ?? 0;
+    const what = after > 0 ? `${describe(pattern)} after the first ${after} lines` : describe(pattern);
+    const earlier = this.lines.slice(after).find(matches);
     if (earlier !== undefined) return Promise.resolve(earlier);
     return new Promise<string>((resolve, reject) => {
       let settled = false;
@@ -339,7 +362,8 @@ export class KopfRunner implements AsyncDisposable {
         action();
       };
       const forget = this.#output.onLine((line) => {
-        if (matches(line)) settle(() => resolve(line));
+        // The collector has added the line already: its index is the last one.
+        if (this.lines.length > after && matches(line)) settle(() => resolve(line));
       });
       const timer = setTimeout(() => {
         settle(() => reject(new Error(`Timed out after ${seconds} s waiting for ${what} from ${this.#explained()}`)));

@@ -51,6 +51,17 @@ console.error("ready");
 `,
 );
 
+/** Prints numbered ticks ("tick 1", "tick 2", …) until a signal ends it. */
+const COUNT = await script(
+  "count",
+  `
+let n = 0;
+setInterval(() => console.error("tick " + ++n), 50);
+Deno.addSignalListener("SIGTERM", () => Deno.exit(0));
+console.error("ready");
+`,
+);
+
 /** Ignores SIGTERM: only SIGKILL ends it. */
 const STUBBORN = await script(
   "stubborn",
@@ -248,6 +259,21 @@ Deno.test("waitFor: an earlier line, a later line, a timeout, and the exit", asy
   await assert.rejects(pending, /^Error: kopf exited with code 0 before printing a line containing "never printed"\./);
   await assert.rejects(runner.waitFor("never printed"), /exited with code 0 before printing/);
   assert.equal(await runner.waitFor("stopping"), "stopping on SIGTERM");
+});
+
+Deno.test("waitFor with { after }: only a line printed after the mark, not an earlier match", async () => {
+  await using runner = await KopfRunner.start([], { cli: COUNT, ready: "ready" });
+  await runner.waitFor("tick 2");
+  const mark = runner.lines.length;
+  assert.equal(await runner.waitFor(/^tick \d+$/), "tick 1", "without after: the first match, printed earlier");
+  const next = await runner.waitFor(/^tick \d+$/, 60, { after: mark });
+  // Every line is unique ("tick N" counts up): the line found is one printed after the mark.
+  assert.ok(runner.lines.indexOf(next) >= mark, `${next} is line ${runner.lines.indexOf(next)}, the mark ${mark}`);
+  await assert.rejects(
+    runner.waitFor("ready", 0.3, { after: mark }),
+    new RegExp(`^Error: Timed out after 0\\.3 s waiting for a line containing "ready" after the first ${mark} lines`),
+  );
+  assert.equal(await runner.waitFor("ready", 60, { after: 0 }), "ready");
 });
 
 Deno.test("a last line without a newline and CRLF line ends", async () => {

@@ -22,8 +22,12 @@ Deno.test("examples/03-exceptions: 1 handler succeeds after 3 temporary errors, 
   assert.equal(linesWith(operator, "Handler 'succeedsEventually' failed temporarily: Not ready yet").length, 3);
   assert.equal(linesWith(operator, "Succeeded after 3 retries.").length, 1);
   assert.equal(linesWith(operator, "Handler 'succeedsEventually' succeeded.").length, 1);
-  // Three attempts, then the fourth is refused without a call.
-  assert.equal(linesWith(operator, "Handler 'givesUpAfterRetries' failed with an exception. Will retry.").length, 3);
+  // Three attempts: two retried after the backoff, the third is the last allowed.
+  assert.equal(
+    linesWith(operator, "Handler 'givesUpAfterRetries' failed with an exception. Will retry in 1 s.").length,
+    2,
+  );
+  assert.equal(linesWith(operator, "Handler 'givesUpAfterRetries' failed with an exception. Will stop.").length, 1);
   assert.equal(linesWith(operator, "Handler 'givesUpAfterRetries' has exceeded 3 retries.").length, 1);
   assert.equal(linesWith(operator, "Handler 'failsAtFirstError' failed with an exception. Will stop.").length, 1);
 

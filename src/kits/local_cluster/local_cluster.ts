@@ -28,7 +28,9 @@ export interface LocalClusterOptions {
   /**
    * Controllers of kube-controller-manager to run, e.g. `["namespace", "garbagecollector"]`.
    * Without any, no controller manager runs: deleted namespaces stay `Terminating` and owned
-   * objects are not garbage-collected.
+   * objects are not garbage-collected. The garbage collector reads the served resources every
+   * 30 s (fixed in kube-controller-manager): owners of a CRD created after the start are
+   * collected only once it has read them, up to about 40 s later.
    */
   controllers?: string[];
   /** Extra kube-apiserver flags, appended after LocalCluster's own, e.g. `["--watch-cache=false"]`. */
