@@ -46,7 +46,12 @@ Deno.test("Secret values reach no annotation, log line, Event or metric; key cha
   const token = "example-token-in-the-spec";
   // As Python Kopf (and versions before masking) stored it: the values in clear in the diff-base.
   const legacy = "legacy-secret-value-in-clear";
-  const legacyBase = `${JSON.stringify({ data: { key: base64(legacy) }, type: "Opaque" })}\n`;
+  const legacyEssence = {
+    data: { key: base64(legacy) },
+    type: "Opaque",
+    metadata: { labels: { "kopf-test": "secrets" } },
+  };
+  const legacyBase = `${JSON.stringify(legacyEssence)}\n`;
 
   await client.request({
     method: "POST",
