@@ -248,6 +248,19 @@ async function attempt(
     Object.assign(t, { done: true, result });
     return;
   }
+  judgeActivityFailure(t, error, run, logger, deadline);
+}
+
+/** Decides what a failed attempt means: done for good (permanent, ignored, out of time) or due again later. */
+function judgeActivityFailure(
+  t: Tracked,
+  error: unknown,
+  run: ActivityRun,
+  logger: ActivityLogger,
+  deadline: number | undefined,
+): void {
+  const { id, options } = t.handler;
+  const started = t.started!;
   const message = error instanceof Error ? error.message : String(error);
   if (error instanceof PermanentError) {
     // Also the handler's own timeout and retries, checked before the attempt.

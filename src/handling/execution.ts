@@ -214,16 +214,123 @@ function narrow(view: View, field: readonly string[] | undefined): View {
   };
 }
 
-/** One attempt of one handler, unless its timeout or retries are used up. */
+/** What one attempt knows before it calls the handler. */
+interface AttemptPlan {
+  readonly options: ChangeHandler["options"];
+  /** When the handler's first attempt started (its deadline counts from it). */
+  readonly started: Date;
+  /** Milliseconds since then. */
+  readonly runtime: number;
+  /** The ids of all descendants: those known from earlier cycles and those met in this attempt. */
+  readonly subrefs: Set<string>;
+}
+
+/** How a call ended: its result, or what it threw. */
+interface CallOutcome {
+  readonly result?: unknown;
+  readonly error?: unknown;
+}
+
+/** One attempt of one handler, unless its timeout or retries are used up; its outcome is recorded in the patch. */
 async function attempt(t: Tracked, run: CauseRun, level: Level): Promise<void> {
-  const { handler, id } = t;
   // A first attempt's deadline counts from its actual start, not from the start of the cycle.
   const now = Date.now();
   const started = t.record.started ? parseTimestamp(t.record.started) : new Date(now);
+  const timeout = t.handler.options.timeout ?? run.handlerTimeout ?? undefined;
+  const plan: AttemptPlan = {
+    options: { ...t.handler.options, timeout },
+    started,
+    runtime: now - started.getTime(),
+    subrefs: new Set<string>(t.record.subrefs ?? []),
+  };
+  const began = performance.now();
+  const outcome = exhausted(t, plan) ?? await call(t, run, level, plan);
+  recordOutcome(t, run, plan, outcome, (performance.now() - began) / 1000);
+}
+
+/** The error that ends a handler without calling it again: its timeout or its retries are used up. */
+function exhausted(t: Tracked, { options, runtime }: AttemptPlan): CallOutcome | undefined {
+  if (options.timeout !== undefined && runtime >= options.timeout * 1000) {
+    const seconds = (runtime / 1000).toFixed(1);
+    return { error: new HandlerTimeoutError(`Handler '${t.id}' has timed out after ${seconds} s.`) };
+  }
+  if (options.retries !== undefined && t.retries >= options.retries) {
+    return { error: new HandlerRetriesError(`Handler '${t.id}' has exceeded ${options.retries} retries.`) };
+  }
+  return undefined;
+}
+
+/** Calls the handler within its deadline, its span and its sub-handlers' scope. */
+async function call(t: Tracked, run: CauseRun, level: Level, plan: AttemptPlan): Promise<CallOutcome> {
+  const { handler, id } = t;
+  const { options, started, runtime } = plan;
+  const view = narrow(level.view, handler.field);
+  // Sub-handlers are checked and matched as handlers of their top-level ancestor's kind.
+  const kind = level.kind ?? handler.reason ?? "field";
+  const children: Level = { view, lifecycle: level.lifecycle, kind, ancestors: [...level.ancestors, plan.subrefs] };
+  const scope = new SubhandlingScope(
+    handler,
+    kind,
+    level.lifecycle,
+    (found, lifecycle) => runChildren(found, run, { ...children, lifecycle }),
+  );
+  const { timeout } = options;
+  const deadline = timeout === undefined ? undefined : started.getTime() + timeout * 1000;
+  const limits = { label: `Handler '${id}'`, deadline, timeout, signal: run.signal, logger: run.logger };
+  const context = (signal: AbortSignal): ChangeContext => ({
+    ...resourceContext(run.body, {
+      patch: run.patch,
+      logger: run.logger,
+      memo: run.memo,
+      indices: run.indices,
+      resource: run.resource,
+      param: options.param,
+    }),
+    reason: run.reason,
+    retry: t.retries,
+    started,
+    runtime,
+    old: view.old,
+    new: view.new,
+    diff: view.diff,
+    signal,
+    subhandler: scope.subhandler,
+    execute: scope.execute,
+  });
+  const checkpoint = armCheckpoint(run);
+  try {
+    const result = await runWithDeadline((signal) =>
+      runWithObject(run.body, () =>
+        runInScope(scope, async () => {
+          const returned = await traceHandler(
+            id,
+            run.resource.plural,
+            run.body,
+            run.reason,
+            t.retries,
+            async () => await handler.fn(context(signal)),
+            (thrown) => thrown instanceof HandlerChildrenRetry,
+          );
+          await scope.finish();
+          return returned;
+        })), limits);
+    return { result };
+  } catch (error) {
+    return { error };
+  } finally {
+    clearTimeout(checkpoint);
+    scope.close();
+  }
+}
+
+/** Records an attempt's outcome in the patch (progress, result) and in the metrics, and logs it. */
+function recordOutcome(t: Tracked, run: CauseRun, plan: AttemptPlan, outcome: CallOutcome, seconds: number): void {
+  const { id } = t;
+  let { error } = outcome;
   const base: ProgressRecord = {
     ...t.record,
     // The stored text is kept (a Date cannot hold Kopf's microseconds), in Kopf's normal form.
-    started: t.record.started ? normalizeTimestamp(t.record.started) : formatTimestamp(started),
+    started: t.record.started ? normalizeTimestamp(t.record.started) : formatTimestamp(plan.started),
     purpose: run.reason,
     retries: t.retries + 1,
     success: false,
@@ -231,78 +338,7 @@ async function attempt(t: Tracked, run: CauseRun, level: Level): Promise<void> {
   };
   delete base.delayed;
   delete base.message;
-
-  const timeout = handler.options.timeout ?? run.handlerTimeout ?? undefined;
-  const options = { ...handler.options, timeout };
-  const runtime = now - started.getTime();
-  // The ids of all descendants: those known from earlier cycles and those met in this attempt.
-  const subrefs = new Set<string>(t.record.subrefs ?? []);
-  let error: unknown;
-  let result: unknown;
-  const began = performance.now();
-  if (options.timeout !== undefined && runtime >= options.timeout * 1000) {
-    error = new HandlerTimeoutError(`Handler '${id}' has timed out after ${(runtime / 1000).toFixed(1)} s.`);
-  } else if (options.retries !== undefined && t.retries >= options.retries) {
-    error = new HandlerRetriesError(`Handler '${id}' has exceeded ${options.retries} retries.`);
-  } else {
-    const view = narrow(level.view, handler.field);
-    // Sub-handlers are checked and matched as handlers of their top-level ancestor's kind.
-    const kind = level.kind ?? handler.reason ?? "field";
-    const children: Level = { view, lifecycle: level.lifecycle, kind, ancestors: [...level.ancestors, subrefs] };
-    const scope = new SubhandlingScope(
-      handler,
-      kind,
-      level.lifecycle,
-      (found, lifecycle) => runChildren(found, run, { ...children, lifecycle }),
-    );
-    const label = `Handler '${id}'`;
-    const deadline = timeout === undefined ? undefined : started.getTime() + timeout * 1000;
-    const limits = { label, deadline, timeout, signal: run.signal, logger: run.logger };
-    const context = (signal: AbortSignal): ChangeContext => ({
-      ...resourceContext(run.body, {
-        patch: run.patch,
-        logger: run.logger,
-        memo: run.memo,
-        indices: run.indices,
-        resource: run.resource,
-        param: options.param,
-      }),
-      reason: run.reason,
-      retry: t.retries,
-      started,
-      runtime,
-      old: view.old,
-      new: view.new,
-      diff: view.diff,
-      signal,
-      subhandler: scope.subhandler,
-      execute: scope.execute,
-    });
-    const checkpoint = armCheckpoint(run);
-    try {
-      result = await runWithDeadline((signal) =>
-        runWithObject(run.body, () =>
-          runInScope(scope, async () => {
-            const returned = await traceHandler(
-              id,
-              run.resource.plural,
-              run.body,
-              run.reason,
-              t.retries,
-              async () => await handler.fn(context(signal)),
-              (thrown) => thrown instanceof HandlerChildrenRetry,
-            );
-            await scope.finish();
-            return returned;
-          })), limits);
-    } catch (caught) {
-      error = caught;
-    } finally {
-      clearTimeout(checkpoint);
-      scope.close();
-    }
-  }
-  if (subrefs.size) base.subrefs = [...subrefs].sort();
+  if (plan.subrefs.size) base.subrefs = [...plan.subrefs].sort();
 
   if (run.signal?.aborted && !(error instanceof HandlerTimeoutError)) {
     // Whatever the handler did once its signal aborted is not an outcome: nothing is written while
@@ -317,35 +353,47 @@ async function attempt(t: Tracked, run: CauseRun, level: Level): Promise<void> {
     store(run, t, { ...base, delayed: formatTimestamp(new Date(Date.now() + error.delay * 1000)) });
     return;
   }
-  if (error === undefined && result !== undefined && result !== null) {
+  if (error === undefined && outcome.result !== undefined && outcome.result !== null) {
     // Delivered only now: a parent's result waits until all its children are done.
     try {
-      storeResult(run.patch, id, result);
+      storeResult(run.patch, id, outcome.result);
     } catch (caught) {
       error = caught; // e.g. a result that is not JSON
     }
   }
-  const seconds = (performance.now() - began) / 1000;
   if (error === undefined) {
     recordHandlerRun(id, run.resource.plural, run.reason, "success", t.retries, seconds);
     run.logger.info(`Handler '${id}' succeeded.`);
     store(run, t, { ...base, success: true, stopped: formatTimestamp(new Date()) });
     return;
   }
+  recordFailure(t, run, plan, base, error, seconds);
+}
+
+/** Records a failed attempt: a retry when due, a failure for good, or a success when errors are ignored. */
+function recordFailure(
+  t: Tracked,
+  run: CauseRun,
+  plan: AttemptPlan,
+  base: ProgressRecord,
+  error: unknown,
+  seconds: number,
+): void {
+  const { id } = t;
   const verdict = judgeFailure(error, {
     label: `Handler '${id}'`,
-    options,
+    options: plan.options,
     logger: run.logger,
     defaultBackoff: run.defaultBackoff,
     retries: t.retries,
-    elapsed: Date.now() - started.getTime(),
+    elapsed: Date.now() - plan.started.getTime(),
   });
-  const outcome = verdict.kind === "retry"
+  const kind = verdict.kind === "retry"
     ? "temporary"
     : error instanceof HandlerTimeoutError || (verdict.kind === "failed" && verdict.timedOut)
     ? "timeout"
     : "permanent";
-  recordHandlerRun(id, run.resource.plural, run.reason, outcome, t.retries, seconds);
+  recordHandlerRun(id, run.resource.plural, run.reason, kind, t.retries, seconds);
   const stopped = formatTimestamp(new Date());
   if (verdict.kind === "retry") {
     const delayed = formatTimestamp(new Date(Date.now() + verdict.delay * 1000));
