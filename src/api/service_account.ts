@@ -15,6 +15,16 @@ const logger = getLogger(["kopf", "api", "credentials"]);
 /** Where Kubernetes mounts a pod's service account: files `token`, `ca.crt`, `namespace`. */
 export const SERVICE_ACCOUNT_ROOT = "/var/run/secrets/kubernetes.io/serviceaccount";
 
+/** The pod's namespace from its service account, else `default` (outside a cluster, or if unreadable). */
+export function podNamespace(): string {
+  try {
+    return Deno.readTextFileSync(`${SERVICE_ACCOUNT_ROOT}/namespace`).trim() || "default";
+  } catch {
+    // Not in a pod (no file) or no permission to read it: the documented fallback.
+    return "default";
+  }
+}
+
 /** How often a token file is re-read at most, unless invalidated: the kubelet rotates tokens. */
 export const TOKEN_FILE_MAX_AGE_MS = 60_000;
 

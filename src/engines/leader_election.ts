@@ -15,7 +15,7 @@ import { getLogger } from "@logtape/logtape";
 import type { ApiClient } from "../api/client.ts";
 import { ApiConflictError, ApiForbiddenError, ApiNotFoundError, describeCause } from "../api/errors.ts";
 import { createLease, getLease, LEASES, type LeaseTarget, replaceLease } from "../api/leases.ts";
-import { SERVICE_ACCOUNT_ROOT } from "../api/service_account.ts";
+import { podNamespace } from "../api/service_account.ts";
 import { Watcher } from "../api/watching.ts";
 import {
   acquiredLeaseSpec,
@@ -486,16 +486,6 @@ export class LeaderElector {
         transition: leading ? "becoming the leader" : "ceasing to be the leader",
       });
     }
-  }
-}
-
-/** The pod's namespace from its service account, else `default` (outside a cluster, or if unreadable). */
-function podNamespace(): string {
-  try {
-    return Deno.readTextFileSync(`${SERVICE_ACCOUNT_ROOT}/namespace`).trim() || "default";
-  } catch {
-    // Not in a pod (no file) or no permission to read it: the documented fallback.
-    return "default";
   }
 }
 

@@ -185,3 +185,38 @@ function subtract(from: readonly ShardRange[], minus: readonly ShardRange[]): Sh
   }
   return rest;
 }
+
+/**
+ * The compact text of ranges as a member records them (in its Lease): `0x…-0x…` pairs joined by commas, in the
+ * bounds' own form; `""` for none.
+ *
+ * @example
+ * ```ts
+ * import { formatShardRanges } from "./shard_range.ts";
+ * formatShardRanges([{ start: 0n, end: 1n << 63n }]); // "0x0000000000000000-0x8000000000000000"
+ * ```
+ */
+export function formatShardRanges(ranges: readonly ShardRange[]): string {
+  return normalizeShardRanges(ranges).map((r) => `${formatShardBound(r.start)}-${formatShardBound(r.end)}`).join(",");
+}
+
+/**
+ * Reads the text of {@linkcode formatShardRanges}.
+ *
+ * @throws {RangeError} When the text is not of that form or a range is invalid.
+ */
+export function parseShardRanges(text: string): ShardRange[] {
+  if (text.trim() === "") return [];
+  return normalizeShardRanges(
+    text.split(",").map((pair) => {
+      const match = pair.trim().match(/^(0x[0-9a-f]{16}|0x10000000000000000)-(0x[0-9a-f]{16}|0x10000000000000000)$/);
+      if (!match) throw new RangeError(`Not a shard range: ${JSON.stringify(pair)}; expected 0x<16 hex>-0x<16 hex>.`);
+      return { start: BigInt(match[1]), end: BigInt(match[2]) };
+    }),
+  );
+}
+
+/** Whether two sets of ranges share any hash. */
+export function shardRangesOverlap(a: readonly ShardRange[], b: readonly ShardRange[]): boolean {
+  return a.some((x) => b.some((y) => x.start < y.end && y.start < x.end));
+}

@@ -38,6 +38,9 @@ export const kopfMetrics: {
   readonly apiDuration: Histogram;
   readonly leader: Gauge;
   readonly peeringPaused: Gauge;
+  readonly shardMembers: Gauge;
+  readonly shardOwnedRatio: Gauge;
+  readonly shardHandovers: Counter;
   readonly webhookRequests: Counter;
   readonly webhookDuration: Histogram;
   readonly background: Gauge;
@@ -117,6 +120,19 @@ export const kopfMetrics: {
   ),
   peeringPaused: metricsRegistry.add(
     new Gauge("kopf_peering_paused", "1 while peering pauses this operator for a peer, else 0.", []),
+  ),
+  shardMembers: metricsRegistry.add(
+    new Gauge("kopf_shard_members", "Live members of the shard group, as this member sees them.", ["group"]),
+  ),
+  shardOwnedRatio: metricsRegistry.add(
+    new Gauge("kopf_shard_owned_ratio", "The fraction of the hash space whose objects this member handles.", [
+      "group",
+    ]),
+  ),
+  shardHandovers: metricsRegistry.add(
+    new Counter("kopf_shard_handovers_total", "Changes of this member's ranges: gained or lost on reassignment.", [
+      "group",
+    ]),
   ),
   webhookRequests: metricsRegistry.add(
     new Counter("kopf_webhook_requests_total", "Admission handler calls by handler and outcome.", [

@@ -9,6 +9,7 @@ import { BackgroundSettings } from "./background.ts";
 import { BatchingSettings } from "./batching.ts";
 import { ExecutionSettings } from "./execution.ts";
 import { LeaderElectionSettings } from "./leader_election.ts";
+import { ShardingSettings } from "./sharding.ts";
 import { MetricsSettings } from "./metrics.ts";
 import { NetworkingSettings } from "./networking.ts";
 import { PeeringSettings } from "./peering.ts";
@@ -58,6 +59,8 @@ export class Settings {
   readonly peering: PeeringSettings = new PeeringSettings();
   /** Leader election among replicas with a Lease (off by default). */
   readonly leaderElection: LeaderElectionSettings = new LeaderElectionSettings();
+  /** Sharding: replicas with the same group split the objects between them. */
+  readonly sharding: ShardingSettings = new ShardingSettings();
   /** The Prometheus metrics endpoint (off by default). */
   readonly metrics: MetricsSettings = new MetricsSettings();
 }

@@ -1,0 +1,390 @@
+/**
+ * Membership of a shard group: each member holds a `coordination.k8s.io/v1` Lease labelled with
+ * the group, renews it, and watches the group's Leases. The live members decide the assignment of
+ * the hash space (`assignShards`: every member computes the same map), and each member records in
+ * its Lease the ranges it handles now, so that a handover never overlaps:
+ *
+ * - ranges a member loses are released first — the operator stops handling their objects (their
+ *   daemons and timers exit) — and only then removed from its Lease;
+ * - ranges a member gains are taken only when no other live member's Lease holds them: claimed in
+ *   its own Lease first, then checked with a fresh list of the group's Leases; a claim that meets
+ *   another's is withdrawn and tried again (of two members that claim at once, the later one always
+ *   sees the earlier one, so at most one goes on);
+ * - a member that cannot renew for two thirds of the lease duration stops handling everything,
+ *   before the others may take its ranges at the full duration;
+ * - a member that dies holds its ranges until its Lease has not changed for its duration, as this
+ *   member observes it (by its own clock, so clock skew between nodes does not matter).
+ *
+ * @module
+ */
+
+import { getLogger } from "@logtape/logtape";
+import type { ApiClient } from "../api/client.ts";
+import { ApiConflictError, ApiNotFoundError } from "../api/errors.ts";
+import { LEASES } from "../api/leases.ts";
+import { resourcePath } from "../api/paths.ts";
+import { Watcher } from "../api/watching.ts";
+import { formatMicroTime, type Lease, LEASE_API_VERSION } from "../model/lease.ts";
+import { assignShards } from "../model/shard_assignment.ts";
+import {
+  formatShardRanges,
+  movedRanges,
+  normalizeShardRanges,
+  parseShardRanges,
+  type ShardRange,
+  shardRangesOverlap,
+  shardRangesShare,
+} from "../model/shard_range.ts";
+import { SHARD_HASH_SPACE } from "../model/shard_hash.ts";
+import { kopfMetrics } from "../observability/metrics.ts";
+import type { WatchingSettings } from "../settings/watching.ts";
+import { sleep } from "../utils/sleep.ts";
+
+const logger = getLogger(["kopf", "sharding"]);
+
+/** The label that puts a Lease into a shard group. */
+export const SHARD_GROUP_LABEL = "kopf.dev/shard-group";
+/** The annotation with the ranges a member handles now (`formatShardRanges`). */
+export const SHARD_RANGES_ANNOTATION = "kopf.dev/shard-ranges";
+
+/** What a member needs. */
+export interface ShardMembershipOptions {
+  client: ApiClient;
+  /** The group's name. */
+  group: string;
+  /** The namespace of the group's Leases. */
+  namespace: string;
+  /** This member's identity (unique in the group). */
+  identity: string;
+  /** Seconds a claim lasts after its last renewal. */
+  leaseDuration: number;
+  watching: WatchingSettings;
+  /**
+   * Makes the operator handle exactly these ranges; resolves once it does — for ranges lost,
+   * once their objects' handlers, daemons and timers have stopped.
+   */
+  apply: (ranges: readonly ShardRange[]) => Promise<void>;
+  signal?: AbortSignal;
+}
+
+/** What a member knows of another member from its Lease. */
+interface Peer {
+  readonly identity: string;
+  /** The ranges it handles; everything if its record cannot be read (never overlap). */
+  readonly ranges: ShardRange[];
+  readonly renewTime: string;
+  readonly duration: number;
+  /** When (local clock, ms) its renewTime was last seen to change: it is alive for `duration` after. */
+  readonly observedAt: number;
+}
+
+const EVERYTHING: ShardRange[] = [{ start: 0n, end: SHARD_HASH_SPACE }];
+
+/** One member of a shard group: see the module's description. */
+export class ShardMembership {
+  readonly #options: ShardMembershipOptions;
+  readonly #lease: string;
+  readonly #stop = new AbortController();
+  readonly #peers = new Map<string, Peer>();
+  #held: ShardRange[] = [];
+  #renewedAt = 0;
+  #members: string[] = [];
+  #evaluation: Promise<void> = Promise.resolve();
+  #evaluationQueued = false;
+  #tasks: Promise<unknown>[] = [];
+  #expiry?: ReturnType<typeof setTimeout>;
+  #listed = Promise.withResolvers<void>();
+
+  private constructor(options: ShardMembershipOptions) {
+    this.#options = options;
+    this.#lease = shardLeaseName(options.group, options.identity);
+  }
+
+  /**
+   * Joins the group: creates (or takes back) this member's Lease, starts renewing it and watching
+   * the group, and resolves once the group is known and the first assignment is applied.
+   */
+  static async start(options: ShardMembershipOptions): Promise<ShardMembership> {
+    const member = new ShardMembership(options);
+    options.signal?.addEventListener("abort", () => member.#stop.abort(), { once: true });
+    await member.#write(member.#held);
+    member.#tasks.push(member.#watch(), member.#renewals());
+    await Promise.race([member.#listed.promise, sleep(options.leaseDuration, member.#stop.signal)]);
+    member.#evaluate();
+    await member.#evaluation;
+    return member;
+  }
+
+  /** The ranges this member handles now. */
+  get ranges(): readonly ShardRange[] {
+    return this.#held;
+  }
+
+  /** The live members, this one included, sorted. */
+  get members(): readonly string[] {
+    return this.#members;
+  }
+
+  /** The name of this member's Lease. */
+  get lease(): string {
+    return this.#lease;
+  }
+
+  /**
+   * Leaves the group: stops handling (the operator's streams stop anyway when it exits), then
+   * removes the Lease, so that the others take the ranges at once instead of after its duration.
+   */
+  async close(): Promise<void> {
+    this.#stop.abort();
+    clearTimeout(this.#expiry);
+    await Promise.allSettled(this.#tasks);
+    await this.#evaluation;
+    await this.#options.apply([]).catch((error) =>
+      logger.error("Stopping the sharded streams failed: {error}", { error })
+    );
+    this.#held = [];
+    const { client, namespace } = this.#options;
+    await client.request({
+      method: "DELETE",
+      path: resourcePath(LEASES, { namespace, name: this.#lease }),
+      resource: LEASES.plural,
+      urgent: true,
+    }).catch((error) => {
+      if (!(error instanceof ApiNotFoundError)) {
+        logger.warning("The shard Lease {lease} was not removed ({error}); the others take over after its duration.", {
+          lease: this.#lease,
+          error,
+        });
+      }
+    });
+    kopfMetrics.shardMembers.set([this.#options.group], 0);
+    kopfMetrics.shardOwnedRatio.set([this.#options.group], 0);
+  }
+
+  /** Follows the group's Leases; every change is a reason to look at the assignment again. */
+  async #watch(): Promise<void> {
+    const { client, namespace, group, watching } = this.#options;
+    const watcher = new Watcher(client, LEASES, {
+      namespace,
+      labelSelector: `${SHARD_GROUP_LABEL}=${group}`,
+      settings: watching,
+      signal: this.#stop.signal,
+    });
+    for await (const event of watcher) {
+      if (event.type === "LISTED") {
+        this.#listed.resolve();
+      } else if (event.type === "DELETED") {
+        this.#peers.delete(event.object.metadata.name ?? "");
+      } else {
+        this.#observe(event.object as unknown as Lease);
+      }
+      this.#evaluate();
+    }
+  }
+
+  /** Records a peer's Lease as seen now. */
+  #observe(lease: Lease): Peer | undefined {
+    const name = lease.metadata.name ?? "";
+    if (name === this.#lease) return undefined;
+    const identity = lease.spec?.holderIdentity ?? "";
+    const renewTime = lease.spec?.renewTime ?? "";
+    const previous = this.#peers.get(name);
+    const observedAt = previous && previous.renewTime === renewTime ? previous.observedAt : Date.now();
+    const peer: Peer = {
+      identity,
+      ranges: readRanges(lease, name),
+      renewTime,
+      duration: lease.spec?.leaseDurationSeconds ?? this.#options.leaseDuration,
+      observedAt,
+    };
+    this.#peers.set(name, peer);
+    return peer;
+  }
+
+  /** Renews this member's Lease every third of its duration. */
+  async #renewals(): Promise<void> {
+    const interval = this.#options.leaseDuration / 3;
+    while (!await sleep(interval, this.#stop.signal)) {
+      await this.#write(this.#held).catch((error) => {
+        logger.warning("Renewing the shard Lease {lease} failed: {error}", { lease: this.#lease, error });
+      });
+      this.#evaluate();
+    }
+  }
+
+  /** Runs one evaluation after another; a request during one runs once after it. */
+  #evaluate(): void {
+    if (this.#evaluationQueued || this.#stop.signal.aborted) return;
+    this.#evaluationQueued = true;
+    this.#evaluation = this.#evaluation.then(async () => {
+      this.#evaluationQueued = false;
+      if (this.#stop.signal.aborted) return;
+      try {
+        await this.#reassign();
+      } catch (error) {
+        logger.error("Reassigning the shards failed; retrying soon: {error}", { error });
+        setTimeout(() => this.#evaluate(), 1000);
+      }
+    });
+  }
+
+  /** Brings the ranges handled in line with the assignment: releases first, then claims. */
+  async #reassign(): Promise<void> {
+    const { identity, leaseDuration, group } = this.#options;
+    const now = Date.now();
+    if (now - this.#renewedAt > leaseDuration * 1000 * 2 / 3) {
+      // Out of touch: the others may take our ranges once our Lease lapses; stop before that.
+      if (this.#held.length) {
+        logger.warning("The shard Lease {lease} could not be renewed: stopping all handling until it is.", {
+          lease: this.#lease,
+        });
+        await this.#handle([]);
+      }
+      return;
+    }
+    const live = [...this.#peers.values()].filter((peer) => alive(peer, now));
+    this.#members = [...new Set([identity, ...live.map((peer) => peer.identity)])].sort();
+    this.#scheduleExpiry(live);
+    kopfMetrics.shardMembers.set([group], this.#members.length);
+    const target = assignShards(this.#members).rangesOf(identity);
+    const { gained, lost } = movedRanges(this.#held, target);
+    if (lost.length) {
+      await this.#handle(movedRanges(lost, this.#held).gained);
+      await this.#write(this.#held);
+    }
+    const taken = normalizeShardRanges(live.flatMap((peer) => peer.ranges));
+    const free = movedRanges(taken, gained).gained;
+    if (free.length) await this.#claim(free);
+  }
+
+  /** Claims free ranges in the Lease, checks nobody else did, and starts handling them. */
+  async #claim(free: ShardRange[]): Promise<void> {
+    const claimed = normalizeShardRanges([...this.#held, ...free]);
+    await this.#write(claimed);
+    const leases = await this.#listGroup();
+    const now = Date.now();
+    const rival = leases
+      .map((lease) => this.#observe(lease))
+      .find((peer) => peer && alive(peer, now) && shardRangesOverlap(peer.ranges, free));
+    if (rival) {
+      // Both claimed at once; the later claim sees the earlier one and steps back (jittered, so that
+      // two that both step back do not meet again).
+      logger.info("Member {rival} claims ranges at the same time; trying again shortly.", { rival: rival.identity });
+      await this.#write(this.#held);
+      setTimeout(() => this.#evaluate(), 200 + Math.random() * 800);
+      return;
+    }
+    await this.#handle(claimed);
+  }
+
+  /** Applies new ranges to the operator and reports the change. */
+  async #handle(ranges: ShardRange[]): Promise<void> {
+    const { gained, lost } = movedRanges(this.#held, ranges);
+    if (!gained.length && !lost.length) return;
+    await this.#options.apply(ranges);
+    this.#held = ranges;
+    const { group } = this.#options;
+    kopfMetrics.shardHandovers.inc([group]);
+    kopfMetrics.shardOwnedRatio.set([group], shardRangesShare(ranges));
+    logger.info(
+      "Shard ranges of {group} changed: {share}% of the objects now ({members} members); gained {gained}; lost {lost}.",
+      {
+        group,
+        share: (shardRangesShare(ranges) * 100).toFixed(1),
+        members: this.#members.length,
+        gained: formatShardRanges(gained) || "none",
+        lost: formatShardRanges(lost) || "none",
+      },
+    );
+  }
+
+  /** Looks again when the first live peer's Lease would lapse. */
+  #scheduleExpiry(live: readonly Peer[]): void {
+    clearTimeout(this.#expiry);
+    if (!live.length) return;
+    const due = Math.min(...live.map((peer) => peer.observedAt + peer.duration * 1000)) - Date.now();
+    this.#expiry = setTimeout(() => this.#evaluate(), Math.max(0, due) + 100);
+  }
+
+  /** A consistent list of the group's Leases (not from the watch: it must show every claim made before now). */
+  async #listGroup(): Promise<Lease[]> {
+    const { client, namespace, group } = this.#options;
+    const list = await client.request<{ items: Lease[] }>({
+      path: resourcePath(LEASES, { namespace }),
+      query: { labelSelector: `${SHARD_GROUP_LABEL}=${group}` },
+      resource: LEASES.plural,
+      urgent: true,
+      signal: this.#stop.signal,
+    });
+    return list.items;
+  }
+
+  /** Writes this member's Lease: its record of the ranges handled, and a renewal; creates it if missing. */
+  async #write(ranges: readonly ShardRange[]): Promise<void> {
+    const { client, namespace, group, identity, leaseDuration } = this.#options;
+    const sent = Date.now();
+    const now = formatMicroTime(new Date(sent));
+    const metadata = {
+      name: this.#lease,
+      labels: { [SHARD_GROUP_LABEL]: group },
+      annotations: { [SHARD_RANGES_ANNOTATION]: formatShardRanges(ranges) },
+    };
+    const spec = { holderIdentity: identity, leaseDurationSeconds: Math.ceil(leaseDuration), renewTime: now };
+    const path = resourcePath(LEASES, { namespace, name: this.#lease });
+    try {
+      await client.request({
+        method: "PATCH",
+        path,
+        body: { metadata, spec },
+        contentType: "application/merge-patch+json",
+        resource: LEASES.plural,
+        urgent: true,
+      });
+    } catch (error) {
+      if (!(error instanceof ApiNotFoundError)) throw error;
+      await client.request({
+        method: "POST",
+        path: resourcePath(LEASES, { namespace }),
+        body: { apiVersion: LEASE_API_VERSION, kind: "Lease", metadata, spec: { ...spec, acquireTime: now } },
+        resource: LEASES.plural,
+        urgent: true,
+      }).catch((conflict) => {
+        // Created meanwhile by an earlier attempt of ours: the next renewal patches it.
+        if (!(conflict instanceof ApiConflictError)) throw conflict;
+      });
+    }
+    this.#renewedAt = sent;
+  }
+}
+
+/** Whether a peer's Lease has changed within its duration, as this member observed it. */
+function alive(peer: Peer, now: number): boolean {
+  return peer.identity !== "" && now - peer.observedAt < peer.duration * 1000;
+}
+
+/** The ranges a peer's Lease records; all of them if unreadable (a broken record must not cause an overlap). */
+function readRanges(lease: Lease, name: string): ShardRange[] {
+  const text = lease.metadata.annotations?.[SHARD_RANGES_ANNOTATION] ?? "";
+  try {
+    return parseShardRanges(text);
+  } catch (error) {
+    logger.warning("The shard Lease {name} has an unreadable record of ranges ({error}); taken as holding all.", {
+      name,
+      error,
+    });
+    return EVERYTHING;
+  }
+}
+
+/**
+ * The Lease name of a member: `<group>-<identity>` made a valid object name (lowercase letters,
+ * digits, `-` and `.`, at most 253 characters), with a digest of the original when that changed it.
+ */
+export function shardLeaseName(group: string, identity: string): string {
+  const raw = `${group}-${identity}`;
+  const clean = raw.toLowerCase().replace(/[^a-z0-9.-]+/g, "-").replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, "");
+  if (clean === raw && clean.length <= 253) return clean;
+  let hash = 0x811c9dc5;
+  for (const char of raw) hash = Math.imul(hash ^ char.codePointAt(0)!, 0x01000193) >>> 0;
+  return `${clean.slice(0, 240)}-${hash.toString(16).padStart(8, "0")}`;
+}
