@@ -3,6 +3,10 @@
  * optional options, and the handler function. The activity handlers — `on.startup`,
  * `on.cleanup`, `on.probe`, `on.login` — take no resource: `(fn)` or `(options, fn)`.
  *
+ * The options of each registration are typed here, and only here: `on.CreateOptions`,
+ * `on.EventOptions`, `on.TimerOptions`, … (`kopf.timer`, `kopf.daemon` and `kopf.index` are the
+ * same functions as `on.timer`, `on.daemon` and `on.index`, and take the same options).
+ *
  * @example
  * ```ts
  * import * as on from "@kopf/kopf/on";
@@ -25,6 +29,7 @@ export {
   type EventOptions,
   field,
   type FieldOptions,
+  login,
   probe,
   resume,
   type ResumeOptions,
@@ -34,5 +39,4 @@ export {
 } from "./src/handling/registration.ts";
 export { index, type IndexOptions } from "./src/handling/index_registration.ts";
 export { daemon, type DaemonOptions, timer, type TimerOptions } from "./src/handling/background_registration.ts";
-export { login } from "./src/handling/registration.ts";
 export { mutate, type MutateOptions, validate, type ValidateOptions } from "./src/handling/admission.ts";

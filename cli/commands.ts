@@ -7,6 +7,7 @@
  */
 
 import * as kopf from "@kopf/kopf";
+import { postingSink } from "@kopf/kopf/advanced";
 import { freeze, resume } from "@kopf/kopf/peering";
 import { getLogger } from "@logtape/logtape";
 import { loadHandlers, LoadingError } from "./loading.ts";
@@ -149,7 +150,7 @@ function configure(logging: Logging): Promise<void> {
     level: logging.level,
     format: logging.format,
     prefix: logging.prefix,
-    postingSink: kopf.postingSink,
+    postingSink,
     // JSON lines go to stdout, alone: what else is printed (the "Task kopf …" line of `deno task`,
     // Deno's download notes, the CLI's own errors) goes to stderr, so a consumer parses stdout as is.
     ...(logging.format === "json" ? { write: (line: string) => console.log(line) } : {}),

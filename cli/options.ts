@@ -7,7 +7,7 @@
  */
 
 import { parseArgs } from "node:util";
-import type { LogFormat } from "@kopf/kopf";
+import type { LogFormat } from "@kopf/kopf/advanced";
 import { UsageError } from "./usage.ts";
 
 /** Reads an environment variable; `Deno.env.get` in the CLI, a plain object in tests. */

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { LogFormat } from "@kopf/kopf";
+import type { LogFormat } from "@kopf/kopf/advanced";
 import { DEV_PRIORITY, FREEZE_PRIORITY } from "@kopf/kopf/peering";
 import {
   checkPeeringName,

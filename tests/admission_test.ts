@@ -9,6 +9,7 @@
 
 import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
+import type { WebhookFn } from "@kopf/kopf/advanced";
 import { ApiError } from "../src/api/errors.ts";
 import { captureLogs } from "./support/logs.ts";
 import { resourcePath } from "../src/api/paths.ts";
@@ -474,7 +475,7 @@ Deno.test("a custom server's client config goes into the managed configuration w
   kopf.on.validate("kopfexamples", { registry, labels: { [LABEL]: id }, ignoreFailures: true }, function hooked() {});
   const cluster = await testCluster();
   const settings = new kopf.Settings();
-  let calledWith: kopf.WebhookFn | undefined;
+  let calledWith: WebhookFn | undefined;
   settings.admission.server = async function* tunnel(fn, signal) {
     calledWith = fn;
     yield { url: "https://example.invalid/hooks" };

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { reset } from "@logtape/logtape";
 import * as kopf from "@kopf/kopf";
+import type { StopCause } from "@kopf/kopf/advanced";
 import { KopfRunner } from "../testing.ts";
 import {
   createExample,
@@ -159,7 +160,7 @@ Deno.test("deleting the object stops its daemon at once (resourceDeleted) and th
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "daemon");
   const registry = new kopf.Registry();
-  const reasons: kopf.StopCause[][] = [];
+  const reasons: StopCause[][] = [];
   let running = false;
   kopf.daemon("kopfexamples", { registry }, async function polite({ stopped }) {
     running = true;
@@ -254,7 +255,7 @@ Deno.test("stopping the operator stops the daemons (operatorExiting) and the ope
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "daemon");
   const registry = new kopf.Registry();
-  const reasons: kopf.StopCause[][] = [];
+  const reasons: StopCause[][] = [];
   let running = 0;
   kopf.daemon("kopfexamples", { registry }, async function waiting({ stopped }) {
     running++;

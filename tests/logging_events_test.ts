@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { reset } from "@logtape/logtape";
 import * as kopf from "@kopf/kopf";
+import { postingSink } from "@kopf/kopf/advanced";
 import type { KubernetesObject } from "../src/model/body.ts";
 import { createExample, freshNamespace, getExample, testCluster, waitFor } from "./support/cluster.ts";
 import { runOperator } from "./support/operator.ts";
@@ -25,7 +26,7 @@ async function eventsOf(namespace: string, uid: string): Promise<Event[]> {
 
 /** Runs `body` with the posting sink installed (as the CLI does) and the console silent. */
 async function withPostingSink(body: () => Promise<void>): Promise<void> {
-  await kopf.configureLogging({ write: () => {}, postingSink: kopf.postingSink });
+  await kopf.configureLogging({ write: () => {}, postingSink });
   try {
     await body();
   } finally {

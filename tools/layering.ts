@@ -26,7 +26,7 @@ export const LAYERS: readonly (readonly string[])[] = [
 ];
 
 /** The public entry points at the root: above every folder of `src/`, below the CLI. */
-export const ENTRY_POINTS: readonly string[] = ["mod.ts", "on.ts", "testing.ts", "types.ts"];
+export const ENTRY_POINTS: readonly string[] = ["mod.ts", "on.ts", "advanced.ts", "testing.ts", "types.ts"];
 
 function layerOf(folder: string): number {
   return LAYERS.findIndex((row) => row.includes(folder));

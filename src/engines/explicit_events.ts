@@ -13,8 +13,11 @@ import { currentPoster } from "./posting_context.ts";
 /** The objects an Event is about: one body, or a (nested) array or iterable of bodies. */
 export type EventObjects = OneOrMany<ReferencedObject>;
 
-/** Options of {@linkcode event}. */
-export interface EventOptions {
+/**
+ * Options of {@linkcode event}: the Kubernetes Event to post (not to be confused with
+ * `on.EventOptions`, the options of handlers of watch events).
+ */
+export interface PostEventOptions {
   /** The type: usually `Normal` or `Warning`; any string is accepted. */
   type: string;
   /** A short CamelCase reason (1 to 128 characters), e.g. `Created`. */
@@ -66,7 +69,7 @@ const LEVEL_OF_TYPE: Record<string, LogLevel> = {
  * });
  * ```
  */
-export function event(objs: EventObjects, options: EventOptions): void {
+export function event(objs: EventObjects, options: PostEventOptions): void {
   post("event", objs, options.type, options.reason, options.message ?? "", LEVEL_OF_TYPE[options.type]);
 }
 

@@ -100,7 +100,7 @@ export interface BuiltinTypes {
  *
  * @example
  * ```ts
- * import type { ObjectOf } from "@kopf/kopf";
+ * import type { ObjectOf } from "@kopf/kopf/advanced";
  * type A = ObjectOf<"pods">; // V1Pod
  * type B = ObjectOf<"kopfexamples">; // KubernetesObject
  * ```
