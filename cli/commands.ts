@@ -53,6 +53,11 @@ export async function run(args: string[], stopping: AbortSignal, embedded = fals
       election.renewDeadline = renewDeadline ?? election.renewDeadline;
       election.retryPeriod = retryPeriod ?? election.retryPeriod;
     }
+    if (options.sharding) {
+      settings.sharding.group = options.sharding.group;
+      settings.sharding.namespace = options.sharding.namespace ?? settings.sharding.namespace;
+      settings.sharding.identity = options.sharding.identity ?? settings.sharding.identity;
+    }
     try {
       await kopf.operator({
         namespaces: options.namespaces,

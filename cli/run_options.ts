@@ -45,6 +45,8 @@ export interface RunOptions {
   metrics?: string;
   /** Leader election (`--leader-elect` and its `--leader-elect-*` options); `undefined` when off. */
   leaderElection?: LeaderElectionOptions;
+  /** Sharding (`--shard-group` and its `--shard-*` options); `undefined` when off. */
+  sharding?: ShardingOptions;
   level: "debug" | "info" | "warning";
   format: LogFormat;
   prefix?: boolean;
@@ -65,6 +67,16 @@ export interface LeaderElectionOptions {
   retryPeriod?: number;
 }
 
+/** What `--shard-*` give; unset fields keep `settings.sharding`'s defaults. */
+export interface ShardingOptions {
+  /** `--shard-group`: the group's name. */
+  group: string;
+  /** `--shard-namespace`: the namespace of the group's Leases. */
+  namespace?: string;
+  /** `--shard-id`: this replica's identity in the group. */
+  identity?: string;
+}
+
 /** The options of `kopf run`, each with its `KOPF_RUN_<OPTION>` default unless said otherwise. */
 export const RUN_OPTIONS: readonly OptionSpec[] = [
   { long: "module", short: "m", type: "string", multiple: true },
@@ -81,6 +93,9 @@ export const RUN_OPTIONS: readonly OptionSpec[] = [
   { long: "leader-elect-lease-duration", type: "string" },
   { long: "leader-elect-renew-deadline", type: "string" },
   { long: "leader-elect-retry-period", type: "string" },
+  { long: "shard-group", type: "string" },
+  { long: "shard-namespace", type: "string" },
+  { long: "shard-id", type: "string" },
   { long: "context", type: "string" },
   ...LOGGING_OPTIONS,
 ];
@@ -117,9 +132,18 @@ export function parseRunOptions(
     liveness,
     metrics,
     leaderElection: parsed.help ? undefined : resolveLeaderElection(parsed),
+    sharding: parsed.help ? undefined : resolveSharding(parsed),
     ...logging,
     help: parsed.help,
   };
+  if (options.leaderElection && options.sharding) {
+    throw new UsageError(
+      `${optionName("run", parsed, "shard-group")} and ${optionName("run", parsed, "leader-elect")} do not go ` +
+        "together: choose one (leader election: one replica works, the others stand by; sharding: every replica " +
+        "works on its share of the objects).",
+      RUN_USAGE,
+    );
+  }
   if (!options.help && !embedded && options.files.length === 0 && options.modules.length === 0) {
     throw new UsageError("Nothing to run: give handler files or -m modules.", RUN_USAGE);
   }
@@ -171,6 +195,32 @@ function resolveLeaderElection(parsed: ParsedCommand): LeaderElectionOptions | u
     }
   }
   return options;
+}
+
+/** The `--shard-*` options need `--shard-group`; the group and namespace are object names. */
+function resolveSharding(parsed: ParsedCommand): ShardingOptions | undefined {
+  const values = parsed.values;
+  const group = values["shard-group"] as string | undefined;
+  if (group === undefined) {
+    const given = ["shard-namespace", "shard-id"].find((long) => values[long] !== undefined);
+    if (given) throw new UsageError(`${optionName("run", parsed, given)} needs --shard-group NAME.`, RUN_USAGE);
+    return undefined;
+  }
+  for (const long of ["shard-group", "shard-namespace"]) {
+    const value = values[long] as string | undefined;
+    if (value !== undefined && !/^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?$/.test(value)) {
+      throw new UsageError(
+        `${optionName("run", parsed, long)} must be a name of lower-case letters, digits, "-" and "." (at most 63), ` +
+          `not "${value}".`,
+        RUN_USAGE,
+      );
+    }
+  }
+  const identity = values["shard-id"] as string | undefined;
+  if (identity !== undefined && identity.trim() === "") {
+    throw new UsageError(`${optionName("run", parsed, "shard-id")} must not be empty.`, RUN_USAGE);
+  }
+  return { group, namespace: values["shard-namespace"] as string | undefined, identity };
 }
 
 /** A duration in seconds: a positive number, fractions allowed. */

@@ -108,6 +108,12 @@ Options:
                            How long a leader tries to renew before it stops leading (default 10).
       --leader-elect-retry-period SECONDS
                            Between renewals and between attempts (default 2).
+      --shard-group NAME   Replicas with the same group split the objects between them, each
+                           holding a Lease labelled with the group (not with --leader-elect).
+      --shard-namespace NS The namespace of the group's Leases (default: the pod's own, else
+                           default).
+      --shard-id ID        This replica's identity in the group (default: $POD_NAME, else the
+                           host name and the process id).
       --context NAME       Use this kubeconfig context instead of the current one.
   -L, --liveness URL       Serve the liveness endpoint at this http:// URL, e.g.
                            http://0.0.0.0:8080/healthz: the probe handlers' results as JSON;
@@ -132,6 +138,9 @@ ${
     "leader-elect-lease-duration",
     "leader-elect-renew-deadline",
     "leader-elect-retry-period",
+    "shard-group",
+    "shard-namespace",
+    "shard-id",
     "context",
     "liveness",
     "metrics",

@@ -96,6 +96,28 @@ Deno.test("--leader-elect and its options: durations in seconds, names checked, 
   );
 });
 
+Deno.test("--shard-group and its options; not with --leader-elect; nothing without --shard-group", () => {
+  assert.equal(parseRunOptions(["x.ts"], NO_ENV).sharding, undefined);
+  assert.deepEqual(parseRunOptions(["--shard-group=ops", "x.ts"], NO_ENV).sharding, {
+    group: "ops",
+    namespace: undefined,
+    identity: undefined,
+  });
+  const full = parseRunOptions(
+    ["--shard-group", "ops", "--shard-namespace", "kube-ops", "--shard-id", "Pod_1", "x.ts"],
+    NO_ENV,
+  );
+  assert.deepEqual(full.sharding, { group: "ops", namespace: "kube-ops", identity: "Pod_1" });
+  const fromEnv = parseRunOptions(["x.ts"], env({ KOPF_RUN_SHARD_GROUP: "env-group" }));
+  assert.equal(fromEnv.sharding?.group, "env-group");
+  usageError(() => parseRunOptions(["--shard-id=a", "x.ts"], NO_ENV), /--shard-id needs --shard-group NAME/);
+  usageError(() => parseRunOptions(["--shard-group=Bad_Name", "x.ts"], NO_ENV), /--shard-group must be a name/);
+  usageError(
+    () => parseRunOptions(["--shard-group=ops", "--leader-elect", "x.ts"], NO_ENV),
+    /--shard-group and --leader-elect do not go together: choose one/,
+  );
+});
+
 Deno.test("KOPF_RUN_<OPTION> gives defaults for every option; the command line wins (26)", () => {
   const defaults = env({
     KOPF_RUN_STANDALONE: "true",
