@@ -68,6 +68,11 @@ export interface WatchOptions {
   labelSelector?: string;
   /** A field selector passed to the server. */
   fieldSelector?: string;
+  /**
+   * A `shardSelector` passed to the server (Kubernetes 1.36's sharded list and watch, behind the
+   * `ShardedListAndWatch` gate): only objects whose hash falls into its ranges are listed and watched.
+   */
+  shardSelector?: string;
   /** Timing and paging; Kopf's defaults when absent. */
   settings?: WatchingSettings;
   /** Ends the stream. */
@@ -225,6 +230,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
             continue: token,
             labelSelector: this.#options.labelSelector,
             fieldSelector: this.#options.fieldSelector,
+            shardSelector: this.#options.shardSelector,
           },
           verb: "list",
           resource: this.#resource.plural,
@@ -287,6 +293,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
           timeoutSeconds: this.#settings.serverTimeout ?? undefined,
           labelSelector: this.#options.labelSelector,
           fieldSelector: this.#options.fieldSelector,
+          shardSelector: this.#options.shardSelector,
         },
         verb: "watch",
         resource: this.#resource.plural,
