@@ -1,10 +1,10 @@
 /**
- * `operator()`: runs the startup handlers, connects, serves the liveness endpoint, discovers the
- * resources the handlers select, runs one watch stream per resource and namespace — starting and
- * stopping streams as namespaces and CRDs come and go (`orchestration.ts`, `observation.ts`,
- * `resources.ts`) and as peering or leader election allow (`activation.ts`) — feeds the events
- * into per-object queues (`serving.ts`), and stops cleanly: streams, queues, cleanup handlers,
- * Events.
+ * `operator()`: runs the startup handlers, connects, and then (`running.ts`) serves the liveness
+ * endpoint, discovers the resources the handlers select, runs one watch stream per resource and
+ * namespace — starting and stopping streams as namespaces and CRDs come and go (`orchestration.ts`,
+ * `observation.ts`, `resources.ts`) and as peering or leader election allow (`activation.ts`) —
+ * feeds the events into per-object queues (`serving.ts`), and stops cleanly: streams, queues,
+ * cleanup handlers, Events.
  *
  * @module
  */
@@ -12,37 +12,27 @@
 import { getLogger } from "@logtape/logtape";
 import { ApiClient } from "../api/client.ts";
 import type { Credentials } from "../api/credentials.ts";
-import type { Vault } from "../api/vault.ts";
-import { openVault } from "../handling/login.ts";
 import { KubeApi } from "../api/kube_api.ts";
-import { runWithApi } from "../handling/current_api.ts";
-import { type CrdBody, Discovery } from "../api/discovery.ts";
-import type { WatchHealth } from "../api/watching.ts";
+import type { Vault } from "../api/vault.ts";
+import { OperatorIndexes } from "../engines/indexing.ts";
 import { EventPoster } from "../engines/posting.ts";
-import { type LivenessEndpoint, LivenessServer, parseLivenessEndpoint } from "../engines/probing.ts";
-import { answerMetrics, MetricsServer, parseMetricsEndpoint, sharesServer } from "../engines/metrics_endpoint.ts";
 import { runWithPoster } from "../engines/posting_context.ts";
 import { postingSink } from "../engines/posting_sink.ts";
-import { configureDefaultLogging, flushLogging } from "../logging/configure.ts";
+import { type LivenessEndpoint, parseLivenessEndpoint } from "../engines/probing.ts";
 import { runActivity } from "../handling/activities.ts";
-import { type RunningAdmission, startAdmission } from "../engines/admission_startup.ts";
 import type { Memo } from "../handling/context.ts";
-import { OperatorIndexes } from "../engines/indexing.ts";
-import type { Indices } from "../model/index_store.ts";
-import { allAtOnce, type Lifecycle } from "../handling/lifecycles.ts";
+import { runWithApi } from "../handling/current_api.ts";
+import type { Lifecycle } from "../handling/lifecycles.ts";
+import { openVault } from "../handling/login.ts";
 import { defaultRegistry, type Registry } from "../handling/registry.ts";
-import { NamespacePatterns } from "../model/namespace_patterns.ts";
-import { operatorIdentity } from "../model/peering.ts";
-import { groupsToScan } from "../model/selector.ts";
-import { resourceName } from "../model/resource.ts";
+import { configureDefaultLogging, flushLogging } from "../logging/configure.ts";
+import type { Indices } from "../model/index_store.ts";
 import { Settings } from "../settings/settings.ts";
-import { Activation } from "./activation.ts";
 import { checkSomethingToRun } from "./no_handlers.ts";
-import { observeCrds, observeNamespaces } from "./observation.ts";
-import { Orchestrator } from "./orchestration.ts";
-import { ServedResources } from "./resources.ts";
-import { serveResource, streamName } from "./serving.ts";
-import { trapStopSignals } from "./stop_signals.ts";
+import { type Connection, runConnected, type RunningOperator } from "./running.ts";
+import { type StopSignals, trapStopSignals } from "./stop_signals.ts";
+
+export type { RunningOperator } from "./running.ts";
 
 const logger = getLogger(["kopf", "operator"]);
 
@@ -110,24 +100,6 @@ export interface OperatorOptions {
   ready?: (operator: RunningOperator) => void;
 }
 
-/** What a running operator shows of itself (to `ready`, and to tests). */
-export interface RunningOperator {
-  /** The API client, with its request counters. */
-  readonly client: ApiClient;
-  /**
-   * The health of each running watch stream, by a name like `kopfexamples.v1.kopf.dev in ns`; a live
-   * view: streams appear and disappear as namespaces and CRDs come and go.
-   */
-  readonly streams: ReadonlyMap<string, WatchHealth>;
-  /** The URL of the liveness endpoint (with the actual port), if one is served. */
-  readonly liveness?: string;
-  /** The URL of the metrics endpoint (with the actual port), if one is served. */
-  readonly metrics?: string;
-}
-
-/** Seconds that daemons without a `cancellationTimeout` get to finish when the operator stops. */
-const EXIT_GRACE = 5;
-
 /**
  * Runs an operator until the signal aborts or SIGINT/SIGTERM arrives.
  *
@@ -164,15 +136,7 @@ export async function operator(options: OperatorOptions = {}): Promise<void> {
   const registry = options.registry ?? defaultRegistry;
   checkSomethingToRun(registry);
   const settings = options.settings ?? new Settings();
-  // As Kopf does: the options override the settings before the startup handlers, which may change them.
-  if (options.standalone !== undefined) settings.peering.standalone = options.standalone;
-  if (options.priority !== undefined) settings.peering.priority = options.priority;
-  if (options.peeringName !== undefined) {
-    settings.peering.name = options.peeringName;
-    settings.peering.mandatory = true;
-  }
-  settings.peering.clusterwide = options.clusterwide || !options.namespaces?.length;
-  if (options.metrics !== undefined) settings.metrics.endpoint = options.metrics;
+  applyOptions(settings, options);
   const memo = options.memo ?? {};
   // The indexes exist (empty) from the start, so that every handler, even a startup one, sees them.
   const indexes = new OperatorIndexes(registry.handlers, { settings });
@@ -181,7 +145,48 @@ export async function operator(options: OperatorOptions = {}): Promise<void> {
   if (options.signal?.aborted || stopping.signal.aborted) return;
   // The handlers' `api`: the operator's own client and discovery, once connected.
   const connection: Connection = {};
-  const api = new KubeApi({
+  const api = handlersApi(connection, settings);
+  await using stack = new AsyncDisposableStack();
+  // The last lines are out before the caller exits or prints its own (they go out in batches).
+  stack.defer(flushLogging);
+  const stop = stopFlag(options.signal, stopping, settings, stack);
+  // Startup handlers first: nothing has touched the API yet, and they may change the settings.
+  try {
+    await runWithApi(api, () =>
+      runActivity(registry.activities("startup"), {
+        activity: "startup",
+        settings,
+        memo,
+        indices: indexes.indices,
+        signal: stop.signal,
+      }));
+  } catch (error) {
+    if (!stop.signal.aborted) throw error;
+    logger.warn(
+      "The startup activity is only partially executed: the operator is stopping. " +
+        "Cleanup handlers are not run.",
+    );
+    logger.info("Operator has stopped.");
+    return;
+  }
+  await runWithApi(api, () => serve({ ...options, registry, settings, memo, endpoint, indexes, connection }, stop));
+}
+
+/** As Kopf does: the options override the settings before the startup handlers, which may change them. */
+function applyOptions(settings: Settings, options: OperatorOptions): void {
+  if (options.standalone !== undefined) settings.peering.standalone = options.standalone;
+  if (options.priority !== undefined) settings.peering.priority = options.priority;
+  if (options.peeringName !== undefined) {
+    settings.peering.name = options.peeringName;
+    settings.peering.mandatory = true;
+  }
+  settings.peering.clusterwide = options.clusterwide || !options.namespaces?.length;
+  if (options.metrics !== undefined) settings.metrics.endpoint = options.metrics;
+}
+
+/** The handlers' `api`: the operator's own client and discovery once connected, an error before. */
+function handlersApi(connection: Connection, settings: Settings): KubeApi {
+  return new KubeApi({
     client: () => {
       if (connection.client) return connection.client;
       throw new Error(
@@ -192,7 +197,18 @@ export async function operator(options: OperatorOptions = {}): Promise<void> {
     discovery: () => connection.discovery,
     watching: () => settings.watching,
   });
+}
 
+/**
+ * The operator's stop, raised by the caller's `signal` or by the first SIGINT/SIGTERM — which also
+ * starts `settings.process.ultimateExitingTimeout`. The listeners and that timer end with the stack.
+ */
+function stopFlag(
+  signal: AbortSignal | undefined,
+  stopping: StopSignals,
+  settings: Settings,
+  stack: AsyncDisposableStack,
+): AbortController {
   const stop = new AbortController();
   let ultimate: ReturnType<typeof setTimeout> | undefined;
   const onStopSignal = () => {
@@ -212,41 +228,16 @@ export async function operator(options: OperatorOptions = {}): Promise<void> {
     stop.abort(stopping.signal.reason);
   };
   stopping.signal.addEventListener("abort", onStopSignal, { once: true });
+  stack.defer(() => stopping.signal.removeEventListener("abort", onStopSignal));
   const onAbort = () => {
     if (stop.signal.aborted) return;
     logger.info("Stop-flag is raised. Operator is stopping.");
-    stop.abort(options.signal?.reason);
+    stop.abort(signal?.reason);
   };
-  options.signal?.addEventListener("abort", onAbort, { once: true });
-
-  try {
-    // Startup handlers first: nothing has touched the API yet, and they may change the settings.
-    try {
-      await runWithApi(api, () =>
-        runActivity(registry.activities("startup"), {
-          activity: "startup",
-          settings,
-          memo,
-          indices: indexes.indices,
-          signal: stop.signal,
-        }));
-    } catch (error) {
-      if (!stop.signal.aborted) throw error;
-      logger.warn(
-        "The startup activity is only partially executed: the operator is stopping. " +
-          "Cleanup handlers are not run.",
-      );
-      logger.info("Operator has stopped.");
-      return;
-    }
-    await runWithApi(api, () => serve({ ...options, registry, settings, memo, endpoint, indexes, connection }, stop));
-  } finally {
-    clearTimeout(ultimate);
-    options.signal?.removeEventListener("abort", onAbort);
-    stopping.signal.removeEventListener("abort", onStopSignal);
-    // The last lines are out before the caller exits or prints its own (they go out in batches).
-    await flushLogging();
-  }
+  signal?.addEventListener("abort", onAbort, { once: true });
+  stack.defer(() => signal?.removeEventListener("abort", onAbort));
+  stack.defer(() => clearTimeout(ultimate));
+  return stop;
 }
 
 /** What `serve` needs: the options, with the defaults resolved. */
@@ -258,12 +249,6 @@ type Resolved = OperatorOptions & {
   indexes: OperatorIndexes;
   connection: Connection;
 };
-
-/** The operator's client and discovery, as handlers' `api` finds them once they exist. */
-interface Connection {
-  client?: ApiClient;
-  discovery?: Discovery;
-}
 
 /**
  * Everything after the startup handlers: connecting, serving until the stop, stopping, and the
@@ -296,7 +281,7 @@ async function serve(options: Resolved, stop: AbortController): Promise<void> {
     options.connection.client = client;
     // Explicit events and posted log lines of everything started below find this operator's poster.
     poster = new EventPoster(client, settings.posting);
-    await runWithPoster(poster, () => watch(options, client!, stop));
+    await runWithPoster(poster, () => runConnected(options, client!, stop));
     if (failure !== undefined) throw failure;
   } finally {
     try {
@@ -309,194 +294,6 @@ async function serve(options: Resolved, stop: AbortController): Promise<void> {
       if (client) logger.info("Operator has stopped.");
     }
   }
-}
-
-/**
- * Serves the liveness endpoint, discovers the resources, finds the namespaces, runs the streams
- * until the stop — starting and stopping streams as namespaces and CRDs come and go — and
- * stops them: streams, their daemons and timers, and the objects' queues (up to
- * `settings.batching.exitTimeout`), then the observers and the endpoint.
- *
- * Index readiness with streams that come and go: every stream of an indexed resource is expected
- * by the indexes when it starts — at start all together, later one batch at a time — so that
- * the handlers (of all resources, indexers aside) wait while a new indexed stream (e.g. in a
- * namespace that has just appeared) lists and indexes its objects, as they wait at start; a
- * stream that stops removes its objects from the indexes. `ready` is called once, when the
- * streams started at the start have listed; streams started later do not delay or repeat it.
- */
-async function watch(options: Resolved, client: ApiClient, stop: AbortController): Promise<void> {
-  const { registry, settings, memo, indexes } = options;
-  const signal = stop.signal;
-  const streams = new Map<string, WatchHealth>();
-  const lifecycle = options.lifecycle ?? allAtOnce;
-  const scanning = !settings.scanning.disabled;
-  // Admission handlers' groups are scanned too: their webhooks' rules name the served resources.
-  const webhookSelectors = registry.webhooks.map((handler) => handler.selector);
-  const discovery = new Discovery(client, { groups: groupsToScan([...registry.selectors, ...webhookSelectors]) });
-  options.connection.discovery = discovery;
-  let admission: RunningAdmission | undefined;
-  let admissionFailure: unknown;
-  let served: ServedResources | undefined;
-  let activation: Activation | undefined;
-  // The served namespaces as last observed, also before peering starts and follows them.
-  let latestNamespaces: ReadonlySet<string> | null = null;
-  const orchestrator = new Orchestrator({
-    streams,
-    grace: EXIT_GRACE,
-    start: ({ resource, namespace }, instance) => {
-      const entry = served?.current.find((entry) => resourceName(entry.resource) === resourceName(resource));
-      const name = streamName(resource, namespace);
-      // Each start of a stream is a new listing to wait for, even for a name seen before.
-      const indexKey = instance === 1 ? name : `${name} (#${instance})`;
-      if (indexes.handlersFor(resource).length > 0) indexes.expect(indexKey);
-      return serveResource({
-        client,
-        resource,
-        namespace,
-        settings,
-        lifecycle,
-        memo,
-        events: entry?.events ?? [],
-        changes: entry?.changes ?? [],
-        background: entry?.background ?? [],
-        indexes,
-        indexKey,
-        gate: activation?.gate,
-      });
-    },
-  });
-  const observers: Promise<void>[] = [];
-  let probing: LivenessServer | undefined;
-  let metrics: MetricsServer | undefined;
-  let metricsUrl: string | undefined;
-  try {
-    const metricsAt = settings.metrics.endpoint === null ? undefined : parseMetricsEndpoint(settings.metrics.endpoint);
-    const shared = metricsAt !== undefined && sharesServer(metricsAt, options.endpoint);
-    if (options.endpoint) {
-      probing = LivenessServer.start(options.endpoint, {
-        registry,
-        settings,
-        memo,
-        indices: indexes.indices,
-        streams,
-        connection: client,
-        also: shared ? { path: metricsAt.path, answer: answerMetrics } : undefined,
-      });
-    }
-    if (metricsAt && !shared) metrics = MetricsServer.start(metricsAt);
-    metricsUrl = metrics?.url ?? (probing && metricsAt ? new URL(metricsAt.path, probing.url).href : undefined);
-    served = new ServedResources(registry, discovery, {
-      onChange: (resources) => orchestrator.update({ resources }),
-      onRescan: (resources) => admission?.update(resources),
-    });
-    const resources = await served.resolve(signal);
-    // After the startup handlers (which may set settings.admission) and the discovery, so that
-    // the API server is never sent to a webhook for resources not known yet.
-    admission = await startAdmission({
-      registry,
-      settings,
-      client,
-      resources: discovery.cached ?? [],
-      memo,
-      indices: indexes.indices,
-      signal,
-    });
-    admission.done.catch((error) => {
-      admissionFailure ??= error;
-      stop.abort(error);
-    });
-    await admission.ready;
-
-    const patterns = options.clusterwide || !options.namespaces?.length
-      ? null
-      : new NamespacePatterns(options.namespaces);
-    if (!options.clusterwide && !options.namespaces?.length) {
-      logger.warn("No namespaces are given (-n NS or -A); serving all namespaces.");
-    }
-    let namespaces: ReadonlySet<string> | null = null;
-    if (patterns) {
-      const observation = await observeNamespaces({
-        client,
-        patterns,
-        scanning,
-        settings: settings.watching,
-        signal,
-        onChange: (namespaces) => {
-          latestNamespaces = namespaces;
-          activation?.updateNamespaces(namespaces);
-          orchestrator.update({ namespaces }).catch((error) => {
-            logger.error("Starting or stopping streams for the namespaces has failed: {error}", { error });
-          });
-        },
-      });
-      namespaces = observation.initial;
-      latestNamespaces ??= namespaces;
-      observers.push(observation.done);
-      if (!scanning && !patterns.allExact) {
-        logger.warn(
-          "Namespace patterns are not served with settings.scanning.disabled: only the exact names are: {namespaces}",
-          { namespaces: [...namespaces].join(", ") || "(none)" },
-        );
-      }
-    }
-    if (signal.aborted) return;
-    // Before any stream starts: an operator that a peer pauses must not touch a single object.
-    activation = await Activation.start({
-      client,
-      settings,
-      identity: options.identity ?? operatorIdentity(),
-      orchestrator,
-      namespaces: latestNamespaces ? [...latestNamespaces] : [],
-      signal,
-    });
-    const pausedAtStart = orchestrator.paused;
-    const initial = await orchestrator.update({ resources, namespaces });
-    if (scanning) {
-      observers.push(observeCrds({
-        client,
-        settings: settings.watching,
-        signal,
-        onChange: (type, crd) => {
-          activation?.crdChanged((crd as CrdBody).spec?.group);
-          served!.crdChanged(type, crd, signal);
-        },
-      }));
-    }
-    if (initial.length === 0 && !signal.aborted && !pausedAtStart) {
-      // With scanning, namespaces and CRDs that appear later are served: nothing yet is no problem.
-      if (scanning) logger.info("There is nothing to serve yet: no handler's resource or no namespace is found.");
-      else logger.warn("There is nothing to serve: no handler's resource or no namespace is found.");
-    }
-    Promise.all(initial.map((stream) => stream.listed)).then(() => {
-      if (!signal.aborted) options.ready?.({ client, streams, liveness: probing?.url, metrics: metricsUrl });
-    });
-    await new Promise<void>((resolve) => {
-      if (signal.aborted) resolve();
-      signal.addEventListener("abort", () => resolve(), { once: true });
-    });
-  } catch (error) {
-    // A stop during discovery interrupts its requests: that is no failure.
-    if (!signal.aborted) throw error;
-    logger.debug("Stopped while starting: {error}", { error });
-  } finally {
-    if (!signal.aborted) stop.abort(new Error("the operator has failed"));
-    await admission?.close();
-    const objects = await orchestrator.close("operatorExiting");
-    if (objects.length) {
-      logger.warn(
-        "Unprocessed objects left after {seconds} s (settings.batching.exitTimeout), not waited for: {objects}",
-        { seconds: settings.batching.exitTimeout, objects: objects.join(", ") },
-      );
-    }
-    // After the streams: a replica taking over the Lease must not overlap with this one's work.
-    await activation?.close();
-    await Promise.allSettled(observers);
-    await served?.settled();
-    await probing?.close();
-    await metrics?.close();
-  }
-  // The stop is already signalled when the server fails, so the catch above does not see it.
-  if (admissionFailure !== undefined) throw admissionFailure;
 }
 
 /** Runs the cleanup handlers; their failures are logged, never raised. */

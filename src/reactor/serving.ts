@@ -8,7 +8,7 @@
 
 import { getLogger } from "@logtape/logtape";
 import type { ApiClient } from "../api/client.ts";
-import { Watcher } from "../api/watching.ts";
+import { Watcher, type WatchEvent, type WatchHealth } from "../api/watching.ts";
 import { ObjectBackground } from "../engines/background.ts";
 import type { OperatorIndexes } from "../engines/indexing.ts";
 import { ObjectQueues } from "../engines/queueing.ts";
@@ -19,14 +19,17 @@ import type { BackgroundHandler, ChangeHandler, EventHandler, IndexHandler } fro
 import { serverLabelSelector } from "../handling/label_pushdown.ts";
 import type { Lifecycle } from "../handling/lifecycles.ts";
 import type { StopCause } from "../handling/stopping.ts";
-import { ObjectLogger } from "../logging/object_logger.ts";
 import type { KubernetesObject } from "../model/body.ts";
 import { type Resource, resourceName } from "../model/resource.ts";
 import type { Settings } from "../settings/settings.ts";
 import { sensitiveFieldsOf } from "../state/sensitive.ts";
 import type { Gate } from "../utils/gate.ts";
 import type { StreamHandle } from "./orchestration.ts";
-import { newMemory, type ObjectMemory, type ObjectWork, processObject } from "./processing.ts";
+import { ErrorThrottle, reportUnexpectedError } from "./error_throttle.ts";
+import { ObjectMemories } from "./object_memories.ts";
+import { ParkedObjects } from "./parked_objects.ts";
+import { type CycleDeps, type CycleOutcome, type ObjectMemory, type ObjectWork, processObject } from "./processing.ts";
+import { Wakeups } from "./wakeups.ts";
 
 const logger = getLogger(["kopf", "operator"]);
 
@@ -72,46 +75,215 @@ export interface ServeDeps {
  * stream's objects from the indexes.
  */
 export function serveResource(deps: ServeDeps): StreamHandle {
-  const { client, resource, namespace, settings } = deps;
-  const controller = new AbortController();
-  const signal = controller.signal;
-  const name = streamName(resource, namespace);
-  const indexKey = deps.indexKey;
-  const { indexes } = deps;
-  const indexers: IndexHandler[] = indexes.handlersFor(resource);
-  const labelSelector = serverLabelSelector([...deps.events, ...deps.changes, ...deps.background, ...indexers]);
-  if (labelSelector) {
-    logger.debug("Watching {name} with labelSelector {labelSelector}: every handler filters by it.", {
-      name,
+  return new ResourceStream(deps);
+}
+
+/** A watch event about one object (not the end of a listing). */
+type ObjectEvent = Exclude<WatchEvent, { type: "LISTED" }>;
+
+/**
+ * One stream: the watch feeds each object's events (after indexing them) into its memory and its
+ * queue, or parks them while the gate is closed; the queue runs the object's cycles one at a time,
+ * with rests after unexpected errors and wake-ups when the cycle asks for them.
+ */
+class ResourceStream implements StreamHandle {
+  readonly name: string;
+  readonly health: WatchHealth;
+  readonly listed: Promise<void>;
+  readonly #deps: ServeDeps;
+  readonly #controller = new AbortController();
+  readonly #watcher: Watcher;
+  readonly #indexers: IndexHandler[];
+  /** Whether the stream has handlers (indexers aside): otherwise its objects are only indexed. */
+  readonly #handled: boolean;
+  readonly #cycle: CycleDeps;
+  readonly #memories: ObjectMemories;
+  readonly #throttle: ErrorThrottle;
+  readonly #wakeups: Wakeups<KubernetesObject>;
+  readonly #queues: ObjectQueues<ObjectWork>;
+  readonly #parked: ParkedObjects;
+  readonly #unregister: () => void;
+  readonly #done: Promise<void>;
+
+  constructor(deps: ServeDeps) {
+    const { client, resource, namespace, settings } = deps;
+    const signal = this.#controller.signal;
+    this.#deps = deps;
+    this.name = streamName(resource, namespace);
+    this.#indexers = deps.indexes.handlersFor(resource);
+    const labelSelector = serverLabelSelector([...deps.events, ...deps.changes, ...deps.background, ...this.#indexers]);
+    if (labelSelector) {
+      logger.debug("Watching {name} with labelSelector {labelSelector}: every handler filters by it.", {
+        name: this.name,
+        labelSelector,
+      });
+    }
+    // Objects that leave the selection are handled as changes (e.g. daemons stop for filtersMismatch), then forgotten.
+    this.#watcher = new Watcher(client, resource, {
+      namespace,
       labelSelector,
+      confirmDeletions: true,
+      settings: settings.watching,
+      signal,
+    });
+    this.health = this.#watcher.health;
+    this.#handled = deps.events.length + deps.changes.length + deps.background.length > 0;
+    this.#cycle = {
+      client,
+      resource,
+      settings,
+      lifecycle: deps.lifecycle,
+      eventHandlers: deps.events,
+      changeHandlers: deps.changes,
+      backgroundHandlers: deps.background,
+      indices: deps.indexes.indices,
+      sensitive: sensitiveFieldsOf(resource, settings.persistence.sensitiveFields),
+      signal,
+    };
+    const startBackground = deps.background.length ? this.#startBackground.bind(this) : undefined;
+    this.#memories = new ObjectMemories(deps.memo, startBackground);
+    this.#throttle = new ErrorThrottle(settings.batching);
+    this.#wakeups = new Wakeups((uid, object) => this.#queues.push(uid, { kind: "wakeup", object }));
+    this.#queues = new ObjectQueues<ObjectWork>(
+      (uid, work, more) => this.#process(uid, work, more),
+      (uid, error) => logger.error("Processing of {uid} failed: {error}", { uid, error }),
+      { limit: settings.batching.workerLimit },
+    );
+    this.#parked = new ParkedObjects(deps.gate, (uid, object) => {
+      if (!signal.aborted) this.#queues.push(uid, { kind: "event", type: null, object });
+    });
+    this.#unregister = registerStream({
+      resource: resource.plural,
+      namespace,
+      stream: this.health,
+      healthy: () => this.health.healthy,
+      objects: () => this.#watcher.state.known.size,
+      depth: () => this.#queues.depth,
+    });
+    const listing = Promise.withResolvers<void>();
+    this.listed = listing.promise;
+    this.#done = this.#watch(listing.resolve).finally(() => {
+      // A stream that stops before its listing must not hold the other handlers (or `ready`) back for ever.
+      if (this.#indexers.length) deps.indexes.listed(deps.indexKey);
+      listing.resolve();
     });
   }
-  // Objects that leave the selection are handled as changes (e.g. daemons stop for filtersMismatch), then forgotten.
-  const watcher = new Watcher(client, resource, {
-    namespace,
-    labelSelector,
-    confirmDeletions: true,
-    settings: settings.watching,
-    signal,
-  });
-  const sensitive = sensitiveFieldsOf(resource, settings.persistence.sensitiveFields);
-  const handled = deps.events.length + deps.changes.length + deps.background.length > 0;
-  const memories = new Map<string, ObjectMemory & { throttles?: number; throttledUntil?: number }>();
-  const wakeups = new Map<string, ReturnType<typeof setTimeout>>();
-  const cycle = {
-    client,
-    resource,
-    settings,
-    lifecycle: deps.lifecycle,
-    eventHandlers: deps.events,
-    changeHandlers: deps.changes,
-    backgroundHandlers: deps.background,
-    indices: indexes.indices,
-    sensitive,
-    signal,
-  };
-  const backgroundFor = (uid: string, memory: ObjectMemory, object: KubernetesObject) =>
-    new ObjectBackground(object, {
+
+  /**
+   * Stops the stream; the daemons and timers stop while the queues drain, then everything is
+   * forgotten. Resolves with the objects whose work was left unprocessed.
+   */
+  async stop(cause: StopCause, grace: number): Promise<string[]> {
+    const { settings, indexes } = this.#deps;
+    this.#controller.abort(new Error(`the stream ${this.name} is stopping (${cause})`));
+    this.#parked[Symbol.dispose]();
+    this.#unregister();
+    // Daemons and timers learn of the stop at once; the queues drain meanwhile.
+    const stopping = this.#memories.shutdown(cause, grace);
+    await this.#done;
+    const left = await this.#queues.drain(AbortSignal.timeout(settings.batching.exitTimeout * 1000));
+    await stopping;
+    this.#wakeups.clear();
+    this.#memories.clear();
+    // Objects no longer served leave the indexes; when the operator exits, nobody reads them.
+    if (this.#indexers.length && cause !== "operatorExiting") {
+      for (const identity of this.#watcher.state.known.values()) indexes.forget(identity as KubernetesObject);
+    }
+    return [...left.values()].map((work) => describe(work[0].object));
+  }
+
+  /** The watch: each event is indexed, remembered and queued (or parked) in the stream's order. */
+  async #watch(markListed: () => void): Promise<void> {
+    for await (const event of this.#watcher) {
+      if (event.type === "LISTED") {
+        // Indexing happens right here, in the stream's order: the listing is fully indexed now.
+        if (this.#indexers.length) this.#deps.indexes.listed(this.#deps.indexKey);
+        markListed();
+        continue;
+      }
+      const uid = event.object.metadata.uid;
+      if (uid) await this.#see(uid, event);
+    }
+    this.#wakeups.clear();
+  }
+
+  /** Takes one object's event from the watch: indexes it, then forgets, parks or queues it. */
+  async #see(uid: string, event: ObjectEvent): Promise<void> {
+    const left = event.type === "MODIFIED" && event.left === true;
+    if (this.#indexers.length) {
+      const { indexes, resource } = this.#deps;
+      const work: ObjectWork = { kind: "event", type: event.type, object: event.object };
+      const memo = event.type === "DELETED"
+        ? this.#memories.get(uid)?.memo ?? {}
+        : this.#memories.recall(uid, work).memo;
+      await indexes.indexObject(this.#indexers, event.type, event.object, { memo, resource });
+    }
+    if (!this.#handled) {
+      if (event.type === "DELETED" || left) this.#memories.forget(uid);
+      return;
+    }
+    if (this.#parked.closed) {
+      if (event.type === "DELETED") this.#memories.forget(uid);
+      this.#parked.park(uid, event.type, event.object);
+      return;
+    }
+    // A newer state supersedes the state a pending wake-up carries.
+    this.#wakeups.cancel(uid);
+    this.#queues.push(uid, { kind: "event", type: event.type, object: event.object, left });
+  }
+
+  /** The queue's work on one object: a cycle, unless the object rests after an unexpected error. */
+  async #process(uid: string, work: ObjectWork, more: boolean): Promise<void> {
+    const { indexes, resource } = this.#deps;
+    const signal = this.#controller.signal;
+    // Handlers never see a partial index: they wait until every indexed stream has been listed.
+    if (!indexes.isReady) await indexes.whenReady(signal).catch(() => {});
+    if (signal.aborted) return;
+    recordProcessingStart(resource.plural, work.object);
+    const memory = this.#memories.recall(uid, work);
+    this.#wakeups.cancel(uid);
+    if (work.kind === "event" && work.type === "DELETED") {
+      this.#memories.forget(uid);
+      void memory.background?.stop("resourceDeleted");
+      await processObject(work, memory, this.#cycle).catch((error) => reportUnexpectedError(work.object, error));
+      return;
+    }
+    // After an unexpected error, the object rests for a while; newer events wait for the end of it.
+    const resting = this.#throttle.resting(memory);
+    if (resting !== undefined) {
+      this.#wakeups.schedule(uid, work.object, resting);
+      return;
+    }
+    let outcome: CycleOutcome;
+    try {
+      const type = work.kind === "event" ? work.type ?? "LISTED" : work.kind;
+      outcome = await traceCycle(
+        resource.plural,
+        work.object,
+        type,
+        () => processObject(work, memory, this.#cycle, more),
+      );
+    } catch (error) {
+      if (signal.aborted) return;
+      const delay = this.#throttle.failed(memory, work.object, error);
+      if (delay !== undefined) this.#wakeups.schedule(uid, work.object, delay);
+      return;
+    }
+    // Unseen from now on (its changes and deletion no longer reach this stream): forgotten once handled.
+    if (work.kind === "event" && work.left) this.#memories.forget(uid, memory);
+    this.#throttle.succeeded(memory, work.object);
+    if (outcome.wakeupAfter !== undefined && !signal.aborted) {
+      // Re-check the latest state of the object later: retries of delayed handlers, or a
+      // consistency wait whose echo never came. No write is needed to wake up.
+      this.#wakeups.schedule(uid, work.object, outcome.wakeupAfter);
+    }
+  }
+
+  /** The daemons and timers of an object seen for the first time. */
+  #startBackground(uid: string, memory: ObjectMemory, object: KubernetesObject): ObjectBackground {
+    const { client, resource, settings, indexes } = this.#deps;
+    const signal = this.#controller.signal;
+    return new ObjectBackground(object, {
       client,
       resource,
       memo: memory.memo,
@@ -119,168 +291,14 @@ export function serveResource(deps: ServeDeps): StreamHandle {
       defaultBackoff: settings.execution.defaultBackoff,
       handlerTimeout: settings.execution.handlerTimeout,
       settings: settings.background,
-      sensitive,
+      sensitive: this.#cycle.sensitive,
       // Another look at the object, e.g. to release the finalizer once its daemons have exited.
       wake: () => {
-        if (signal.aborted || memories.get(uid) !== memory) return;
-        queues.push(uid, { kind: "wakeup", object: memory.background?.live.current ?? object });
+        if (signal.aborted || !this.#memories.holds(uid, memory)) return;
+        this.#queues.push(uid, { kind: "wakeup", object: memory.background?.live.current ?? object });
       },
     });
-  const wakeLater = (uid: string, object: KubernetesObject, seconds: number) => {
-    clearTimeout(wakeups.get(uid));
-    wakeups.set(uid, setTimeout(() => queues.push(uid, { kind: "wakeup", object }), seconds * 1000));
-  };
-
-  const memoryOf = (uid: string, work: ObjectWork): ObjectMemory & { throttles?: number; throttledUntil?: number } => {
-    let memory = memories.get(uid);
-    if (!memory) {
-      memories.set(uid, memory = newMemory(deps.memo, work.kind === "event" && work.type === null));
-      if (deps.background.length) memory.background = backgroundFor(uid, memory, work.object);
-    }
-    return memory;
-  };
-
-  const queues: ObjectQueues<ObjectWork> = new ObjectQueues<ObjectWork>(
-    async (uid, work, more) => {
-      // Handlers never see a partial index: they wait until every indexed stream has been listed.
-      if (!indexes.isReady) await indexes.whenReady(signal).catch(() => {});
-      if (signal.aborted) return;
-      recordProcessingStart(resource.plural, work.object);
-      const memory = memoryOf(uid, work);
-      clearTimeout(wakeups.get(uid));
-      wakeups.delete(uid);
-      if (work.kind === "event" && work.type === "DELETED") {
-        memories.delete(uid);
-        void memory.background?.stop("resourceDeleted");
-        await processObject(work, memory, cycle).catch((error) => reportError(work.object, error));
-        return;
-      }
-      // After an unexpected error, the object rests for a while; newer events wait for the end of it.
-      if (memory.throttledUntil !== undefined && Date.now() < memory.throttledUntil) {
-        wakeLater(uid, work.object, (memory.throttledUntil - Date.now()) / 1000);
-        return;
-      }
-      let outcome;
-      try {
-        outcome = await traceCycle(
-          resource.plural,
-          work.object,
-          work.kind === "event" ? work.type ?? "LISTED" : work.kind,
-          () => processObject(work, memory, cycle, more),
-        );
-        // Unseen from now on (its changes and deletion no longer reach this stream): forgotten once handled.
-        if (work.kind === "event" && work.left && memories.get(uid) === memory) memories.delete(uid);
-        if (memory.throttles) {
-          new ObjectLogger(work.object).info("Throttling is over. Switching back to normal operations.");
-        }
-        memory.throttles = memory.throttledUntil = undefined;
-      } catch (error) {
-        if (signal.aborted) return;
-        const delays = settings.batching.errorDelays;
-        if (delays.length === 0) {
-          reportError(work.object, error);
-          return;
-        }
-        const delay = delays[Math.min(memory.throttles ?? 0, delays.length - 1)];
-        memory.throttles = (memory.throttles ?? 0) + 1;
-        memory.throttledUntil = Date.now() + delay * 1000;
-        reportError(work.object, error, delay);
-        wakeLater(uid, work.object, delay);
-        return;
-      }
-      if (outcome.wakeupAfter !== undefined && !signal.aborted) {
-        // Re-check the latest state of the object later: retries of delayed handlers, or a
-        // consistency wait whose echo never came. No write is needed to wake up.
-        wakeLater(uid, work.object, outcome.wakeupAfter);
-      }
-    },
-    (uid, error) => logger.error("Processing of {uid} failed: {error}", { uid, error }),
-    {
-      limit: settings.batching.workerLimit,
-    },
-  );
-
-  // The latest state of each object seen while the gate is closed: handled when it opens.
-  const parked = new Map<string, KubernetesObject>();
-  const unsubscribe = deps.gate?.subscribe((open) => {
-    if (!open || signal.aborted) return;
-    for (const [uid, object] of parked) queues.push(uid, { kind: "event", type: null, object });
-    parked.clear();
-  });
-
-  const unregister = registerStream({
-    resource: resource.plural,
-    namespace,
-    stream: watcher.health,
-    healthy: () => watcher.health.healthy,
-    objects: () => watcher.state.known.size,
-    depth: () => queues.depth,
-  });
-  let markListed: () => void = () => {};
-  const listed = new Promise<void>((resolve) => markListed = resolve);
-  const done = (async () => {
-    for await (const event of watcher) {
-      if (event.type === "LISTED") {
-        // Indexing happens right here, in the stream's order: the listing is fully indexed now.
-        if (indexers.length) indexes.listed(indexKey);
-        markListed();
-        continue;
-      }
-      const uid = event.object.metadata.uid;
-      if (!uid) continue;
-      const left = event.type === "MODIFIED" && event.left === true;
-      if (indexers.length) {
-        const work: ObjectWork = { kind: "event", type: event.type, object: event.object };
-        const memo = event.type === "DELETED" ? memories.get(uid)?.memo ?? {} : memoryOf(uid, work).memo;
-        await indexes.indexObject(indexers, event.type, event.object, { memo, resource });
-      }
-      if (!handled) {
-        if (event.type === "DELETED" || left) memories.delete(uid);
-        continue;
-      }
-      if (deps.gate && !deps.gate.isOpen) {
-        if (event.type === "DELETED") {
-          parked.delete(uid);
-          memories.delete(uid);
-        } else {
-          parked.set(uid, event.object);
-        }
-        continue;
-      }
-      // A newer state supersedes the state a pending wake-up carries.
-      const pending = wakeups.get(uid);
-      if (pending !== undefined) {
-        clearTimeout(pending);
-        wakeups.delete(uid);
-      }
-      queues.push(uid, { kind: "event", type: event.type, object: event.object, left });
-    }
-    for (const timer of wakeups.values()) clearTimeout(timer);
-  })().finally(() => {
-    // A stream that stops before its listing must not hold the other handlers (or `ready`) back for ever.
-    if (indexers.length) indexes.listed(indexKey);
-    markListed();
-  });
-  const stop = async (cause: StopCause, grace: number): Promise<string[]> => {
-    controller.abort(new Error(`the stream ${name} is stopping (${cause})`));
-    unsubscribe?.();
-    unregister();
-    // Daemons and timers learn of the stop at once; the queues drain meanwhile.
-    const stopping = Promise.all([...memories.values()].map((memory) => memory.background?.shutdown(cause, grace)));
-    await done;
-    const exitTimeout = settings.batching.exitTimeout;
-    const left = await queues.drain(AbortSignal.timeout(exitTimeout * 1000));
-    await stopping;
-    for (const timer of wakeups.values()) clearTimeout(timer);
-    memories.clear();
-    parked.clear();
-    // Objects no longer served leave the indexes; when the operator exits, nobody reads them.
-    if (indexers.length && cause !== "operatorExiting") {
-      for (const identity of watcher.state.known.values()) indexes.forget(identity as KubernetesObject);
-    }
-    return [...left.values()].map((work) => describe(work[0].object));
-  };
-  return { name, health: watcher.health, listed, stop };
+  }
 }
 
 /** The name of a stream: its resource, and its namespace unless it watches all of them. */
@@ -292,12 +310,4 @@ export function streamName(resource: Resource, namespace: string | null): string
 function describe(body: KubernetesObject): string {
   const { namespace, name } = body.metadata;
   return namespace ? `${namespace}/${name}` : `${name}`;
-}
-
-/** Logs an unexpected error of a cycle with the object's reference. */
-function reportError(body: KubernetesObject, error: unknown, delay?: number): void {
-  const message = delay === undefined
-    ? "An unexpected error while processing the object."
-    : `Throttling for ${delay} seconds due to an unexpected error.`;
-  new ObjectLogger(body).exception(message, error);
 }
