@@ -75,6 +75,8 @@ export interface LivenessSources {
   streams: ReadonlyMap<string, WatchHealth>;
   /** The API client, whose rejected server certificate makes the operator unhealthy at once. */
   connection?: { readonly connectionProblem: ConnectionProblem | null };
+  /** With sharding: this member's group, ranges and whether the server filters, shown as `kopf.sharding`. */
+  sharding?: () => object | undefined;
   /** Another endpoint answered by this server at its own path (the metrics, when they share host and port). */
   also?: { path: string; answer: (request: Request) => Response };
 }
@@ -191,8 +193,9 @@ export class LivenessServer implements AsyncDisposable {
       const message = error instanceof Error ? error.message : String(error);
       return json(500, { error: message });
     }
+    const sharding = this.#sources.sharding?.();
     try {
-      return json(200, results);
+      return json(200, sharding ? { ...results, "kopf.sharding": sharding } : results);
     } catch (error) {
       return json(500, { error: `The probe results are not JSON: ${(error as Error).message}` });
     }

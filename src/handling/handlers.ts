@@ -132,7 +132,14 @@ export interface TimerHandlerOptions extends ResourceHandlerOptions, RetryOption
 }
 
 /** Options of indexes (`kopf.index`). */
-export interface IndexHandlerOptions extends ResourceHandlerOptions, RetryOptions {}
+export interface IndexHandlerOptions extends ResourceHandlerOptions, RetryOptions {
+  /**
+   * With sharding (`kopf run --shard-group`): whether the index holds only this replica's objects
+   * (`true`, the default) or every object of the resource (`false`: the replica then watches the
+   * resource unsharded, and its handlers still see only their own objects). No effect without sharding.
+   */
+  readonly sharded?: boolean;
+}
 
 /** A function run for each object as long as it exists: it returns (or throws) when done. */
 export type DaemonFn<T = KubernetesObject> = (context: DaemonContext<T>) => HandlerResult | Promise<HandlerResult>;

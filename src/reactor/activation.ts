@@ -22,6 +22,7 @@ import { Peering } from "../engines/peering.ts";
 import type { Settings } from "../settings/settings.ts";
 import { Gate } from "../utils/gate.ts";
 import type { Orchestrator } from "./orchestration.ts";
+import { Sharding } from "./sharding.ts";
 
 const logger = getLogger(["kopf", "activation"]);
 
@@ -74,6 +75,7 @@ export class Activation {
   #namespaces: readonly string[];
   #peering: Peering | undefined;
   #elector: LeaderElector | undefined;
+  #sharding: Sharding | undefined;
   #peeringIdentity: string;
   #closed = false;
   /** Transitions, one after another: each one awaits the streams' stops and starts. */
@@ -110,10 +112,20 @@ export class Activation {
         lease: activation.#elector.lease,
         identity: options.identity,
       });
-    } else if (!settings.peering.standalone) {
-      await activation.#startPeering();
+    } else {
+      if (settings.sharding.group !== null) {
+        activation.#sharding = await Sharding.start(options);
+        // The members share a priority, and peering pauses for a peer of the same one: one record for the group.
+        activation.#peeringIdentity = activation.#sharding.peeringIdentity;
+      }
+      if (!settings.peering.standalone) await activation.#startPeering();
     }
     return activation;
+  }
+
+  /** The sharding of this replica, if it is a member of a shard group. */
+  get sharding(): Sharding | undefined {
+    return this.#sharding;
   }
 
   /** The served namespaces have changed: namespaced peering follows them. */
@@ -133,9 +145,11 @@ export class Activation {
     await this.#queue;
     // A leader that has just won may still be starting its peering (and writing its record): wait for it.
     await this.#peeringStart?.catch(() => {});
-    await this.#peering?.close();
+    // The group's record stays while other members keep it alive.
+    await this.#peering?.close({ keepRecords: this.#sharding?.othersAlive ?? false });
     this.#peering = undefined;
     await this.#elector?.close();
+    await this.#sharding?.close();
   }
 
   async #startPeering(): Promise<void> {

@@ -106,6 +106,8 @@ export class Orchestrator {
   #namespaces: ReadonlySet<string> | null = null;
   #paused = false;
   #closed = false;
+  /** The part of the objects to serve (sharding): `""` serves none; `undefined` (no sharding) all. */
+  #partition: string | undefined;
   #queue: Promise<unknown> = Promise.resolve();
 
   /** Creates it with nothing desired and nothing running. */
@@ -126,12 +128,15 @@ export class Orchestrator {
 
   /**
    * Changes the desired state — the served resources, the served namespaces (`null`: all,
-   * cluster-wide), or both — and starts and stops streams to match. Resolves with the streams
-   * started by this change, once it is applied.
+   * cluster-wide), the partition of the objects under sharding (`""`: none, no streams), or
+   * several — and starts and stops streams to match. Resolves with the streams started by this
+   * change, once it is applied.
    */
   update(
-    desired: { resources?: Iterable<ServedResource>; namespaces?: Iterable<string> | null },
+    desired: { resources?: Iterable<ServedResource>; namespaces?: Iterable<string> | null; partition?: string },
   ): Promise<StreamHandle[]> {
+    // With sharding, every stream is of one partition: a new one restarts them all (the old ones stop first).
+    if (desired.partition !== undefined) this.#partition = desired.partition;
     if (desired.resources !== undefined) {
       this.#resources = new Map([...desired.resources].map((served) => [resourceName(served.resource), served]));
     }
@@ -170,11 +175,12 @@ export class Orchestrator {
   /** The desired streams, by key. */
   #desired(): Map<string, { scope: StreamScope; signature: string }> {
     const desired = new Map<string, { scope: StreamScope; signature: string }>();
-    if (this.#paused || this.#closed) return desired;
+    if (this.#paused || this.#closed || this.#partition === "") return desired;
     for (const { resource, signature } of this.#resources.values()) {
       const namespaces = resource.namespaced && this.#namespaces !== null ? [...this.#namespaces] : [null];
+      const full = this.#partition === undefined ? signature : `${signature}|${this.#partition}`;
       for (const namespace of namespaces) {
-        desired.set(keyOf(resource, namespace), { scope: { resource, namespace }, signature });
+        desired.set(keyOf(resource, namespace), { scope: { resource, namespace }, signature: full });
       }
     }
     return desired;

@@ -158,7 +158,7 @@ async function wire(wiring: Wiring, onAdmissionFailure: (error: unknown) => void
   const { options, client, discovery, signal, scanning, stack } = wiring;
   const { registry, settings, memo, indexes } = options;
   const streams = new Map<string, WatchHealth>();
-  const urls = serveEndpoints(options, client, streams, stack);
+  const urls = serveEndpoints(options, client, streams, stack, () => late.activation?.sharding?.report());
   const late: LateParts = { namespaces: null };
   const served = new ServedResources(registry, discovery, {
     onChange: (resources) => orchestrator.update({ resources }),
@@ -234,6 +234,7 @@ function serveEndpoints(
   client: ApiClient,
   streams: ReadonlyMap<string, WatchHealth>,
   stack: AsyncDisposableStack,
+  sharding: () => object | undefined,
 ): { liveness?: string; metrics?: string } {
   const { registry, settings, memo, indexes } = options;
   const metricsAt = settings.metrics.endpoint === null ? undefined : parseMetricsEndpoint(settings.metrics.endpoint);
@@ -249,6 +250,7 @@ function serveEndpoints(
         indices: indexes.indices,
         streams,
         connection: client,
+        sharding,
         also: shared ? { path: metricsAt.path, answer: answerMetrics } : undefined,
       })
       : undefined,
@@ -289,6 +291,7 @@ function orchestrate(
         indexes,
         indexKey,
         gate: late.activation?.gate,
+        shard: late.activation?.sharding?.scope.filter(),
       });
     },
   });

@@ -25,6 +25,7 @@ import type { Settings } from "../settings/settings.ts";
 import { sensitiveFieldsOf } from "../state/sensitive.ts";
 import type { Gate } from "../utils/gate.ts";
 import type { StreamHandle } from "./orchestration.ts";
+import type { ShardFilter } from "./shard_scope.ts";
 import { ErrorThrottle, reportUnexpectedError } from "./error_throttle.ts";
 import { ObjectMemories } from "./object_memories.ts";
 import { ParkedObjects } from "./parked_objects.ts";
@@ -66,6 +67,12 @@ export interface ServeDeps {
    * handlers as listed objects when the gate opens. Always open when absent.
    */
   gate?: Gate;
+  /**
+   * With sharding: the part of the objects this replica handles, fixed for the stream's lifetime.
+   * Other objects reach only the indexes declared `{ sharded: false }` (with such an index, the
+   * stream watches the resource unsharded).
+   */
+  shard?: ShardFilter;
 }
 
 /**
@@ -118,10 +125,12 @@ class ResourceStream implements StreamHandle {
         labelSelector,
       });
     }
+    const unsharded = this.#indexers.some((indexer) => indexer.options.sharded === false);
     // Objects that leave the selection are handled as changes (e.g. daemons stop for filtersMismatch), then forgotten.
     this.#watcher = new Watcher(client, resource, {
       namespace,
       labelSelector,
+      shardSelector: unsharded ? undefined : deps.shard?.selector,
       confirmDeletions: true,
       settings: settings.watching,
       signal,
@@ -210,15 +219,17 @@ class ResourceStream implements StreamHandle {
   /** Takes one object's event from the watch: indexes it, then forgets, parks or queues it. */
   async #see(uid: string, event: ObjectEvent): Promise<void> {
     const left = event.type === "MODIFIED" && event.left === true;
-    if (this.#indexers.length) {
+    const owned = this.#deps.shard?.owns(uid) ?? true;
+    const indexers = owned ? this.#indexers : this.#indexers.filter((indexer) => indexer.options.sharded === false);
+    if (indexers.length) {
       const { indexes, resource } = this.#deps;
       const work: ObjectWork = { kind: "event", type: event.type, object: event.object };
       const memo = event.type === "DELETED"
         ? this.#memories.get(uid)?.memo ?? {}
         : this.#memories.recall(uid, work).memo;
-      await indexes.indexObject(this.#indexers, event.type, event.object, { memo, resource });
+      await indexes.indexObject(indexers, event.type, event.object, { memo, resource });
     }
-    if (!this.#handled) {
+    if (!this.#handled || !owned) {
       if (event.type === "DELETED" || left) this.#memories.forget(uid);
       return;
     }

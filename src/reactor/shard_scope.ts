@@ -1,0 +1,49 @@
+/**
+ * The part of the objects this replica handles under sharding: the ranges its membership holds
+ * now, and for each stream started, a fixed snapshot of them — the server-side `shardSelector`
+ * (where the API server filters) and the same test done client-side (always: with
+ * `--watch-cache=false` the server does not filter watches without a label selector, and older
+ * servers do not filter at all).
+ *
+ * @module
+ */
+
+import { formatShardRanges, ownsObject, type ShardRange, shardSelector } from "../model/shard_range.ts";
+
+/** What one stream filters by, fixed for its lifetime. */
+export interface ShardFilter {
+  /** The `shardSelector` for its lists and watches; absent when the server does not filter. */
+  readonly selector?: string;
+  /** Whether an object (by its uid) is this replica's. */
+  owns(uid: string): boolean;
+}
+
+/** The ranges this replica handles, as they change; streams take a snapshot when they start. */
+export class ShardScope {
+  #ranges: readonly ShardRange[] = [];
+
+  /** @param serverSide Whether lists and watches carry the selector (the server applies it). */
+  constructor(readonly serverSide: boolean) {}
+
+  /** The ranges held now. */
+  get ranges(): readonly ShardRange[] {
+    return this.#ranges;
+  }
+
+  /** The ranges' text: what every stream's signature carries, so that streams restart when it changes. */
+  get partition(): string {
+    return formatShardRanges(this.#ranges);
+  }
+
+  /** Takes new ranges (the streams restart separately). */
+  set ranges(ranges: readonly ShardRange[]) {
+    this.#ranges = ranges;
+  }
+
+  /** The filter for a stream starting now. */
+  filter(): ShardFilter {
+    const ranges = this.#ranges;
+    const selector = this.serverSide && ranges.length ? shardSelector(ranges) : undefined;
+    return { selector, owns: (uid) => ownsObject(ranges, uid) };
+  }
+}

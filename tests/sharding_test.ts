@@ -1,0 +1,165 @@
+/**
+ * Sharding across replicas, as users run it: separate `kopf run --shard-group` processes share
+ * 300 objects. Every object's creation is handled exactly once in total, each of three replicas
+ * handles a fair share, and through a fourth replica joining, a graceful stop and a SIGKILL, no
+ * object's daemon ever runs in two replicas at once, and every object ends with exactly one
+ * daemon again. Once with the API server filtering (the `ShardedListAndWatch` gate on, a cluster
+ * of its own), once with the replicas filtering themselves (the shared cluster, gate off).
+ */
+
+import assert from "node:assert/strict";
+import { ApiClient } from "../src/api/client.ts";
+import type { KubernetesObject } from "../src/model/body.ts";
+import { LocalCluster } from "../testing.ts";
+import { connect, createExample, freshNamespace, KOPFEXAMPLES, testCluster, waitFor } from "./support/cluster.ts";
+import { freePort } from "./support/environment.ts";
+import { KopfProcess } from "./support/kopf_process.ts";
+import { resourcePath } from "../src/api/paths.ts";
+
+const OBJECTS = 300;
+const LEASE = 5;
+
+/** One object's daemon in one replica: from its start to its stop (or the replica's death). */
+interface Run {
+  readonly replica: string;
+  readonly start: number;
+  readonly stop: number;
+}
+
+class Replica {
+  killedAt?: number;
+  private constructor(readonly id: string, readonly process: KopfProcess, readonly liveness: string) {}
+
+  static async start(id: string, namespace: string, kubeconfig: string): Promise<Replica> {
+    const liveness = `http://127.0.0.1:${freePort()}/healthz`;
+    const process = await KopfProcess.start(
+      namespace,
+      ["--shard-group", "shards", "--shard-id", id, "--liveness", liveness, "tests/fixtures/sharded_handlers.ts"],
+      { KUBECONFIG: kubeconfig, KOPF_TEST_REPLICA: id, KOPF_TEST_SHARD_LEASE: String(LEASE) },
+    );
+    await process.waitForLine(/Shard ranges of shards changed/, 120);
+    return new Replica(id, process, liveness);
+  }
+
+  /** Its daemons' runs; those still running end at its death, or never. */
+  runs(): Map<string, Run[]> {
+    const starts = new Map<string, number>();
+    const runs = new Map<string, Run[]>();
+    const add = (name: string, start: number, stop: number) =>
+      runs.set(name, [...runs.get(name) ?? [], { replica: this.id, start, stop }]);
+    for (const line of this.process.lines) {
+      const match = line.match(/^daemon-(start|stop) (\S+) (\d+)$/);
+      if (!match) continue;
+      const [, what, name, at] = match;
+      if (what === "start") starts.set(name, Number(at));
+      else if (starts.has(name)) {
+        add(name, starts.get(name)!, Number(at));
+        starts.delete(name);
+      }
+    }
+    for (const [name, start] of starts) add(name, start, this.killedAt ?? Infinity);
+    return runs;
+  }
+
+  /** The objects whose daemon runs here now. */
+  running(): Set<string> {
+    if (this.killedAt !== undefined) return new Set();
+    return new Set([...this.runs()].filter(([, runs]) => runs.some((run) => run.stop === Infinity)).map(([n]) => n));
+  }
+
+  creations(): string[] {
+    return this.process.lines.flatMap((line) => line.match(/created (\S+) by /)?.[1] ?? []);
+  }
+}
+
+/** Every pair of daemon runs of one object in two replicas that overlap in time. */
+function overlaps(replicas: readonly Replica[]): string[] {
+  const byObject = new Map<string, Run[]>();
+  for (const replica of replicas) {
+    for (const [name, runs] of replica.runs()) byObject.set(name, [...byObject.get(name) ?? [], ...runs]);
+  }
+  const found: string[] = [];
+  for (const [name, runs] of byObject) {
+    const sorted = runs.toSorted((a, b) => a.start - b.start);
+    for (let i = 1; i < sorted.length; i++) {
+      const [before, after] = [sorted[i - 1], sorted[i]];
+      if (after.start < before.stop) {
+        found.push(`${name}: ${before.replica} until ${before.stop}, ${after.replica} from ${after.start}`);
+      }
+    }
+  }
+  return found;
+}
+
+/** Waits until every object has its daemon running in exactly one of the replicas. */
+function oneDaemonEach(replicas: readonly Replica[], names: readonly string[], what: string): Promise<true> {
+  return waitFor(what, () => {
+    const counts = new Map<string, number>();
+    for (const replica of replicas) for (const name of replica.running()) counts.set(name, (counts.get(name) ?? 0) + 1);
+    return names.every((name) => counts.get(name) === 1) || undefined;
+  }, 180);
+}
+
+async function scenario(client: ApiClient, kubeconfig: string, serverSide: boolean): Promise<void> {
+  const namespace = await freshNamespace(client, "sharding");
+  const names = Array.from({ length: OBJECTS }, (_, i) => `obj-${i}`);
+  const replicas = await Promise.all(["r1", "r2", "r3"].map((id) => Replica.start(id, namespace, kubeconfig)));
+  try {
+    const health = await (await fetch(replicas[0].liveness)).json();
+    assert.equal(health["kopf.sharding"]?.serverSide, serverSide, JSON.stringify(health));
+    assert.equal(health["kopf.sharding"]?.group, "shards");
+
+    for (let i = 0; i < names.length; i += 30) {
+      await Promise.all(names.slice(i, i + 30).map((name) => createExample(client, namespace, name)));
+    }
+    const handled = await waitFor("every object's creation handled", async () => {
+      const list = await client.request<{ items: KubernetesObject[] }>({
+        path: resourcePath(KOPFEXAMPLES, { namespace }),
+      });
+      const by = list.items.map((item) =>
+        (item.status as { created?: { replica: string } } | undefined)?.created?.replica
+      );
+      return by.every(Boolean) && by.length === OBJECTS ? by as string[] : undefined;
+    }, 180);
+    for (const id of ["r1", "r2", "r3"]) {
+      const share = handled.filter((replica) => replica === id).length / OBJECTS;
+      assert.ok(share >= 0.2 && share <= 0.47, `${id} handled ${(share * 100).toFixed(1)}% of the objects`);
+    }
+    await oneDaemonEach(replicas, names, "one daemon per object among three replicas");
+
+    replicas.push(await Replica.start("r4", namespace, kubeconfig));
+    await oneDaemonEach(replicas, names, "one daemon per object among four replicas");
+    assert.ok(replicas[3].running().size > 0, "the fourth replica took a share");
+
+    await replicas[1].process.stop("SIGTERM");
+    replicas[1].killedAt = Date.now();
+    await oneDaemonEach(replicas, names, "one daemon per object after a graceful stop");
+
+    replicas[2].process.signal("SIGKILL");
+    replicas[2].killedAt = Date.now();
+    await replicas[2].process.exited;
+    await oneDaemonEach(replicas, names, "one daemon per object after a SIGKILL");
+
+    assert.deepEqual(overlaps(replicas), []);
+    const creations = replicas.flatMap((replica) => replica.creations());
+    assert.equal(creations.length, OBJECTS, "each creation handled once in total, none again after a move");
+    assert.equal(new Set(creations).size, OBJECTS);
+  } finally {
+    await Promise.all(replicas.map((replica) => replica.process.stop("SIGKILL").catch(() => {})));
+  }
+}
+
+Deno.test("three replicas, then four, then two: one handler run and one daemon per object (server-side)", async () => {
+  await using cluster = await LocalCluster.start({ featureGates: { ShardedListAndWatch: true } });
+  const { client } = await connect(cluster.kubeconfig);
+  try {
+    await scenario(client, cluster.kubeconfig, true);
+  } finally {
+    client.close();
+  }
+});
+
+Deno.test("three replicas, then four, then two: one handler run and one daemon per object (client-side)", async () => {
+  const { client, kubeconfig } = await testCluster();
+  await scenario(client, kubeconfig, false);
+});
