@@ -8,7 +8,7 @@
  */
 
 import assert from "node:assert/strict";
-import { ApiClient } from "../src/api/client.ts";
+import type { ApiClient } from "../src/api/client.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
 import { LocalCluster } from "../testing.ts";
 import { connect, createExample, freshNamespace, KOPFEXAMPLES, testCluster, waitFor } from "./support/cluster.ts";

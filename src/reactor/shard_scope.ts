@@ -30,14 +30,14 @@ export class ShardScope {
     return this.#ranges;
   }
 
-  /** The ranges' text: what every stream's signature carries, so that streams restart when it changes. */
-  get partition(): string {
-    return formatShardRanges(this.#ranges);
-  }
-
   /** Takes new ranges (the streams restart separately). */
   set ranges(ranges: readonly ShardRange[]) {
     this.#ranges = ranges;
+  }
+
+  /** The ranges' text: what every stream's signature carries, so that streams restart when it changes. */
+  get partition(): string {
+    return formatShardRanges(this.#ranges);
   }
 
   /** The filter for a stream starting now. */
