@@ -113,6 +113,7 @@ export { BackgroundSettings } from "./src/settings/background.ts";
 export { BatchingSettings } from "./src/settings/batching.ts";
 export { ExecutionSettings } from "./src/settings/execution.ts";
 export { LeaderElectionSettings } from "./src/settings/leader_election.ts";
+export { ShardingSettings } from "./src/settings/sharding.ts";
 export { MetricsSettings } from "./src/settings/metrics.ts";
 export { NetworkingSettings } from "./src/settings/networking.ts";
 export { type LeanStorageOptions, PersistenceSettings } from "./src/settings/persistence.ts";
