@@ -211,7 +211,7 @@ Deno.test("an unknown option that another kind takes says which one", () => {
     name: "TypeError",
     message: 'kopf.on.index("pods", byNode): unknown option interval (interval is for on.timer); ' +
       "the options of on.index are: id, param, registry, labels, annotations, when, field, value, " +
-      "errors, timeout, retries, backoff.",
+      "errors, timeout, retries, backoff, sharded.",
   });
   assert.throws(() => on.create("pods", { registry, field: "spec.a", new: 1 } as never, function made() {}), {
     name: "TypeError",
