@@ -6,7 +6,7 @@
  */
 
 import { Document, isCollection, isPair, isScalar, parse, parseAllDocuments, visit } from "yaml";
-import type { KubernetesObject } from "@kopf/kopf";
+import { ApiConnectionError, ApiUnauthorizedError, type KubernetesObject, LoginError } from "@kopf/kopf";
 import {
   defaultRegistry,
   type PolicyRule,
@@ -72,7 +72,7 @@ export async function parseManifestCommand(
   const extraRules = values["extra-rules"] ? await readExtraRules(values["extra-rules"] as string, usage) : [];
   const crdFiles = values.crd as string[] | undefined;
   const crds = crdFiles ? await readCrds(crdFiles, usage) : undefined;
-  const resolved = await resolveHandledResources(undefined, { context: values.context as string | undefined, crds });
+  const resolved = await resolveResources(values.context as string | undefined, crds);
   if (defaultRegistry.webhooks.length && values["managed-admission"] === undefined) {
     // The name is set by a startup handler (settings.admission.managed), which is not run here.
     console.error(
@@ -95,6 +95,32 @@ export async function parseManifestCommand(
       },
     },
   };
+}
+
+/**
+ * Resolves the handlers' resources against the CRDs given, or else by the cluster's discovery; a
+ * cluster that cannot be reached or logged into is an error that names both ways.
+ */
+async function resolveResources(
+  context: string | undefined,
+  crds: KubernetesObject[] | undefined,
+): Promise<ResolvedSelectors> {
+  if (crds) return await resolveHandledResources(undefined, { crds });
+  try {
+    return await resolveHandledResources(undefined, { context });
+  } catch (error) {
+    const unreachable = error instanceof LoginError || error instanceof ApiConnectionError ||
+      error instanceof ApiUnauthorizedError;
+    if (!unreachable) throw error;
+    const reason = error.message.replace(/\.$/, "");
+    throw new Error(
+      "The handlers' resources are resolved by the cluster's discovery, which needs a cluster and its " +
+        `credentials (the kubeconfig, as for 'kopf run'): ${reason}. Point KUBECONFIG (or --context) at a ` +
+        "cluster that serves the resources, or resolve them offline, without a cluster, from their " +
+        "CustomResourceDefinitions: --crd FILE (YAML; repeatable).",
+      { cause: error },
+    );
+  }
 }
 
 /** Reads `--crd FILE`s: YAML streams of CustomResourceDefinitions. */

@@ -6,6 +6,7 @@
  */
 
 import assert from "node:assert/strict";
+import { getConfig, reset } from "@logtape/logtape";
 import * as kopf from "@kopf/kopf";
 import { KopfRunner } from "../testing.ts";
 import { createExample, freshNamespace, getExample, settle, testCluster, waitFor } from "./support/cluster.ts";
@@ -40,6 +41,37 @@ Deno.test("two operators with their own registries in one process each handle on
     assert.deepEqual(calls.sort(), ["first a/x", "second b/y"]);
   } finally {
     for (const operator of operators) await operator.stop();
+  }
+});
+
+Deno.test("two operators started at once in a process without logging configured both come up, handle objects and stop; one's stop leaves the other's logging (issue 19)", async () => {
+  const { client } = await testCluster();
+  const [a, b] = [await freshNamespace(client, "emb-twin"), await freshNamespace(client, "emb-twin")];
+  const registries = [new kopf.Registry(), new kopf.Registry()];
+  for (const [index, registry] of registries.entries()) {
+    kopf.on.create("kopfexamples", { registry, id: "created" }, () => index === 0 ? "first" : "second");
+  }
+  // As in a fresh program: nothing configured, so each operator configures the default logging — at the same moment.
+  await reset();
+  const operators = await Promise.all([runOperator(registries[0], a), runOperator(registries[1], b)]);
+  const stopped = [false, false];
+  try {
+    const handled = async (namespace: string, name: string, label: string) => {
+      await createExample(client, namespace, name);
+      await waitFor(`${name} handled`, async () => {
+        const status = (await getExample(client, namespace, name)).status as Record<string, unknown> | undefined;
+        return status?.created === label || undefined;
+      });
+    };
+    await Promise.all([handled(a, "x", "first"), handled(b, "y", "second")]);
+    await operators[0].stop();
+    stopped[0] = true;
+    assert.notEqual(getConfig(), null, "the logging stays configured for the operator still running");
+    await handled(b, "z", "second");
+    await operators[1].stop();
+    stopped[1] = true;
+  } finally {
+    for (const [index, operator] of operators.entries()) if (!stopped[index]) await operator.stop();
   }
 });
 

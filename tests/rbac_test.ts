@@ -323,6 +323,22 @@ Deno.test("--crd resolves the handlers' resources from CRD files, without a clus
   assert.match(missing.stderr, /The resources of "kopfexamples" are not found .* in the given CRDs/);
 });
 
+Deno.test("without a cluster's credentials, generate rbac says that discovery needs them and names --crd (issue 19)", async () => {
+  const empty = await Deno.makeTempFile({ suffix: ".kubeconfig" });
+  try {
+    for (const kubeconfig of ["/nonexistent", empty]) {
+      const result = await runKopf(["generate", "rbac", HANDLERS, "-n", "no-cluster"], { KUBECONFIG: kubeconfig });
+      assert.equal(result.code, 1, result.stderr);
+      assert.equal(result.stdout, "");
+      assert.match(result.stderr, /resolved by the cluster's discovery, which needs a cluster and its credentials/);
+      assert.match(result.stderr, new RegExp(`kubeconfig ${kubeconfig}: `), "says what is wrong with the kubeconfig");
+      assert.match(result.stderr, /offline, without a cluster, from their CustomResourceDefinitions: --crd FILE/);
+    }
+  } finally {
+    await Deno.remove(empty);
+  }
+});
+
 Deno.test("with a namespace pattern, the generated ClusterRole lets the operator find the namespaces and handle their objects without a 403", async () => {
   const { client, kubeconfig: admin } = await testCluster();
   const prefix = `rbac-pattern-${crypto.randomUUID().slice(0, 6)}`;

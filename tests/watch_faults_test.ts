@@ -218,6 +218,46 @@ Deno.test("liveness answers 500 during a freeze and an ERROR storm, naming the s
   }
 });
 
+Deno.test("liveness answers 500 when every watch request is held open for longer than backoffResetAfter and then ends in an ERROR event, and 200 after (issue 19)", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "held-errors");
+  const { proxy, kubeconfig } = await proxied();
+  await using _proxy = proxy;
+  const registry = new kopf.Registry();
+  kopf.on.event("kopfexamples", { registry }, function seen() {});
+  const settings = new kopf.Settings();
+  settings.watching.serverTimeout = 3; // a quiet stream's signs of life: the server ends each watch after 3 s
+  settings.watching.unhealthyAfter = 10;
+  const operator = await runOperator(registry, namespace, {
+    credentials: await loadKubeconfig({ path: kubeconfig }),
+    settings,
+    liveness: "http://127.0.0.1:0/healthz",
+  });
+  const url = operator.running.liveness!;
+  try {
+    await settle(4);
+    assert.equal((await getJson(url)).status, 200, "a quiet stream is healthy");
+    // Each watch request is answered, held for 6 s (longer than backoffResetAfter, 5 s), then ends in an ERROR.
+    const from = Date.now();
+    proxy.set({ kind: "watchErrors", after: 6 });
+    const answer = await waitFor("a 500 from the liveness endpoint", async () => {
+      const answer = await getJson(url);
+      return answer.status === 500 ? answer : undefined;
+    }, 60);
+    assert.ok(proxy.count({ watch: true, from }) >= 2, "the stream went on reconnecting");
+    const streams = answer.body.streams as Record<string, { reason: string; lastError: string }>;
+    const name = `kopfexamples.v1.kopf.dev in ${namespace}`;
+    assert.deepEqual(Object.keys(streams), [name], JSON.stringify(answer.body));
+    assert.equal(streams[name].reason, "failing");
+    assert.match(streams[name].lastError, /error in the stream: 500/);
+
+    proxy.set({ kind: "forward" });
+    await waitFor("liveness 200 again", async () => (await getJson(url)).status === 200 || undefined, 60);
+  } finally {
+    await operator.stop();
+  }
+});
+
 Deno.test("a kubeconfig with the wrong CA: one ERROR saying what is wrong and what to do, liveness 500, no flood (issue 11.6)", async () => {
   const { credentials } = await testCluster();
   const { ca } = await createSelfSignedCertificates(["127.0.0.1"], { caName: "not-the-cluster-ca" });

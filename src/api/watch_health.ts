@@ -1,7 +1,7 @@
 /**
- * The health of one watch stream: its current run of failures (which shapes the reconnect backoff
- * and ends only once the stream has proven itself), and its last sign of life (which tells a
- * quiet stream from a dead one). The liveness endpoint reads its verdict.
+ * The health of one watch stream: its current run of failures (which ends only once the stream has
+ * delivered something), the failures that shape its reconnect backoff, and its last sign of life
+ * (which tells a quiet stream from a dead one). The liveness endpoint reads its verdict.
  *
  * @module
  */
@@ -18,7 +18,7 @@ export interface WatchVerdict {
 
 /** Timing of a stream's health. */
 export interface WatchHealthTiming {
-  /** Seconds a stream must stay connected without failure before its run of failures ends. */
+  /** Seconds a stream must stay connected without failure before its reconnect backoff starts again from the first pause. */
   backoffResetAfter: number;
 }
 
@@ -28,18 +28,28 @@ export interface WatchHealthTiming {
  *
  * Signs of life are a finished listing, an event or a bookmark, a watch request that the server
  * answered, and a watch request that ended on schedule. A `{"type":"ERROR"}` event, an error
- * status, a connection failure, a stall and a request that ends at once are failures. A run of
- * failures ends with a listing, an event or a bookmark, or once a watch request has stayed
- * answered without failure for `backoffResetAfter` seconds: an answer followed at once by an
- * ERROR event does not end it.
+ * status, a connection failure, a stall and a request that ends at once are failures.
+ *
+ * A run of failures ends only with a listing, an event, a bookmark or a request that ended on
+ * schedule: what the stream exists for. While a request stays answered for `backoffResetAfter`
+ * seconds, the stream counts as working (a quiet stream after an outage), and its reconnect
+ * backoff starts again from the first pause. But once such a request ends in a failure (an ERROR
+ * event, a cut) without having delivered anything, open requests no longer count for the rest of
+ * the run: a server or proxy that holds every watch request for a while and then ends it with an
+ * ERROR event keeps the stream failing, and unhealthy after `unhealthyAfter`.
  */
 export class WatchHealth {
   /** When the current run of failures began (ms since the epoch); `null` while it works. */
   failingSince: number | null = null;
   /** The last failure, for messages. */
   lastError: string | null = null;
-  /** Failures in the current run; the reconnect backoff grows with it. */
+  /** Failures in the current run. */
   failures = 0;
+  /**
+   * Failures since the stream last delivered something or stayed connected for
+   * `backoffResetAfter` seconds; the reconnect backoff grows with it.
+   */
+  backoffFailures = 0;
   /** Failures and stalls so far, over the stream's life. */
   totalFailures = 0;
   /** Stalled streams detected and resumed so far. */
@@ -52,12 +62,20 @@ export class WatchHealth {
   connectedSince: number | null = null;
   readonly #unhealthyAfter: number;
   readonly #resetAfter: number;
+  /**
+   * Whether a request answered for `backoffResetAfter` seconds counts as the stream working while
+   * it stays open (a quiet stream after an outage); not for the rest of a run of failures in which
+   * such a request has ended in a failure without delivering anything.
+   */
+  #openRequestsCount = true;
+  /** Whether the current watch request has delivered something. */
+  #delivered = false;
 
   /**
    * Starts healthy, with no failures counted.
    *
    * @param unhealthyAfter seconds of continuous failure or silence after which the stream is unhealthy.
-   * @param timing how long a stream must work before its failures are forgiven (5 s by default).
+   * @param timing how long a stream must stay connected before its backoff restarts (5 s by default).
    */
   constructor(unhealthyAfter: number, timing: WatchHealthTiming = { backoffResetAfter: 5 }) {
     this.#unhealthyAfter = unhealthyAfter;
@@ -71,9 +89,9 @@ export class WatchHealth {
 
   /** Why the stream is unhealthy now, or `null` if it is healthy. */
   verdict(now: number = Date.now()): WatchVerdict | null {
-    this.#settle(now);
     const bound = this.#unhealthyAfter * 1000;
-    if (this.failingSince !== null && now - this.failingSince > bound) {
+    const working = this.#openRequestsCount && this.#openLongEnough(now);
+    if (this.failingSince !== null && now - this.failingSince > bound && !working) {
       const seconds = Math.round((now - this.failingSince) / 1000);
       return {
         reason: "failing",
@@ -95,7 +113,9 @@ export class WatchHealth {
   /** A watch request was answered: the server is reachable. */
   connected(now: number = Date.now()): void {
     this.lastSignOfLife = now;
-    this.connectedSince ??= now;
+    if (this.connectedSince !== null) return;
+    this.connectedSince = now;
+    this.#delivered = false;
   }
 
   /** A listing finished, or an event or a bookmark arrived: the stream works, its failures are over. */
@@ -103,6 +123,9 @@ export class WatchHealth {
     this.lastSignOfLife = now;
     this.failingSince = null;
     this.failures = 0;
+    this.backoffFailures = 0;
+    this.#openRequestsCount = true;
+    this.#delivered = true;
   }
 
   /** A watch request ended on the server's or the client's schedule. */
@@ -113,9 +136,15 @@ export class WatchHealth {
 
   /** Something failed; returns whether it starts a new run of failures. */
   failed(error: string, now: number = Date.now()): boolean {
-    this.#settle(now);
+    if (this.#openLongEnough(now)) {
+      this.backoffFailures = 0;
+      // Open for long, then failed without delivering anything: being answered says nothing of
+      // the stream working for the rest of this run.
+      if (!this.#delivered) this.#openRequestsCount = false;
+    }
     this.connectedSince = null;
     this.failures++;
+    this.backoffFailures++;
     this.totalFailures++;
     this.lastError = error;
     if (this.failingSince !== null) return false;
@@ -123,11 +152,8 @@ export class WatchHealth {
     return true;
   }
 
-  /** Ends the run of failures once the stream has stayed connected long enough. */
-  #settle(now: number): void {
-    if (this.failingSince === null) return;
-    if (this.connectedSince === null || now - this.connectedSince < this.#resetAfter * 1000) return;
-    this.failingSince = null;
-    this.failures = 0;
+  /** Whether the current watch request has been answered for `backoffResetAfter` seconds. */
+  #openLongEnough(now: number): boolean {
+    return this.connectedSince !== null && now - this.connectedSince >= this.#resetAfter * 1000;
   }
 }

@@ -374,7 +374,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     const described = describeCause(error);
     const fresh = this.health.failed(described);
     const failingFor = (Date.now() - (this.health.failingSince ?? Date.now())) / 1000;
-    let delay = reconnectDelay(this.health.failures, failingFor, this.#settings);
+    let delay = reconnectDelay(this.health.backoffFailures, failingFor, this.#settings);
     if (error instanceof ApiTooManyRequestsError) delay = Math.max(delay, error.retryAfter ?? 1);
     const credentials = this.#client.vault.peek()?.credentials;
     const tls = credentials ? diagnoseTls(error, credentials.server, credentials.source) : undefined;

@@ -6,10 +6,11 @@
  * @module
  */
 
-import { configure, getConfig, type LogLevel, type LogRecord, reset, type Sink } from "@logtape/logtape";
+import { configure, getConfig, type LogLevel, type LogRecord, type Sink } from "@logtape/logtape";
 import type { ObjectRef } from "./object_logger.ts";
 import { activeTraceIds } from "../observability/tracing.ts";
 import { flushStderrLines, stderrLines } from "./line_buffer.ts";
+import { processGlobal } from "../utils/process_global.ts";
 
 /** How log lines look: `full` (time, logger, level, message), `plain` (message only), `json` (one object per line). */
 export type LogFormat = "full" | "plain" | "json";
@@ -60,15 +61,38 @@ export function flushLogging(): Promise<void> {
   return flushStderrLines();
 }
 
-/** Routes the `kopf` log category to the console; replaces an earlier configuration made here. */
-export async function configureLogging(options: LoggingOptions = {}): Promise<void> {
+/**
+ * The changes of the configuration made here, one after another. LogTape refuses to be configured
+ * while it is being configured, and several operators in one process configure the default logging
+ * at the same moment: each change waits for the previous one. Once per process, as LogTape's own
+ * configuration is, also when two copies of this library are loaded.
+ */
+const changes = processGlobal("logging-changes", 1, () => ({ last: Promise.resolve() as Promise<unknown> }));
+
+/** Runs a change of the LogTape configuration after those already queued. */
+function inTurn<T>(change: () => Promise<T>): Promise<T> {
+  const result = changes.last.then(change);
+  changes.last = result.catch(() => {});
+  return result;
+}
+
+/**
+ * Routes the `kopf` log category to the console; replaces an earlier configuration made here.
+ * Calls made at the same time (e.g. by several operators in one process) take effect one after
+ * another, in the order of the calls.
+ */
+export function configureLogging(options: LoggingOptions = {}): Promise<void> {
+  return inTurn(() => applyLogging(options));
+}
+
+async function applyLogging(options: LoggingOptions): Promise<void> {
   const format = options.format ?? "full";
   const prefix = options.prefix ?? format !== "json";
   const write = options.write ?? stderrWrite;
-  await reset();
   const posting = options.postingSink;
   const lowest = options.level ?? "info";
   await configure({
+    reset: true,
     sinks: {
       // The console checks its own level: records reach it also through the posting logger's lower one.
       console: (record: LogRecord) => {
@@ -89,13 +113,20 @@ export async function configureLogging(options: LoggingOptions = {}): Promise<vo
  * program has configured LogTape itself: an embedded operator (`kopf.operator()`) then prints its
  * own and its handlers' messages as `kopf run` would, and a program with its own logging keeps it.
  *
+ * Idempotent for the process: the check and the change are one step in the queue of
+ * {@linkcode configureLogging}'s changes, so of several operators starting at once, the first one
+ * configures and the others keep what it has configured. Nothing undoes it when an operator stops:
+ * the others, and the program, go on logging.
+ *
  * @param options As for {@linkcode configureLogging}.
  * @returns Whether it has configured logging.
  */
-export async function configureDefaultLogging(options: LoggingOptions = {}): Promise<boolean> {
-  if (getConfig() !== null) return false;
-  await configureLogging(options);
-  return true;
+export function configureDefaultLogging(options: LoggingOptions = {}): Promise<boolean> {
+  return inTurn(async () => {
+    if (getConfig() !== null) return false;
+    await applyLogging(options);
+    return true;
+  });
 }
 
 /** Renders one record as a line of the given format. */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import type { LogRecord } from "@logtape/logtape";
-import { formatRecord } from "./configure.ts";
+import { getLogger, type LogRecord, reset } from "@logtape/logtape";
+import { configureDefaultLogging, configureLogging, formatRecord } from "./configure.ts";
 
 function record(message: unknown[], properties: Record<string, unknown>): LogRecord {
   return {
@@ -27,4 +27,22 @@ Deno.test("an exception's stack goes below the message", () => {
 Deno.test("a value the message does not show is printed below it", () => {
   const line = formatRecord(record(["Something failed."], { error: "HTTP 503" }), "plain", false);
   assert.equal(line, "Something failed.\nHTTP 503");
+});
+
+Deno.test("configurations asked for at the same time take effect one after another; the default is configured once", async () => {
+  await reset();
+  try {
+    const defaults = await Promise.all([1, 2, 3].map(() => configureDefaultLogging({ write: () => {} })));
+    assert.deepEqual(defaults, [true, false, false]);
+    const seen: string[] = [];
+    await Promise.all(
+      ["first", "last"].map((name) =>
+        configureLogging({ format: "plain", write: (line) => seen.push(`${name}: ${line}`) })
+      ),
+    );
+    getLogger(["kopf", "test"]).info("hello");
+    assert.deepEqual(seen, ["last: hello"]);
+  } finally {
+    await reset();
+  }
 });

@@ -117,6 +117,8 @@ export interface OperatorOptions {
  *
  * Logging: unless the program has configured LogTape itself, it is configured as `kopf run` does
  * (Kopf's `full` format on stderr, level info), so that the operator's and the handlers' messages show.
+ * Several operators in one process share it: the first to start configures it, the others keep
+ * it, and an operator that stops leaves it to the others.
  *
  * Rejects at once with a {@linkcode NoHandlersError} if the registry has nothing to run (no resource,
  * admission or startup handler). Rejects if the startup handlers fail for good (an

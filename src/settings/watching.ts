@@ -37,9 +37,11 @@ export class WatchingSettings {
   /** The longest pause between reconnection attempts of a stream that keeps failing, in seconds. */
   reconnectBackoffMax = 30;
   /**
-   * Seconds a watch request must stay answered without failure before the stream's run of
-   * failures ends (and its backoff starts from `failureBackoff` again); a listing, an event or a
-   * bookmark ends it at once.
+   * Seconds a watch request must stay answered without failure before the stream's backoff starts
+   * from `failureBackoff` again, and before the stream counts as working while that request stays
+   * open (a quiet stream after an outage). The run of failures itself ends only with a listing, an
+   * event, a bookmark or a request ended on schedule: requests that stay open this long and then
+   * end in an ERROR event without delivering anything keep the stream failing (see `unhealthyAfter`).
    */
   backoffResetAfter = 5;
   /**

@@ -1,7 +1,8 @@
 /**
  * A loopback HTTPS proxy in front of an API server that injects the faults real clusters have:
  * 5xx answers, a freeze (nothing forwarded, connections left open), 429 with `Retry-After`, 403,
- * and watch responses that carry only a `{"type":"ERROR"}` event. It terminates TLS with a
+ * and watch responses that carry only a `{"type":"ERROR"}` event (at once, or after holding the
+ * request for a while). It terminates TLS with a
  * certificate of its own (`proxy.caCert` is its CA) and forwards to the real server with the
  * client's own `Authorization` header, so a kubeconfig with the proxy's URL and CA and the
  * cluster's token works as usual.
@@ -35,8 +36,11 @@ export type Fault =
   | { kind: "throttle"; retryAfter: number }
   /** Answers every request with 403 Forbidden. */
   | { kind: "forbid" }
-  /** Answers every watch request with 200 and one ERROR event (code 500 by default); forwards the rest. */
-  | { kind: "watchErrors"; code?: number };
+  /**
+   * Answers every watch request with 200 and one ERROR event (code 500 by default), `after`
+   * seconds later (at once by default), then ends it; forwards the rest.
+   */
+  | { kind: "watchErrors"; code?: number; after?: number };
 
 /** One request as the proxy saw it. */
 export interface ProxiedRequest {
@@ -174,25 +178,51 @@ export class FaultProxy implements AsyncDisposable {
         await Promise.race([this.#closed.promise, aborted(request.signal)]);
         return status(503, "ServiceUnavailable", "the fault proxy was frozen");
       case "watchErrors":
-        if (watch) {
-          const code = fault.code ?? 500;
-          const event = {
-            type: "ERROR",
-            object: {
-              kind: "Status",
-              apiVersion: "v1",
-              status: "Failure",
-              message: "injected",
-              reason: "InternalError",
-              code,
-            },
-          };
-          return new Response(JSON.stringify(event) + "\n", { headers: { "content-type": "application/json" } });
-        }
+        if (watch) return this.#watchError(fault.code ?? 500, fault.after ?? 0);
         return await this.#forward(request, url, watch);
       case "forward":
         return await this.#forward(request, url, watch);
     }
+  }
+
+  /** A watch response: headers at once, one ERROR event after `after` seconds, then its end. */
+  #watchError(code: number, after: number): Response {
+    const event = {
+      type: "ERROR",
+      object: {
+        kind: "Status",
+        apiVersion: "v1",
+        status: "Failure",
+        message: "injected",
+        reason: "InternalError",
+        code,
+      },
+    };
+    const line = new TextEncoder().encode(JSON.stringify(event) + "\n");
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const open: OpenRequest = { frozen: false, cut: () => {} };
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        const finish = () => {
+          this.#open.delete(open);
+          controller.enqueue(line);
+          controller.close();
+        };
+        if (after <= 0) return finish();
+        this.#open.add(open);
+        timer = setTimeout(finish, after * 1000);
+        open.cut = () => {
+          clearTimeout(timer);
+          this.#open.delete(open);
+          controller.error(new Error("cut by the fault proxy"));
+        };
+      },
+      cancel: () => {
+        clearTimeout(timer);
+        this.#open.delete(open);
+      },
+    });
+    return new Response(body, { headers: { "content-type": "application/json" } });
   }
 
   async #forward(request: Request, url: URL, watch: boolean): Promise<Response> {
