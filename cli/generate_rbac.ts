@@ -1,12 +1,13 @@
 /**
- * `kopf generate rbac FILES… [-m SPEC]… [-n NS… | -A] [--name NAME] [--leader-elect] [--peering]`:
- * a ServiceAccount, (Cluster)Roles and bindings with the rules the handlers and features need.
+ * `kopf generate rbac FILES… [-m SPEC]… [-n NS… | -A] [--name NAME] [--leader-elect | --shard-group NAME]
+ * [--peering]`: a ServiceAccount, (Cluster)Roles and bindings with the rules the handlers and features need.
  *
  * @module
  */
 
 import { defaultRegistry, neededRules, rbacManifests } from "@kopf/kopf/shipping";
 import { parseManifestCommand, printManifests } from "./manifest_options.ts";
+import { UsageError } from "./usage.ts";
 
 /** The usage line of `kopf generate rbac`. */
 export const RBAC_USAGE = "Usage: kopf generate rbac [OPTIONS] FILES...";
@@ -29,6 +30,11 @@ Options:
                                  create).
       --leader-elect-resource-name NAME
                                  The Lease's name, as for 'kopf run' (kopf).
+      --shard-group NAME         Sharding, as for 'kopf run': the group's Leases (list, watch,
+                                 create, patch, delete; not by name, as the members' Leases
+                                 are named after their pods). Not with --leader-elect.
+      --shard-namespace NS       The namespace of the group's Leases, as for 'kopf run'
+                                 (default: --install-namespace).
       --peering                  Peering: the peering objects (list, watch, patch).
       --managed-admission NAME   settings.admission.managed: the webhook configurations.
       --extra-rules FILE         More rules (YAML: a list of rules, or a Role) for what the
@@ -47,10 +53,23 @@ Options:
  * @param args The arguments after `generate rbac`.
  */
 export async function generateRbac(args: string[]): Promise<void> {
-  const { parsed, input } = await parseManifestCommand(RBAC_USAGE, [
-    { long: "leader-elect", type: "boolean", env: false },
-    { long: "leader-elect-resource-name", type: "string", env: false },
-  ], args);
+  const { parsed, input } = await parseManifestCommand(
+    RBAC_USAGE,
+    [
+      { long: "leader-elect", type: "boolean", env: false },
+      { long: "leader-elect-resource-name", type: "string", env: false },
+    ],
+    args,
+    (own) => {
+      if (own.values["leader-elect"] === true && own.values["shard-group"] !== undefined) {
+        throw new UsageError(
+          "--shard-group and --leader-elect do not go together: choose one, as for 'kopf run' (leader election: one " +
+            "replica works, the others stand by; sharding: every replica works on its share of the objects).",
+          RBAC_USAGE,
+        );
+      }
+    },
+  );
   if (!input) {
     console.log(RBAC_HELP);
     return;

@@ -26,6 +26,8 @@ export const MANIFEST_OPTIONS: readonly OptionSpec[] = [
   { long: "name", type: "string", env: false },
   { long: "install-namespace", type: "string", env: false },
   { long: "peering", type: "boolean", env: false },
+  { long: "shard-group", type: "string", env: false },
+  { long: "shard-namespace", type: "string", env: false },
   { long: "managed-admission", type: "string", env: false },
   { long: "extra-rules", type: "string", env: false },
   { long: "context", type: "string", env: false },
@@ -57,6 +59,7 @@ export async function parseManifestCommand(
   if (parsed.help) return { parsed };
   checkOwn?.(parsed);
   const values = parsed.values;
+  checkSharding(values, usage);
   const modules = (values.module as string[] | undefined) ?? [];
   if (parsed.positionals.length === 0 && modules.length === 0) {
     throw new UsageError("Nothing to generate for: give handler files or -m modules.", usage);
@@ -90,6 +93,8 @@ export async function parseManifestCommand(
         name,
         installNamespace,
         peering: values.peering === true,
+        shardGroup: values["shard-group"] as string | undefined,
+        shardNamespace: values["shard-namespace"] as string | undefined,
         managedAdmission: values["managed-admission"] as string | undefined,
         extraRules,
       },
@@ -120,6 +125,22 @@ async function resolveResources(
         "CustomResourceDefinitions: --crd FILE (YAML; repeatable).",
       { cause: error },
     );
+  }
+}
+
+/** `--shard-namespace` needs `--shard-group`; both are names, as for `kopf run`. */
+function checkSharding(values: ParsedCommand["values"], usage: string): void {
+  if (values["shard-group"] === undefined && values["shard-namespace"] !== undefined) {
+    throw new UsageError("--shard-namespace needs --shard-group NAME.", usage);
+  }
+  for (const long of ["shard-group", "shard-namespace"]) {
+    const value = values[long] as string | undefined;
+    if (value !== undefined && !/^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?$/.test(value)) {
+      throw new UsageError(
+        `--${long} must be a name of lower-case letters, digits, "-" and "." (at most 63), not "${value}".`,
+        usage,
+      );
+    }
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * `kopf generate rbac`: the operator runs under a ServiceAccount that has only the generated rules
- * through creation, update, deletion, Events, a timer, peering and leader election without one 403;
- * and without any one of the rules, it meets a 403 or fails the scenario.
+ * through creation, update, deletion, Events, a timer, peering, leader election and a shard group
+ * without one 403; and without any one of the rules (of the shard Leases: any one verb), it meets a
+ * 403 or fails the scenario.
  */
 
 import assert from "node:assert/strict";
@@ -368,5 +369,138 @@ Deno.test("with a namespace pattern, the generated ClusterRole lets the operator
     assert.deepEqual(operator.lines.filter((line) => DENIED.test(line)), []);
   } finally {
     await deleteManifests(manifests);
+  }
+});
+
+/** Generates the RBAC of the fixture for a shard group (`--shard-group`, maybe `--shard-namespace`). */
+async function generateSharded(namespace: string, name: string, group: string, leases?: string) {
+  const { kubeconfig } = await testCluster();
+  const result = await runKopf([
+    "generate",
+    "rbac",
+    HANDLERS,
+    "-n",
+    namespace,
+    "--name",
+    name,
+    "--shard-group",
+    group,
+    ...(leases ? ["--shard-namespace", leases] : []),
+  ], { KUBECONFIG: kubeconfig });
+  assert.equal(result.code, 0, result.stderr);
+  return parseManifests(result.stdout);
+}
+
+/** Starts a member of a shard group as the ServiceAccount. */
+function startMember(kubeconfig: string, namespace: string, group: string, leases: string): Promise<KopfProcess> {
+  return KopfProcess.command(
+    ["run", "-n", namespace, "--standalone", "--shard-group", group, "--shard-namespace", leases, HANDLERS],
+    { KUBECONFIG: kubeconfig },
+  );
+}
+
+/** The group's Leases, as the admin sees them. */
+async function groupLeases(namespace: string, group: string): Promise<KubernetesObject[]> {
+  const { client } = await testCluster();
+  const list = await client.request<{ items: KubernetesObject[] }>({
+    path: `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`,
+    query: { labelSelector: `kopf.dev/shard-group=${group}` },
+  });
+  return list.items;
+}
+
+type LeaseRule = { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] };
+
+Deno.test("a shard member with only the generated rules joins its group (Leases in --shard-namespace), handles objects and removes its Lease on exit, without a 403", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "rbac-shard");
+  const leases = await freshNamespace(client, "rbac-shard-leases");
+  const name = `kopf-rbac-${namespace}`;
+  const group = "rbac-group";
+  const manifests = await generateSharded(namespace, name, group, leases);
+  assert.deepEqual(manifests.map((manifest) => [manifest.kind, manifest.metadata.namespace]), [
+    ["ServiceAccount", namespace],
+    ["ClusterRole", undefined],
+    ["ClusterRoleBinding", undefined],
+    ["Role", namespace],
+    ["RoleBinding", namespace],
+    ["Role", leases],
+    ["RoleBinding", leases],
+  ]);
+  const served = manifests[3].rules as LeaseRule[];
+  assert.ok(!served.some((rule) => rule.resources.includes("leases")), "no Lease rules where the Leases are not");
+  assert.deepEqual(manifests[5].rules, [
+    { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["list", "watch"] },
+    { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create", "patch", "delete"] },
+  ]);
+  await applyManifests(manifests);
+  try {
+    const kubeconfig = await serviceAccountKubeconfig(namespace, name);
+    await using operator = await startMember(kubeconfig, namespace, group, leases);
+    await operator.waitForLine(new RegExp(`Shard ranges of ${group} changed: 100\\.0% of the objects`));
+    const [lease] = await groupLeases(leases, group);
+    assert.ok((lease?.spec as { holderIdentity?: string } | undefined)?.holderIdentity, "the member's Lease");
+    await scenario(namespace, "sharded-1", 60);
+    const status = await operator.stop();
+    assert.equal(status.code, 0, operator.output);
+    assert.deepEqual(operator.lines.filter((line) => DENIED.test(line)), []);
+    assert.deepEqual(await groupLeases(leases, group), [], "the member removed its Lease when it left");
+  } finally {
+    await deleteManifests(manifests);
+  }
+});
+
+Deno.test("every verb of the generated shard Lease rules is needed: without any one of them, the member meets a 403", async () => {
+  const { client } = await testCluster();
+  const group = "rbac-verbs";
+  const template = await generateSharded("rbac-template", "kopf-rbac-template", group);
+  const verbs = template.flatMap((manifest) =>
+    ((manifest.rules ?? []) as LeaseRule[]).filter((rule) => rule.resources.includes("leases"))
+      .flatMap((rule) => rule.verbs)
+  );
+  assert.deepEqual(verbs, ["list", "watch", "create", "patch", "delete"]);
+  for (const verb of verbs) {
+    const namespace = await freshNamespace(client, `rbac-shard-${verb}`);
+    const name = `kopf-rbac-${namespace}`;
+    const manifests = (await generateSharded(namespace, name, group)).map((manifest) =>
+      manifest.kind === "Role"
+        ? {
+          ...manifest,
+          rules: (manifest.rules as LeaseRule[]).map((rule) =>
+            rule.resources.includes("leases") ? { ...rule, verbs: rule.verbs.filter((each) => each !== verb) } : rule
+          ),
+        }
+        : manifest
+    ) as KubernetesObject[];
+    await applyManifests(manifests);
+    try {
+      const kubeconfig = await serviceAccountKubeconfig(namespace, name);
+      await using operator = await startMember(kubeconfig, namespace, group, namespace);
+      // A member denied its Lease fails at once; one denied the deletion meets it only when it leaves.
+      await operator.waitForLine(new RegExp(`${DENIED.source}|Shard ranges of ${group} changed`, "i"));
+      await operator.stop();
+      const denied = new RegExp(`cannot ${verb} resource "leases"`);
+      assert.ok(operator.lines.some((line) => denied.test(line)), `without ${verb}, no 403:\n${operator.output}`);
+    } finally {
+      await deleteManifests(manifests);
+    }
+  }
+});
+
+Deno.test("kopf generate rbac: --shard-group with --leader-elect, or --shard-namespace alone, is a usage error", async () => {
+  for (
+    const [args, message] of [
+      [["--shard-group", "ops", "--leader-elect"], "--shard-group and --leader-elect do not go together: choose one"],
+      [["--shard-namespace", "ops"], "--shard-namespace needs --shard-group NAME."],
+      [["--shard-group", "Ops_1"], '--shard-group must be a name of lower-case letters, digits, "-" and "."'],
+    ] as const
+  ) {
+    // No kubeconfig: reaching the cluster would fail differently (exit code 1).
+    const generated = await runKopf(
+      ["generate", "rbac", HANDLERS, "-n", "shards", ...args],
+      { KUBECONFIG: "/nonexistent/kubeconfig" },
+    );
+    assert.equal(generated.code, 2, `${args.join(" ")}: ${generated.stderr}`);
+    assert.ok(generated.stderr.includes(message), `${args.join(" ")}: ${generated.stderr}`);
   }
 });

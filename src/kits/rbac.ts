@@ -30,6 +30,8 @@ export interface NeededRule extends PolicyRule {
   reason: string;
   /** `cluster`: a ClusterRole in any case; `namespaced`: a Role per served namespace under `-n`; `install`: a Role in the operator's own namespace. */
   scope: "cluster" | "namespaced" | "install";
+  /** For `install` rules: the namespace of the Role when it is not the operator's own (`--shard-namespace`). */
+  namespace?: string;
 }
 
 /** Options of {@linkcode neededRules} and {@linkcode rbacManifests}. */
@@ -48,6 +50,10 @@ export interface RbacOptions {
   leaseName?: string;
   /** Peering on (`--peering`): the peering objects; off means the operator runs with `--standalone`. */
   peering?: boolean;
+  /** Sharding on (`--shard-group NAME`): the Leases of the group's members; not with `leaderElect`. */
+  shardGroup?: string;
+  /** The namespace of the shard group's Leases (`--shard-namespace`); the operator's own by default. */
+  shardNamespace?: string;
   /** The name of the managed admission webhook configurations (`settings.admission.managed`). */
   managedAdmission?: string;
   /** The user's own rules (`--extra-rules`), for what handlers touch through their own client; cluster-wide under `-A`, per namespace under `-n`. */
@@ -63,7 +69,8 @@ export type ResolvedSelectors = ReadonlyMap<Selector, readonly Resource[]>;
  * results, finalizers — `get` re-reads an object after a finalizer conflict), `patch` of `status`
  * where it is a subresource; Events (`create`, `patch`) where objects are handled; CRDs (`list`,
  * `watch`) to follow resources appearing; namespaces (`list`, `watch`) for patterns; peering
- * objects, the Lease and the managed webhook configurations when those features are on.
+ * objects, the Lease, the shard group's Leases and the managed webhook configurations when those
+ * features are on.
  *
  * @param registry The registered handlers.
  * @param resolved What their selectors resolve to.
@@ -159,6 +166,7 @@ export function neededRules(registry: Registry, resolved: ResolvedSelectors, opt
       verbs: ["create"],
     });
   }
+  if (options.shardGroup) rules.push(...shardingRules(options.shardNamespace));
   if (options.managedAdmission && registry.webhooks.length > 0) {
     // Both configurations are kept, whichever kinds of handlers there are: the other one is kept empty.
     const types = new Set(["mutatingwebhookconfigurations", "validatingwebhookconfigurations"]);
@@ -185,11 +193,36 @@ export function neededRules(registry: Registry, resolved: ResolvedSelectors, opt
 }
 
 /**
+ * A shard group's member lists and watches the group's Leases by their label, and creates, renews
+ * (a merge patch) and finally deletes its own Lease. RBAC cannot narrow either part: a rule's
+ * `resourceNames` does not apply to lists and watches by label, nor to creation, and the own
+ * Lease's name comes from the member's identity (the pod's name), which is not known in advance.
+ */
+function shardingRules(namespace: string | undefined): NeededRule[] {
+  const where = namespace === undefined ? {} : { namespace };
+  return [{
+    reason: "sharding: following the group's Leases (by their label, which resourceNames cannot restrict)",
+    scope: "install",
+    ...where,
+    apiGroups: ["coordination.k8s.io"],
+    resources: ["leases"],
+    verbs: ["list", "watch"],
+  }, {
+    reason: "sharding: the member's own Lease, created, renewed, removed (named after the pod: not known in advance)",
+    scope: "install",
+    ...where,
+    apiGroups: ["coordination.k8s.io"],
+    resources: ["leases"],
+    verbs: ["create", "patch", "delete"],
+  }];
+}
+
+/**
  * The manifests: a ServiceAccount; with `-A` a ClusterRole and its binding for everything; with
  * `-n` a ClusterRole for what is cluster-wide by nature (CRDs, namespaces, cluster-scoped resources,
  * webhook configurations), and a Role and binding per served namespace (for patterns, the
- * namespaced rules go to the ClusterRole: the namespaces are not known in advance); the Lease's
- * Role in the operator's own namespace.
+ * namespaced rules go to the ClusterRole: the namespaces are not known in advance); the Leases'
+ * Role in the operator's own namespace (or the shard group's, `--shard-namespace`).
  *
  * @param rules From {@linkcode neededRules}.
  * @param options The same options.
@@ -210,10 +243,12 @@ export function rbacManifests(rules: readonly NeededRule[], options: RbacOptions
   });
   const clusterRules: PolicyRule[] = [];
   const namespacedRules: PolicyRule[] = [];
-  const installRules: PolicyRule[] = [];
+  const installRules = new Map<string, PolicyRule[]>();
   for (const rule of rules) {
-    if (rule.scope === "install") installRules.push(plain(rule));
-    else if (rule.scope === "namespaced" && exactNamespaces) namespacedRules.push(plain(rule));
+    if (rule.scope === "install") {
+      const namespace = rule.namespace ?? installNamespace;
+      installRules.set(namespace, [...(installRules.get(namespace) ?? []), plain(rule)]);
+    } else if (rule.scope === "namespaced" && exactNamespaces) namespacedRules.push(plain(rule));
     else clusterRules.push(plain(rule));
   }
   const manifests: KubernetesObject[] = [
@@ -240,7 +275,7 @@ export function rbacManifests(rules: readonly NeededRule[], options: RbacOptions
   for (const namespace of namespacedRules.length ? exactNamespaces ?? [] : []) {
     roles.set(namespace, [...namespacedRules]);
   }
-  if (installRules.length) roles.set(installNamespace, [...(roles.get(installNamespace) ?? []), ...installRules]);
+  for (const [namespace, extra] of installRules) roles.set(namespace, [...(roles.get(namespace) ?? []), ...extra]);
   for (const [namespace, roleRules] of roles) {
     manifests.push({
       apiVersion: rbac,
