@@ -1,6 +1,6 @@
 /**
  * `kopf generate deployment FILES… [--image IMAGE] [--name NAME] [-n NS | -A] [--replicas N]
- * [--metrics-port PORT | --no-metrics]`: the RBAC of `kopf generate rbac` and a Deployment running
+ * [--shard-group NAME] [--metrics-port PORT | --no-metrics]`: the RBAC of `kopf generate rbac` and a Deployment running
  * the operator.
  *
  * @module
@@ -28,11 +28,13 @@ export const DEPLOYMENT_HELP = `${DEPLOYMENT_USAGE}
   with the Dockerfile of 'kopf init'): the liveness probe, the Prometheus metrics on a port named
   'metrics' with the prometheus.io/scrape|port|path pod annotations, a non-root read-only
   container, memory requests from the measured figures, and leader election when --replicas is
-  more than 1.
+  more than 1 — or, with --shard-group, replicas that share the objects between them.
 
 Options: those of 'kopf generate rbac' (but --leader-elect, which follows --replicas), and
       --image IMAGE        The operator's image (kopf-operator:latest).
-      --replicas N         Replicas (1); more than 1 turns leader election on.
+      --replicas N         Replicas (1); more than 1 turns leader election on, unless
+                           --shard-group: then each replica runs with --shard-group NAME
+                           (its pod's name as its identity) and handles its share.
       --metrics-port PORT  The port of the metrics endpoint, /metrics (${METRICS_PORT}).
       --no-metrics         Serve no metrics: no --metrics, no port, no annotations.
   -h, --help               Show this message and exit.
@@ -64,7 +66,7 @@ export async function generateDeployment(args: string[]): Promise<void> {
     console.log(DEPLOYMENT_HELP);
     return;
   }
-  const options = { ...input.rbac, leaderElect: replicas > 1, leaseName: input.rbac.name };
+  const options = { ...input.rbac, leaderElect: replicas > 1 && !input.rbac.shardGroup, leaseName: input.rbac.name };
   printManifests([
     ...rbacManifests(neededRules(defaultRegistry, input.resolved, options), options),
     deploymentManifest({
@@ -74,6 +76,8 @@ export async function generateDeployment(args: string[]): Promise<void> {
       namespaces: options.namespaces,
       clusterwide: options.clusterwide,
       replicas,
+      shardGroup: options.shardGroup,
+      shardNamespace: options.shardNamespace,
       peering: options.peering,
       metricsPort: port,
     }),

@@ -1,6 +1,7 @@
 /**
  * `kopf generate deployment`: the RBAC and a Deployment that the API server accepts
- * (`kubectl apply --dry-run=server`), with leader election when there are several replicas.
+ * (`kubectl apply --dry-run=server`), with leader election when there are several replicas, or a
+ * shard group; the container's args and env run an operator.
  */
 
 import assert from "node:assert/strict";
@@ -8,13 +9,13 @@ import type { KubernetesObject } from "../src/model/body.ts";
 import { createExample, freshNamespace, testCluster, waitFor } from "./support/cluster.ts";
 import { freePort } from "./support/environment.ts";
 import { parseExposition, total } from "./support/exposition_parser.ts";
-import { parseManifests } from "./support/identity.ts";
+import { applyManifests, deleteManifests, parseManifests, serviceAccountKubeconfig } from "./support/identity.ts";
 import { KopfProcess, runKopf } from "./support/kopf_process.ts";
 
 interface Container {
   image: string;
   args: string[];
-  env: { name: string }[];
+  env: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
   livenessProbe: { httpGet: { path: string; port: string } };
   ports: { name: string; containerPort: number }[];
   resources: { requests: { memory: string } };
@@ -25,6 +26,15 @@ interface Container {
 type Workload = KubernetesObject & {
   spec: { template: { metadata: { annotations?: Record<string, string> }; spec: { containers: Container[] } } };
 };
+
+/** The container's environment as the kubelet would set it in a pod of this name (literal values and `metadata.name`). */
+function podEnv(container: Container, pod: string): Record<string, string> {
+  return Object.fromEntries(container.env.map(({ name, value, valueFrom }) => {
+    if (value !== undefined) return [name, value];
+    if (valueFrom?.fieldRef?.fieldPath === "metadata.name") return [name, pod];
+    throw new Error(`The test cannot resolve the env ${name}: ${JSON.stringify(valueFrom)}`);
+  }));
+}
 
 /** `kubectl apply --dry-run=server` of a YAML stream: its stdout, after asserting that it succeeded. */
 async function dryRunApply(yaml: string, kubeconfig: string): Promise<string> {
@@ -180,12 +190,13 @@ Deno.test("kopf generate deployment: the container's args run an operator whose 
   assert.equal(generated.code, 0, generated.stderr);
   const deployment = parseManifests(generated.stdout).at(-1) as Workload;
   const annotations = deployment.spec.template.metadata.annotations!;
-  // The image's bundle holds the handlers; from source, the handler file follows the args. The
-  // liveness port (fixed at 8080 in the pod) moves to a free one, as other tests may hold 8080.
-  const args = deployment.spec.template.spec.containers[0].args.map((arg) =>
-    arg.startsWith("--liveness=") ? `--liveness=http://127.0.0.1:${freePort()}/healthz` : arg
+  // The image's bundle holds the handlers; from source, the handler file follows the args. The env
+  // is the pod's: a variable that `kopf run` refuses would stop the operator in the cluster too.
+  const [container] = deployment.spec.template.spec.containers;
+  await using operator = await KopfProcess.command(
+    [...container.args.map(localLiveness), "examples/01-minimal/example.ts"],
+    podEnv(container, "kex-operator-0"),
   );
-  await using operator = await KopfProcess.command([...args, "examples/01-minimal/example.ts"]);
   await createExample(client, namespace, "scraped", {});
   const url = `http://127.0.0.1:${annotations["prometheus.io/port"]}${annotations["prometheus.io/path"]}`;
   const success = { handler: "createFn", resource: "kopfexamples", cause: "create", outcome: "success" };
@@ -201,3 +212,87 @@ Deno.test("kopf generate deployment: the container's args run an operator whose 
   assert.equal(total(metrics, "kopf_handler_runs_total", success), 1, operator.output);
   assert.equal(total(metrics, "kopf_objects", { resource: "kopfexamples" }), 1);
 });
+
+Deno.test("kopf generate deployment --shard-group: replicas that each join the group as their pod, under the generated RBAC, without leader election", async () => {
+  const { client, kubeconfig } = await testCluster();
+  const namespace = await freshNamespace(client, "deploy-shard");
+  const name = `kex-${namespace}`;
+  const group = "kex-shards";
+  const generated = await runKopf([
+    "generate",
+    "deployment",
+    "examples/01-minimal/example.ts",
+    "-n",
+    namespace,
+    "--name",
+    name,
+    "--shard-group",
+    group,
+    "--replicas",
+    "3",
+    "--no-metrics",
+  ], { KUBECONFIG: kubeconfig });
+  assert.equal(generated.code, 0, generated.stderr);
+  const manifests = parseManifests(generated.stdout);
+  assert.deepEqual(manifests.map((manifest) => manifest.kind), [
+    "ServiceAccount",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "Role",
+    "RoleBinding",
+    "Deployment",
+  ]);
+  const leaseRules = (manifests[3].rules as { resources: string[]; verbs: string[]; resourceNames?: string[] }[])
+    .filter((rule) => rule.resources.includes("leases"));
+  assert.deepEqual(leaseRules.map((rule) => rule.verbs), [["list", "watch"], ["create", "patch", "delete"]]);
+  assert.ok(leaseRules.every((rule) => !rule.resourceNames), "no leader election's Lease");
+  const deployment = manifests[5] as Workload & { spec: { replicas: number; strategy: { type: string } } };
+  assert.equal(deployment.spec.replicas, 3);
+  assert.equal(deployment.spec.strategy.type, "RollingUpdate");
+  const [container] = deployment.spec.template.spec.containers;
+  assert.ok(container.args.includes(`--shard-group=${group}`), container.args.join(" "));
+  assert.ok(container.args.includes(`--shard-namespace=${namespace}`), container.args.join(" "));
+  assert.deepEqual(container.args.filter((arg) => arg.startsWith("--leader-elect")), []);
+  assert.deepEqual(container.env.find((variable) => variable.name === "POD_NAME")?.valueFrom, {
+    fieldRef: { fieldPath: "metadata.name" },
+  });
+  const stdout = await dryRunApply(generated.stdout, kubeconfig);
+  assert.equal(stdout.match(/created \(server dry run\)/g)?.length, 6, stdout);
+
+  // Two of the replicas, as their pods would run them, under the ServiceAccount of the generated RBAC.
+  const rbac = manifests.slice(0, 5);
+  await applyManifests(rbac);
+  try {
+    const account = await serviceAccountKubeconfig(namespace, name);
+    const pods = [`${name}-7d9f-a`, `${name}-7d9f-b`];
+    await using first = await KopfProcess.command(
+      [...container.args.map(localLiveness), "examples/01-minimal/example.ts"],
+      { KUBECONFIG: account, ...podEnv(container, pods[0]) },
+    );
+    await using second = await KopfProcess.command(
+      [...container.args.map(localLiveness), "examples/01-minimal/example.ts"],
+      { KUBECONFIG: account, ...podEnv(container, pods[1]) },
+    );
+    // Each its share (the buckets split about evenly, not exactly in halves).
+    const shared = new RegExp(`Shard ranges of ${group} changed: [1-9][0-9.]*% of the objects now \\(2 members\\)`);
+    await first.waitForLine(shared);
+    await second.waitForLine(shared);
+    const leases = await client.request<{ items: { spec: { holderIdentity: string } }[] }>({
+      path: `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`,
+      query: { labelSelector: `kopf.dev/shard-group=${group}` },
+    });
+    assert.deepEqual(leases.items.map((lease) => lease.spec.holderIdentity).sort(), pods);
+    for (const operator of [first, second]) {
+      const status = await operator.stop();
+      assert.equal(status.code, 0, operator.output);
+      assert.deepEqual(operator.lines.filter((line) => /HTTP 403|forbidden/i.test(line)), []);
+    }
+  } finally {
+    await deleteManifests(rbac);
+  }
+});
+
+/** The liveness endpoint moved from the pod's fixed port to a free one (other tests and replicas may hold 8080). */
+function localLiveness(arg: string): string {
+  return arg.startsWith("--liveness=") ? `--liveness=http://127.0.0.1:${freePort()}/healthz` : arg;
+}

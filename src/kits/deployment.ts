@@ -1,7 +1,7 @@
 /**
  * A Deployment that runs an operator built with `kopf build` (the image of the Dockerfile recipe):
  * its ServiceAccount, the liveness probe on `--liveness`, the Prometheus metrics on `--metrics`,
- * leader election with several replicas, memory sized from the measured figures, a non-root,
+ * leader election with several replicas (or a shard group), memory sized from the measured figures, a non-root,
  * read-only container.
  *
  * @module
@@ -21,8 +21,12 @@ export interface DeploymentOptions {
   namespaces: readonly string[];
   /** All namespaces (`-A`). */
   clusterwide: boolean;
-  /** Replicas; more than one turns leader election on. */
+  /** Replicas; more than one turns leader election on, unless they form a shard group. */
   replicas: number;
+  /** A shard group (`--shard-group`): every replica works on its share of the objects, no leader election. */
+  shardGroup?: string;
+  /** The namespace of the shard group's Leases; the operator's own (`installNamespace`) by default. */
+  shardNamespace?: string;
   /** Peering on; off means `--standalone`. */
   peering?: boolean;
   /** The metrics endpoint's port ({@linkcode METRICS_PORT} by default); `false` serves no metrics. */
@@ -49,7 +53,8 @@ export const DENO_UID = 1993;
  * @param options What to run and where.
  */
 export function deploymentManifest(options: DeploymentOptions): KubernetesObject {
-  const { name, replicas } = options;
+  const { name, replicas, shardGroup } = options;
+  const leaderElect = replicas > 1 && !shardGroup;
   const metricsPort = options.metricsPort ?? METRICS_PORT;
   const labels = { "app.kubernetes.io/name": name, "app.kubernetes.io/component": "operator" };
   // The annotations that Prometheus's kubernetes_sd_configs examples (and many Helm charts) relabel on.
@@ -64,7 +69,10 @@ export function deploymentManifest(options: DeploymentOptions): KubernetesObject
     ...(options.peering ? [] : ["--standalone"]),
     `--liveness=http://0.0.0.0:${LIVENESS_PORT}/healthz`,
     ...(metricsPort === false ? [] : [`--metrics=http://0.0.0.0:${metricsPort}/metrics`]),
-    ...(replicas > 1 ? ["--leader-elect", `--leader-elect-resource-name=${name}`] : []),
+    ...(leaderElect ? ["--leader-elect", `--leader-elect-resource-name=${name}`] : []),
+    ...(shardGroup
+      ? [`--shard-group=${shardGroup}`, `--shard-namespace=${options.shardNamespace ?? options.installNamespace}`]
+      : []),
     "--log-format=json",
   ];
   return {
@@ -73,8 +81,9 @@ export function deploymentManifest(options: DeploymentOptions): KubernetesObject
     metadata: { name, namespace: options.installNamespace, labels },
     spec: {
       replicas,
-      // One replica without leader election: never two operators at once during a rollout.
-      strategy: replicas > 1 ? { type: "RollingUpdate" } : { type: "Recreate" },
+      // One replica without leader election: never two operators at once during a rollout. Shard
+      // members may overlap: a new pod joins the group and gets its share only as the others hand over.
+      strategy: replicas > 1 || shardGroup ? { type: "RollingUpdate" } : { type: "Recreate" },
       selector: { matchLabels: labels },
       template: {
         metadata: annotations ? { labels, annotations } : { labels },
@@ -94,7 +103,12 @@ export function deploymentManifest(options: DeploymentOptions): KubernetesObject
             env: [
               // The pod's name is the operator's identity in peering records and the Lease.
               { name: "POD_ID", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
-              { name: "KOPF_RUN_LEADER_ELECT_RESOURCE_NAMESPACE", value: options.installNamespace },
+              // Only with leader election: `kopf run` refuses its options without it.
+              ...(leaderElect
+                ? [{ name: "KOPF_RUN_LEADER_ELECT_RESOURCE_NAMESPACE", value: options.installNamespace }]
+                : []),
+              // The member's identity in the shard group, and so the name of its Lease.
+              ...(shardGroup ? [{ name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } }] : []),
             ],
             ports: [
               { name: "health", containerPort: LIVENESS_PORT },
