@@ -17,6 +17,7 @@ import { KopfProcess } from "./support/kopf_process.ts";
 import { resourcePath } from "../src/api/paths.ts";
 
 const OBJECTS = 300;
+const CONFIGMAPS = 20;
 const LEASE = 5;
 
 /** One object's daemon in one replica: from its start to its stop (or the replica's death). */
@@ -31,10 +32,15 @@ class Replica {
   private constructor(readonly id: string, readonly process: KopfProcess, readonly liveness: string) {}
 
   static async start(id: string, namespace: string, kubeconfig: string): Promise<Replica> {
-    const liveness = `http://127.0.0.1:${freePort()}/healthz`;
+    const port = freePort();
+    const liveness = `http://127.0.0.1:${port}/healthz`;
+    const metrics = `http://127.0.0.1:${port}/metrics`;
     const process = await KopfProcess.start(
       namespace,
-      ["--shard-group", "shards", "--shard-id", id, "--liveness", liveness, "tests/fixtures/sharded_handlers.ts"],
+      [
+        ...["--shard-group", "shards", "--shard-id", id, "--liveness", liveness, "--metrics", metrics],
+        "tests/fixtures/sharded_handlers.ts",
+      ],
       { KUBECONFIG: kubeconfig, KOPF_TEST_REPLICA: id, KOPF_TEST_SHARD_LEASE: String(LEASE) },
     );
     await process.waitForLine(/Shard ranges of shards changed/, 120);
@@ -100,6 +106,24 @@ function oneDaemonEach(replicas: readonly Replica[], names: readonly string[], w
   }, 180);
 }
 
+/**
+ * Each replica's sharded index holds its own objects (together: every object once), its unsharded
+ * index every configmap; its metrics count the group's members and its share.
+ */
+async function checkIndexesAndMetrics(replicas: readonly Replica[]): Promise<void> {
+  const healths = await waitFor("the indexes of all objects", async () => {
+    const all = await Promise.all(replicas.map(async (replica) => await (await fetch(replica.liveness)).json()));
+    const mine = all.reduce((sum, health) => sum + health.indexed.mine, 0);
+    return mine === OBJECTS ? all : undefined;
+  });
+  for (const health of healths) assert.equal(health.indexed.configmaps, CONFIGMAPS, JSON.stringify(health));
+  const metrics = await (await fetch(replicas[0].liveness.replace("/healthz", "/metrics"))).text();
+  assert.match(metrics, /^kopf_shard_members\{group="shards"\} 3$/m);
+  const ratio = Number(metrics.match(/^kopf_shard_owned_ratio\{group="shards"\} (\S+)$/m)?.[1]);
+  assert.ok(Math.abs(ratio - 1 / 3) <= 0.1, `owned ratio ${ratio}`);
+  assert.match(metrics, /^kopf_shard_handovers_total\{group="shards"\} [1-9]/m);
+}
+
 async function scenario(client: ApiClient, kubeconfig: string, serverSide: boolean): Promise<void> {
   const namespace = await freshNamespace(client, "sharding");
   const names = Array.from({ length: OBJECTS }, (_, i) => `obj-${i}`);
@@ -109,6 +133,13 @@ async function scenario(client: ApiClient, kubeconfig: string, serverSide: boole
     assert.equal(health["kopf.sharding"]?.serverSide, serverSide, JSON.stringify(health));
     assert.equal(health["kopf.sharding"]?.group, "shards");
 
+    for (let i = 0; i < CONFIGMAPS; i++) {
+      await client.request({
+        method: "POST",
+        path: `/api/v1/namespaces/${namespace}/configmaps`,
+        body: { metadata: { name: `cm-${i}` } },
+      });
+    }
     for (let i = 0; i < names.length; i += 30) {
       await Promise.all(names.slice(i, i + 30).map((name) => createExample(client, namespace, name)));
     }
@@ -126,6 +157,7 @@ async function scenario(client: ApiClient, kubeconfig: string, serverSide: boole
       assert.ok(share >= 0.2 && share <= 0.47, `${id} handled ${(share * 100).toFixed(1)}% of the objects`);
     }
     await oneDaemonEach(replicas, names, "one daemon per object among three replicas");
+    await checkIndexesAndMetrics(replicas);
 
     replicas.push(await Replica.start("r4", namespace, kubeconfig));
     await oneDaemonEach(replicas, names, "one daemon per object among four replicas");
