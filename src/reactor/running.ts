@@ -215,7 +215,8 @@ async function wire(wiring: Wiring, onAdmissionFailure: (error: unknown) => void
       },
     }));
   }
-  if (initial.length === 0 && !signal.aborted && !pausedAtStart) {
+  // A shard member without ranges yet serves nothing by design: its streams start with its first ranges.
+  if (initial.length === 0 && !signal.aborted && !pausedAtStart && !late.activation?.sharding) {
     // With scanning, namespaces and CRDs that appear later are served: nothing yet is no problem.
     if (scanning) logger.info("There is nothing to serve yet: no handler's resource or no namespace is found.");
     else logger.warn("There is nothing to serve: no handler's resource or no namespace is found.");
