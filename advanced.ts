@@ -165,7 +165,6 @@ export {
   type ApiObject,
   type ApiPatchOptions,
   type ApiReplaceOptions,
-  type ApiWatchEvent,
   type ApiWatchOptions,
   type ApiWriteOptions,
   DEFAULT_FIELD_MANAGER,

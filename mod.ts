@@ -115,7 +115,7 @@ export {
 export { ConnectionInfo } from "./src/api/connection_info.ts";
 export { LoginError } from "./src/api/login_error.ts";
 export { loginWithKubeconfig, loginWithServiceAccount } from "./src/api/login.ts";
-export { KubeApi } from "./src/api/kube_api.ts";
+export { type ApiWatchEvent, KubeApi } from "./src/api/kube_api.ts";
 export { connect } from "./src/kits/connect.ts";
 export {
   ApiBadRequestError,
