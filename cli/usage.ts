@@ -32,7 +32,8 @@ Commands:
   resume    Resume the operators paused by freeze (remove that record).
   init      Make a new operator project (deno.json, handlers, a test, deploy/).
   build     Bundle the CLI and handler files into one JavaScript file.
-  generate  Print manifests computed from the handlers (rbac, deployment), or types from CRDs (types).
+  generate  Print manifests computed from the handlers (rbac, deployment), types from CRDs
+            (types), or a CRD from types (crd).
 
 Options:
   -V, --version  Print the version and exit.

@@ -13,6 +13,7 @@
 import { BUILD_HELP } from "../cli/build.ts";
 import { DEPLOYMENT_HELP } from "../cli/generate_deployment.ts";
 import { RBAC_HELP } from "../cli/generate_rbac.ts";
+import { GENERATE_CRD_HELP, GENERATE_CRD_OPTIONS } from "../cli/generate_crd.ts";
 import { GENERATE_TYPES_HELP } from "../cli/generate_types.ts";
 import { INIT_HELP } from "../cli/init.ts";
 import { MANIFEST_OPTIONS } from "../cli/manifest_options.ts";
@@ -47,6 +48,7 @@ export const COMMANDS: readonly CommandReference[] = [
   { command: "kopf generate rbac", help: RBAC_HELP, options: MANIFEST_OPTIONS, partial: true },
   { command: "kopf generate deployment", help: DEPLOYMENT_HELP },
   { command: "kopf generate types", help: GENERATE_TYPES_HELP },
+  { command: "kopf generate crd", help: GENERATE_CRD_HELP, options: GENERATE_CRD_OPTIONS },
 ];
 
 /** An option as a help text describes it: `-n, --namespace PATTERN` → `{ long: "namespace", short: "n" }`. */
