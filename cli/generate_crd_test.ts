@@ -181,6 +181,34 @@ Deno.test("kopf generate crd: YAML to stdout or -o FILE, with the options' names
   }
 });
 
+Deno.test("kopf generate crd -o FILE --check: passes on the file it would write, fails on any other, writes nothing", async () => {
+  const folder = await Deno.makeTempDir({ prefix: "kopf-crd-" });
+  const file = `${folder}/crd.yaml`;
+  try {
+    const missing = await kopf(["generate", "crd", ...FIXTURES, ...GADGET, "-o", file, "--check"]);
+    assert.equal(missing.code, 1);
+    assert.match(
+      missing.stderr,
+      /^kopf: .*crd\.yaml does not exist: generate it again \(the same command without --check\)/,
+    );
+    await assert.rejects(Deno.stat(file), Deno.errors.NotFound);
+    assert.equal(await main(["generate", "crd", ...FIXTURES, ...GADGET, "-o", file]), 0);
+    assert.equal(await main(["generate", "crd", ...FIXTURES, ...GADGET, "-o", file, "--check"]), 0);
+    const stale = (await Deno.readTextFile(file)).replace("scope: Namespaced", "scope: Cluster");
+    assert.match(stale, /scope: Cluster/);
+    await Deno.writeTextFile(file, stale);
+    const result = await kopf(["generate", "crd", ...FIXTURES, ...GADGET, "-o", file, "--check"]);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /^kopf: .*crd\.yaml is not what gadget\.ts, schedule\.ts gives now: generate it again/);
+    assert.equal(await Deno.readTextFile(file), stale);
+    const usage = await kopf(["generate", "crd", ...FIXTURES, ...GADGET, "--check"]);
+    assert.equal(usage.code, 2);
+    assert.match(usage.stderr, /Error: --check compares with the file of -o: give -o FILE\./);
+  } finally {
+    await Deno.remove(folder, { recursive: true });
+  }
+});
+
 Deno.test("kopf generate crd: usage errors exit 2; files it cannot map or read exit 1 with one line", async () => {
   const usage: [string[], RegExp][] = [
     [[...FIXTURES, "--group", "crd.kopf.dev"], /Error: Give the kind: --kind Widget\./],
