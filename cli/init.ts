@@ -1,6 +1,7 @@
 /**
- * `kopf init [DIR]`: a new operator project — deno.json (imports and tasks), handlers.ts, crd.yaml,
- * a test against a LocalCluster with KopfRunner, and deploy/ (the Dockerfile recipe).
+ * `kopf init [DIR]`: a new operator project — deno.json (imports and tasks), types.ts (the custom
+ * resource as TypeScript) and crd.yaml generated from it, handlers.ts, a test against a LocalCluster
+ * with KopfRunner, and deploy/ (the Dockerfile recipe).
  *
  * @module
  */
@@ -9,6 +10,7 @@ import { join, resolve } from "node:path";
 import { parseAllDocuments } from "yaml";
 import * as kopf from "@kopf/kopf";
 import { deploymentManifest, neededRules, rbacManifests, Registry, resolveHandledResources } from "@kopf/kopf/shipping";
+import { generateCrdCommand } from "./generate_crd.ts";
 import { manifestsYaml } from "./manifest_options.ts";
 import { type OptionSpec, parseCommand, processEnvironment } from "./options.ts";
 import { UsageError } from "./usage.ts";
@@ -21,9 +23,11 @@ export const INIT_USAGE = "Usage: kopf init [OPTIONS] [DIR]";
 export const INIT_HELP = `${INIT_USAGE}
 
   Make a new operator project in DIR (the current folder by default; it must have no deno.json):
-  deno.json with the tasks run, test, check, build, rbac and deployment; handlers.ts; crd.yaml (the
-  resource the handlers serve); handlers_test.ts (a LocalCluster and KopfRunner); deploy/ (the
-  Dockerfile and the manifests: RBAC and a Deployment).
+  deno.json with the tasks run, test, check, crd, build, rbac and deployment; types.ts (the
+  custom resource the handlers serve, as TypeScript) and crd.yaml (generated from it by
+  'deno task crd'; 'deno task check' fails while it is not up to date); handlers.ts;
+  handlers_test.ts (a LocalCluster and KopfRunner); deploy/ (the Dockerfile and the manifests:
+  RBAC and a Deployment).
 
 Options:
       --kopf SPEC  Where @kopf/kopf and @kopf/cli come from: a folder of a checkout (for development),
@@ -63,12 +67,17 @@ export async function init(args: string[]): Promise<void> {
     }
   }
   const files = projectFiles(source, checkout);
-  files["deploy/operator.yaml"] = await templateManifests();
   for (const [path, text] of Object.entries(files)) {
     await Deno.mkdir(join(dir, path, ".."), { recursive: true });
     await Deno.writeTextFile(join(dir, path), text);
   }
-  console.log(`A new operator in ${dir}: ${Object.keys(files).join(", ")}.`);
+  // The same command as the project's `deno task crd`, by the CLI that runs now: the project
+  // works at once, and its check finds crd.yaml up to date.
+  await generateCrdCommand([join(dir, "types.ts"), ...CRD_ARGS, "-o", join(dir, "crd.yaml")]);
+  const crd = await Deno.readTextFile(join(dir, "crd.yaml"));
+  await Deno.writeTextFile(join(dir, "deploy", "operator.yaml"), await templateManifests(crd));
+  const written = [...Object.keys(files), "crd.yaml", "deploy/operator.yaml"];
+  console.log(`A new operator in ${dir}: ${written.join(", ")}.`);
   console.log("Next: deno task test; deno task run; deno task build; see deploy/Dockerfile.");
 }
 
@@ -102,7 +111,8 @@ export function projectFiles(source: string, checkout?: CheckoutConfig): Record<
     tasks: {
       run: `deno run -A --v8-flags=--max-semi-space-size=2 ${cli} run -A handlers.ts`,
       test: "deno test -A",
-      check: "deno fmt --check && deno lint && deno check .",
+      check: "deno fmt --check && deno lint && deno check . && deno task crd --check",
+      crd: `deno run -A ${cli} generate crd types.ts ${CRD_ARGS.join(" ")} -o crd.yaml`,
       build: `deno run -A ${cli} build handlers.ts -o dist/operator.js`,
       rbac: `deno run -A ${cli} generate rbac handlers.ts -A --name my-operator --crd crd.yaml`,
       deployment:
@@ -114,23 +124,26 @@ export function projectFiles(source: string, checkout?: CheckoutConfig): Record<
   };
   return {
     "deno.json": JSON.stringify(config, null, 2) + "\n",
+    "types.ts": TYPES,
     "handlers.ts": HANDLERS,
     "handlers_test.ts": TEST,
-    "crd.yaml": CRD,
     "deploy/Dockerfile": DOCKERFILE,
     "deploy/README.md": DEPLOY_README,
   };
 }
 
+/** The options of `kopf generate crd` for the template's resource, after its file. */
+const CRD_ARGS = ["--kind", "KopfExample", "--group", "kopf.dev", "--short-name", "kex"];
+
 /**
  * The RBAC and Deployment of the new project, computed as `deno task deployment` does: from the
  * template's handler (registered here in a registry of its own, as handlers.ts registers it) and
- * the template's CRD.
+ * the CRD generated from the template's types.
  */
-async function templateManifests(): Promise<string> {
+async function templateManifests(crdYaml: string): Promise<string> {
   const registry = new Registry();
   kopf.on.create("kopfexamples.v1.kopf.dev", { registry }, function created() {});
-  const crds = parseAllDocuments(CRD).map((document) => document.toJS());
+  const crds = parseAllDocuments(crdYaml).map((document) => document.toJS());
   const resolved = await resolveHandledResources(registry, { crds });
   const options = { namespaces: [], clusterwide: true, name: "my-operator", installNamespace: "default" };
   const header = "# Computed by kopf init for the template's handlers; `deno task deployment > deploy/operator.yaml` " +
@@ -149,13 +162,67 @@ export interface CheckoutConfig {
   imports?: Record<string, string>;
 }
 
+const TYPES = `/**
+ * The custom resource as TypeScript: the one source of its shape. \`deno task crd\` writes crd.yaml from
+ * KopfExampleSpec and KopfExampleStatus (JSDoc text becomes descriptions, JSDoc tags validation markers);
+ * \`deno task check\` fails while crd.yaml is not what this file gives. The markers: see docs/crds.md of kopf.
+ *
+ * @module
+ */
+
+/** Whole numbers: \`type: integer\` in the CRD. */
+export type Integer = number;
+
+/** What a KopfExample asks for. */
+export interface KopfExampleSpec {
+  /**
+   * Whom to greet.
+   * @minLength 1
+   * @default world
+   */
+  greet?: string;
+  /**
+   * How many times to say it.
+   * @minimum 1
+   * @maximum 3
+   * @default 1
+   */
+  times?: Integer;
+  /** How to say it. */
+  tone?: "Quiet" | "Loud";
+}
+
+/**
+ * What the operator reports: handlers' results go here under their ids, so it keeps undeclared fields.
+ * @preserveUnknownFields
+ */
+export interface KopfExampleStatus {
+  /** The result of the handler \`created\`. */
+  created?: { message?: string };
+  [key: string]: unknown;
+}
+
+/** A KopfExample as handlers and the client see it: \`kopf.on.create<KopfExample>(…)\`, \`api.get<KopfExample>(…)\`. */
+export interface KopfExample {
+  apiVersion?: "kopf.dev/v1";
+  kind?: "KopfExample";
+  metadata?: { name?: string; namespace?: string; labels?: Record<string, string> };
+  spec?: KopfExampleSpec;
+  status?: KopfExampleStatus;
+}
+`;
+
 const HANDLERS = `/** The operator's handlers: run them with \`deno task run\`. */
 
 import * as kopf from "@kopf/kopf";
+import type { KopfExample } from "./types.ts";
 
-kopf.on.create("kopfexamples.v1.kopf.dev", function created({ spec, logger }) {
+// The type argument types \`spec\` (and \`body\`, \`status\`) as types.ts declares them.
+kopf.on.create<KopfExample>("kopfexamples.v1.kopf.dev", function created({ spec, logger }) {
   logger.info(\`Created with spec: \${JSON.stringify(spec)}\`);
-  return { message: "hello world" }; // stored at status.created
+  const greeting = \`hello \${spec.greet ?? "world"}\`;
+  const message = Array(spec.times ?? 1).fill(spec.tone === "Loud" ? greeting.toUpperCase() : greeting).join(", ");
+  return { message }; // stored at status.created
 });
 `;
 
@@ -163,15 +230,7 @@ const TEST = `import assert from "node:assert/strict";
 import { parse } from "yaml";
 import * as kopf from "@kopf/kopf";
 import { KopfRunner, LocalCluster } from "@kopf/kopf/testing";
-
-/** The resource as this test reads it (\`kopf generate types crd.yaml\` writes such types from the CRD). */
-interface KopfExample {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: { name?: string; namespace?: string };
-  spec?: Record<string, unknown>;
-  status?: { created?: { message?: string } };
-}
+import type { KopfExample } from "./types.ts";
 
 /** The first object a watch delivers that passes \`check\`; the watch's signal bounds a broken test. */
 async function first<T>(events: AsyncIterable<kopf.ApiWatchEvent<T>>, check: (object: T) => boolean): Promise<T> {
@@ -195,6 +254,17 @@ Deno.test("a new KopfExample gets status.created.message", async () => {
     (it) => it.status?.conditions?.some((c) => c.type === "Established" && c.status === "True") ?? false,
   );
 
+  // The API server validates objects by the CRD's schema, i.e. by the markers of types.ts.
+  await assert.rejects(
+    api.create<KopfExample>({
+      apiVersion: "kopf.dev/v1",
+      kind: "KopfExample",
+      metadata: { name: "too-many", namespace: "default" },
+      spec: { times: 4 },
+    }),
+    /spec\\.times/,
+  );
+
   await using runner = await KopfRunner.start(["run", "-n", "default", "--standalone", "handlers.ts"], {
     kubeconfig: cluster.kubeconfig,
     cli: import.meta.resolve("@kopf/cli"),
@@ -204,7 +274,7 @@ Deno.test("a new KopfExample gets status.created.message", async () => {
     apiVersion: "kopf.dev/v1",
     kind: "KopfExample",
     metadata: { name: "example", namespace: "default" },
-    spec: {},
+    spec: { tone: "Loud" },
   });
   await runner.waitFor("Handler 'created' succeeded.", 60);
   const examples = api.watch<KopfExample>("kopfexamples", {
@@ -213,10 +283,10 @@ Deno.test("a new KopfExample gets status.created.message", async () => {
     signal,
   });
   const example = await first(examples, (it) => it.status?.created !== undefined);
-  assert.equal(example.status?.created?.message, "hello world");
+  assert.equal(example.status?.created?.message, "HELLO WORLD"); // greet and times: the CRD's defaults
 
   await runner.stop(); // rejects if the operator exited with an error
-  assert.match(runner.output, /Created with spec: \\{\\}/);
+  assert.match(runner.output, /Created with spec: .*"greet":"world"/);
 });
 `;
 
@@ -246,29 +316,10 @@ const DEPLOY_README = `# Deploying
 
 1. The image: \`docker build -f deploy/Dockerfile -t REGISTRY/my-operator:1.0 .\` and push it.
 2. The manifests: \`deploy/operator.yaml\` (a ServiceAccount, the RBAC, a Deployment) is computed from the handlers and
-   \`crd.yaml\`; after changing them, \`deno task deployment > deploy/operator.yaml\` computes it again (edit the task for
-   --image, -n/-A, --replicas, --peering; drop --crd to resolve the resources against your cluster instead), or only the
-   RBAC: \`deno task rbac\`.
+   \`crd.yaml\` (itself generated from \`types.ts\` by \`deno task crd\`); after changing them,
+   \`deno task deployment > deploy/operator.yaml\` computes it again (edit the task for --image, -n/-A, --replicas,
+   --peering; drop --crd to resolve the resources against your cluster instead), or only the RBAC: \`deno task rbac\`.
 3. \`kubectl apply -f crd.yaml -f deploy/operator.yaml\`.
 
 The Deployment's arguments replace the Dockerfile's CMD; the ENTRYPOINT keeps the permissions.
-`;
-
-const CRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: kopfexamples.kopf.dev
-spec:
-  group: kopf.dev
-  names: { kind: KopfExample, plural: kopfexamples, singular: kopfexample, shortNames: [kex] }
-  scope: Namespaced
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      subresources: { status: {} }
-      schema:
-        openAPIV3Schema:
-          type: object
-          x-kubernetes-preserve-unknown-fields: true
 `;

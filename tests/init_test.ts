@@ -1,6 +1,6 @@
 /**
  * `kopf init`: a new project whose own `deno task check` and `deno task test` (a LocalCluster and
- * KopfRunner) pass against this checkout.
+ * KopfRunner) pass against this checkout, and whose crd.yaml is generated from its types.ts.
  */
 
 import assert from "node:assert/strict";
@@ -12,9 +12,9 @@ import { runKopf } from "./support/kopf_process.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
-async function task(cwd: string, name: string): Promise<{ code: number; output: string }> {
+async function task(cwd: string, name: string, ...args: string[]): Promise<{ code: number; output: string }> {
   const result = await new Deno.Command(Deno.execPath(), {
-    args: ["task", name],
+    args: ["task", name, ...args],
     cwd,
     env: { NO_COLOR: "1" },
     stdin: "null",
@@ -30,7 +30,7 @@ Deno.test("kopf init --kopf CHECKOUT: the new project's deno task check and deno
   const made = await runKopf(["init", folder, "--kopf", ROOT]);
   assert.equal(made.code, 0, made.stderr);
   const names = [...Deno.readDirSync(folder)].map((entry) => entry.name).sort();
-  assert.deepEqual(names, ["crd.yaml", "deno.json", "deploy", "handlers.ts", "handlers_test.ts"]);
+  assert.deepEqual(names, ["crd.yaml", "deno.json", "deploy", "handlers.ts", "handlers_test.ts", "types.ts"]);
   const deploy = [...Deno.readDirSync(join(folder, "deploy"))].map((entry) => entry.name).sort();
   assert.deepEqual(deploy, ["Dockerfile", "README.md", "operator.yaml"]);
   // The generated test talks to the cluster as docs/testing.md does: the client and the runner.
@@ -38,6 +38,12 @@ Deno.test("kopf init --kopf CHECKOUT: the new project's deno task check and deno
   assert.match(generated, /kopf\.connect\(\{ kubeconfig: cluster\.kubeconfig \}\)/);
   assert.match(generated, /runner\.waitFor\(/);
   assert.doesNotMatch(generated, /fetch\(|Authorization|setTimeout/, "no raw requests, no hand-made polling");
+  // One source of the resource's shape: the handlers take their types from types.ts, crd.yaml is made of it.
+  assert.match(await Deno.readTextFile(join(folder, "handlers.ts")), /kopf\.on\.create<KopfExample>\(/);
+  const options = ["--kind", "KopfExample", "--group", "kopf.dev", "--short-name", "kex"];
+  const generatedCrd = await runKopf(["generate", "crd", join(folder, "types.ts"), ...options]);
+  assert.equal(generatedCrd.code, 0, generatedCrd.stderr);
+  assert.equal(await Deno.readTextFile(join(folder, "crd.yaml")), generatedCrd.stdout);
   // YAML as users keep it (kubectl's output, fixtures): the check task neither fails on it nor rewrites it.
   const fixture = "apiVersion:   v1\nkind: ConfigMap\nmetadata: {name: fixture}\ndata:\n    key:   'value'\n";
   await Deno.writeTextFile(join(folder, "fixture.yaml"), fixture);
@@ -62,7 +68,32 @@ Deno.test("kopf init without --kopf imports @kopf/kopf and @kopf/cli from JSR", 
   assert.equal(config.imports["@kopf/kopf"], "jsr:@kopf/kopf@^0.1.0");
   assert.equal(config.imports["@kopf/cli"], "jsr:@kopf/cli@^0.1.0");
   assert.match(config.tasks.run, /^deno run -A .* jsr:@kopf\/cli@\^0\.1\.0 run -A handlers\.ts$/);
-  assert.deepEqual(Object.keys(config.tasks), ["run", "test", "check", "build", "rbac", "deployment"]);
+  assert.deepEqual(Object.keys(config.tasks), ["run", "test", "check", "crd", "build", "rbac", "deployment"]);
+  assert.equal(
+    config.tasks.crd,
+    "deno run -A jsr:@kopf/cli@^0.1.0 generate crd types.ts --kind KopfExample --group kopf.dev --short-name kex " +
+      "-o crd.yaml",
+  );
+  assert.match(config.tasks.check, / && deno task crd --check$/);
+});
+
+Deno.test("kopf init: the project's deno task check fails while crd.yaml is older than types.ts; deno task crd updates it", async () => {
+  const folder = join(await Deno.makeTempDir({ prefix: "kopf-init-" }), "my-operator");
+  const made = await runKopf(["init", folder, "--kopf", ROOT]);
+  assert.equal(made.code, 0, made.stderr);
+  const types = join(folder, "types.ts");
+  const source = await Deno.readTextFile(types);
+  const edited = source.replace(`tone?: "Quiet" | "Loud";`, `tone?: "Quiet" | "Loud" | "Whisper";`);
+  assert.notEqual(edited, source);
+  await Deno.writeTextFile(types, edited);
+  const stale = await task(folder, "check");
+  assert.equal(stale.code, 1, stale.output);
+  assert.match(stale.output, /kopf: crd\.yaml is not what types\.ts gives now: generate it again/);
+  const crd = await task(folder, "crd");
+  assert.equal(crd.code, 0, crd.output);
+  assert.match(await Deno.readTextFile(join(folder, "crd.yaml")), /enum: \[Quiet, Loud, Whisper\]/);
+  const fresh = await task(folder, "crd", "--check");
+  assert.equal(fresh.code, 0, fresh.output);
 });
 
 Deno.test("kopf init: deploy/operator.yaml is what the project's deno task deployment computes, and the API server accepts it", async () => {
