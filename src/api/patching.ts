@@ -29,7 +29,8 @@ export function applyPatch(
 
 /**
  * Applies a patch already rendered as a merge-patch (see `Patch.toMergePatch()`), for a caller
- * that has rendered it anyway: each rendering is a deep copy of the patch.
+ * that has rendered it anyway: each rendering is a deep copy of the patch. The signal can keep the
+ * write from beginning, not interrupt it.
  *
  * @returns the object as the last response returned it, or `null` if nothing was sent or the object is gone.
  */
@@ -48,6 +49,10 @@ export async function applyMergePatch(
     ? [[rest, undefined], [status === undefined ? {} : { status }, "status"]]
     : [[mergePatch, undefined]];
   const target = { namespace: body.metadata.namespace, name: body.metadata.name };
+  // The parts are one write: once begun, it is not aborted — a stop between the two requests would
+  // record the handlers as done (in the main part) without their results (in the status), for good.
+  // An aborted signal only keeps the write from beginning.
+  signal?.throwIfAborted();
   let result: KubernetesObject | null = null;
   for (const [part, subresource] of parts) {
     if (Object.keys(part).length === 0) continue;
@@ -58,7 +63,6 @@ export async function applyMergePatch(
         body: part,
         contentType: "application/merge-patch+json",
         resource: subresource ? `${resource.plural}/${subresource}` : resource.plural,
-        signal,
       });
     } catch (error) {
       if (error instanceof ApiNotFoundError) return null;

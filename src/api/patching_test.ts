@@ -83,3 +83,29 @@ Deno.test("an object gone meanwhile gives null", async () => {
   const { client } = recordingClient(new ApiNotFoundError("PATCH x", 404, undefined, ""));
   assert.equal(await applyMergePatch(client, resource([]), body, { spec: { x: 1 } }), null);
 });
+
+Deno.test("a stop during the main part does not keep the status part from being sent; before it, nothing is sent", async () => {
+  const { client, sent } = recordingClient();
+  const stop = new AbortController();
+  const original = client.request.bind(client);
+  (client as { request: ApiClient["request"] }).request = ((options: RequestOptions) => {
+    stop.abort(new Error("the stream is stopping")); // While the first request is under way.
+    return original(options);
+  }) as ApiClient["request"];
+  await applyMergePatch(
+    client,
+    resource(["status"]),
+    body,
+    { metadata: { annotations: { a: "b" } }, status: { r: 1 } },
+    stop.signal,
+  );
+  assert.deepEqual(sent.map((options) => options.path.endsWith("/status")), [false, true]);
+  assert.ok(sent.every((options) => options.signal === undefined), "no request of a begun write can be aborted");
+
+  const later = recordingClient();
+  await assert.rejects(
+    applyMergePatch(later.client, resource(["status"]), body, { status: { r: 1 } }, stop.signal),
+    /the stream is stopping/,
+  );
+  assert.equal(later.sent.length, 0);
+});
