@@ -35,15 +35,19 @@ export interface ShardingReport {
 }
 
 const ROOT = new URL("..", import.meta.url).pathname;
-/** The replicas not yet disposed: killed if the bench exits early (Ctrl+C, an error), so that none outlives it. */
-const alive = new Set<Deno.ChildProcess>();
+/**
+ * The replicas not yet disposed, with their own kubeconfig if any: killed and removed if the bench
+ * exits early (Ctrl+C, an error), so that nothing outlives it.
+ */
+const alive = new Map<Deno.ChildProcess, string | undefined>();
 globalThis.addEventListener("unload", () => {
-  for (const child of alive) {
+  for (const [child, kubeconfig] of alive) {
     try {
       child.kill("SIGKILL");
     } catch {
       // Exited already.
     }
+    if (kubeconfig) Deno.removeSync(kubeconfig);
   }
 });
 
@@ -79,7 +83,7 @@ export class Replica implements AsyncDisposable {
       stdout: "piped",
       stderr: "piped",
     }).spawn();
-    alive.add(this.#child);
+    alive.set(this.#child, proxy ? kubeconfig : undefined);
     const pumps = Promise.all([this.#pump(this.#child.stdout), this.#pump(this.#child.stderr)]);
     this.#exited = this.#child.status.then(async (status) => {
       await pumps;
