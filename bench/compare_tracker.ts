@@ -73,6 +73,13 @@ export class Tracker implements AsyncDisposable {
     );
   }
 
+  /** How many objects the condition holds for now. */
+  count(condition: Condition): number {
+    let count = 0;
+    for (const object of this.#objects.values()) if (condition(object)) count++;
+    return count;
+  }
+
   /** Waits until no object is left; returns when (`performance.now()`). */
   untilEmpty(seconds = 1800): Promise<number> {
     return this.#wait(() => this.#objects.size === 0, "every object to be gone", seconds);

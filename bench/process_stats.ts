@@ -1,6 +1,6 @@
 /**
- * What a benchmark reads about a process it started (Linux `/proc`): resident memory and CPU time;
- * and how it prints them.
+ * What a benchmark reads about a process it started (Linux `/proc`): resident memory and CPU time,
+ * the process of a command line, the machine's CPU time; and how it prints them.
  *
  * @module
  */
@@ -18,6 +18,32 @@ export async function cpuSeconds(pid: number): Promise<number> {
   // The fields after the command name, which is in parentheses and may contain spaces.
   const fields = (await Deno.readTextFile(`/proc/${pid}/stat`)).split(") ")[1].split(" ");
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * The process whose command line has `argument` as one of its arguments (e.g. kube-apiserver's
+ * `--secure-port=<port>`: a LocalCluster does not tell its processes' ids); `undefined` if none.
+ */
+export async function findPid(argument: string): Promise<number | undefined> {
+  for await (const entry of Deno.readDir("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const args = (await Deno.readTextFile(`/proc/${entry.name}/cmdline`)).split("\0");
+      if (args.includes(argument)) return Number(entry.name);
+    } catch {
+      // Exited meanwhile, or not ours to read.
+    }
+  }
+  return undefined;
+}
+
+/** The CPU time of the whole machine so far (all cores, in seconds): busy, and busy plus idle. */
+export async function machineCpuSeconds(): Promise<{ busy: number; total: number }> {
+  // The first line: `cpu  user nice system idle iowait irq softirq steal …` in ticks of 1/100 s.
+  const fields = (await Deno.readTextFile("/proc/stat")).split("\n")[0].trim().split(/\s+/).slice(1, 9).map(Number);
+  const total = fields.reduce((sum, value) => sum + value, 0);
+  const idle = fields[3] + fields[4];
+  return { busy: (total - idle) / 100, total: total / 100 };
 }
 
 /** Bytes as MiB with one decimal. */

@@ -1,0 +1,172 @@
+/**
+ * Part 2 of bench/sharding.ts: memory and bandwidth. Over a namespace of small objects: a group of
+ * replicas that the API server filters for, the same group filtering client-side, and one
+ * unsharded replica; and each kind of replica idle over an empty namespace. For each replica: its
+ * resident memory once every object is handled and it has settled, and the bytes it received from
+ * the API server (its lists and watches, through its own counting proxy).
+ *
+ * @module
+ */
+
+import { Tracker } from "./compare_tracker.ts";
+import { median, mib, rss } from "./process_stats.ts";
+import type { ReceivedBytes } from "./counting_proxy.ts";
+import type { Replica } from "./sharded_replica.ts";
+import {
+  type Bench,
+  deleteObjects,
+  groupFormed,
+  guard,
+  handledBy,
+  isHandled,
+  namespaceWithObjects,
+  RESULTS_LOST,
+  resultsSettled,
+  startReplicas,
+  stopReplicas,
+  type Table,
+} from "./sharding_runs.ts";
+
+/** What part 2 runs. */
+export interface MemoryOptions {
+  readonly objects: number;
+  /** The size of the sharded groups. */
+  readonly replicas: number;
+  /** Seconds of RSS samples (one a second) after the objects are handled; the median counts. */
+  readonly settle: number;
+}
+
+interface Variant {
+  readonly label: string;
+  readonly replicas: number;
+  readonly objects: number;
+  readonly group?: string;
+  readonly serverSide?: "never";
+  /** The label of the idle variant whose RSS is this one's baseline. */
+  readonly idle: string;
+}
+
+interface Outcome {
+  readonly variant: Variant;
+  readonly serverSide: string;
+  readonly shares: string;
+  readonly resultsLost: number;
+  readonly rss: readonly number[];
+  readonly received: readonly ReceivedBytes[];
+}
+
+/** Runs the idle replicas, the two sharded groups and the unsharded replica; one row each. */
+export async function memory(bench: Bench, options: MemoryOptions, say: (text: string) => void): Promise<Table> {
+  const { objects, replicas } = options;
+  const variants: Variant[] = [
+    { label: "idle, unsharded", replicas: 1, objects: 0, idle: "idle, unsharded" },
+    { label: "idle, sharded (group of 1)", replicas: 1, objects: 0, group: "idle", idle: "idle, sharded (group of 1)" },
+    { label: "sharded, server-side", replicas, objects, group: "server", idle: "idle, sharded (group of 1)" },
+    {
+      label: "sharded, client-side",
+      replicas,
+      objects,
+      group: "client",
+      serverSide: "never",
+      idle: "idle, sharded (group of 1)",
+    },
+    { label: "unsharded", replicas: 1, objects, idle: "idle, unsharded" },
+  ];
+  const outcomes = new Map<string, Outcome>();
+  for (const variant of variants) {
+    say(`memory: ${variant.label}: creating ${variant.objects} objects`);
+    const outcome = await run(bench, variant, options.settle);
+    outcomes.set(variant.label, outcome);
+    say(`memory: ${variant.label}: RSS ${outcome.rss.map(mib).join(" / ")} MiB`);
+  }
+  const mean = (values: readonly number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+  const unsharded = outcomes.get("unsharded")!;
+  const unshardedAbove = mean(unsharded.rss) - mean(outcomes.get("idle, unsharded")!.rss);
+  return {
+    title: `Memory and bandwidth: ${objects} small objects, groups of ${replicas}`,
+    headers: [
+      "replicas",
+      "server filters",
+      "objects handled (each)",
+      "results lost",
+      "RSS MiB (each)",
+      "above idle MiB (mean)",
+      "above idle vs unsharded",
+      "lists+watches received MiB (each)",
+      "vs unsharded",
+      "all received MiB (each)",
+    ],
+    rows: [...outcomes.values()].map((outcome) => {
+      const above = mean(outcome.rss) - mean(outcomes.get(outcome.variant.idle)!.rss);
+      const idle = outcome.variant.objects === 0;
+      return [
+        `${outcome.variant.label} ×${outcome.variant.replicas}`,
+        outcome.serverSide,
+        outcome.shares,
+        outcome.variant.objects ? String(outcome.resultsLost) : "–",
+        outcome.rss.map(mib).join(" / "),
+        idle ? "–" : mib(above),
+        idle ? "–" : `${(above / unshardedAbove * 100).toFixed(0)}%`,
+        outcome.received.map((bytes) => mib(streamed(bytes))).join(" / "),
+        `${(mean(outcome.received.map(streamed)) / mean(unsharded.received.map(streamed)) * 100).toFixed(0)}%`,
+        outcome.received.map((bytes) => mib(streamed(bytes) + bytes.other)).join(" / "),
+      ];
+    }),
+    notes: [
+      `RSS: the median of ${options.settle} samples (one a second) after every object was handled and its result ` +
+      "written (idle: after the replica was up and, sharded, held its ranges). Above idle: the mean RSS minus the " +
+      "idle replica's of the same kind. Received: the response bodies the API server sent the replica through an " +
+      "HTTPS proxy of its own, from its spawn to the last sample: the lists and watches of kopfexamples (every " +
+      "re-list when the ranges changed included), and all (plus the answers to its patches, its Lease renewals, " +
+      "discovery). Shares of a group of N ideally 1/N each.",
+      RESULTS_LOST,
+    ],
+  };
+}
+
+async function run(bench: Bench, variant: Variant, settle: number): Promise<Outcome> {
+  const { client } = bench;
+  const namespace = await namespaceWithObjects(client, "memory", variant.objects);
+  await using tracker = await Tracker.start(client, namespace);
+  const replicas = await startReplicas(bench, namespace, variant.replicas, {
+    group: variant.group,
+    env: variant.serverSide ? { KOPF_BENCH_SERVER_SIDE: variant.serverSide } : {},
+    count: true,
+  });
+  try {
+    await groupFormed(replicas, variant.group !== undefined);
+    if (variant.objects) {
+      await guard(tracker.until(isHandled, variant.objects), replicas);
+      await guard(resultsSettled(tracker, variant.objects), replicas);
+    }
+    const rssSamples = await guard(sample(replicas, settle), replicas);
+    const report = await replicas[0].sharding();
+    const handled = await handledBy(client, namespace);
+    return {
+      variant,
+      serverSide: report ? (report.serverSide ? "yes" : "no") : "–",
+      shares: variant.objects ? replicas.map((replica) => handled.byReplica.get(replica.id) ?? 0).join(" / ") : "–",
+      resultsLost: handled.resultsLost,
+      rss: rssSamples,
+      received: replicas.map((replica) => ({ ...replica.proxy!.received })),
+    };
+  } finally {
+    await stopReplicas(replicas);
+    if (variant.objects) await deleteObjects(client, namespace);
+  }
+}
+
+/** The body bytes of the lists and watches of the objects' resource. */
+function streamed(bytes: ReceivedBytes): number {
+  return bytes.list + bytes.watch;
+}
+
+/** Each replica's median RSS over `settle` seconds, one sample a second. */
+async function sample(replicas: readonly Replica[], settle: number): Promise<number[]> {
+  const samples = replicas.map(() => [] as number[]);
+  for (let second = 0; second < settle; second++) {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    for (const [index, replica] of replicas.entries()) samples[index].push(await rss(replica.pid));
+  }
+  return samples.map(median);
+}
