@@ -66,6 +66,7 @@ export type {
 } from "./src/handling/handlers.ts";
 export type { Activity, ActivityHandler, ActivityHandlerOptions } from "./src/handling/activities.ts";
 export type { AdmissionHandler, AdmissionHandlerOptions, AdmissionKind } from "./src/handling/admission_handler.ts";
+export type { ConversionHandler, ConversionHandlerOptions } from "./src/handling/conversion_handler.ts";
 export type { AdmissionErrorOptions } from "./src/handling/admission.ts";
 export type { RegistryOption } from "./src/handling/registration.ts";
 export type { TemporaryErrorOptions } from "./src/handling/errors.ts";
