@@ -140,7 +140,7 @@ export type { LogFormat, LoggingOptions } from "./src/logging/configure.ts";
 export type { LogLevel, LogRecord, Sink } from "@logtape/logtape";
 export { postingSink } from "./src/engines/posting_sink.ts";
 
-// Admission: the review model, and what a custom webhook server or tunnel implements.
+// Admission and conversion: the review models, and what a custom webhook server or tunnel implements.
 export {
   type AdmissionOperation,
   type AdmissionRequest,
@@ -154,6 +154,7 @@ export {
   type WebhookFn,
   type WebhookRequestOptions,
 } from "./src/model/admission.ts";
+export type { ConversionRequest, ConversionResponse, ConversionReview } from "./src/model/conversion_review.ts";
 export type { WebhookServerOptions } from "./src/kits/webhook_server.ts";
 
 // The client: its options and results, the connection and its credentials, counters, watch health.

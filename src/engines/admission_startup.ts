@@ -114,6 +114,32 @@ function serveWith(server: AdmissionServer | AdmissionServerFn, fn: WebhookFn, s
   return typeof server === "function" ? server(fn, signal) : server.serve(fn, signal);
 }
 
+/**
+ * Runs the server until the signal; each endpoint it reports is configured (`configure`) before
+ * `ready` resolves. `done` rejects if the server fails or ends on its own; whoever waits for
+ * `ready` learns of a failure before the first endpoint too.
+ */
+function serveEndpoints(
+  server: AdmissionServer | AdmissionServerFn,
+  fn: WebhookFn,
+  signal: AbortSignal,
+  configure: (config: WebhookClientConfig) => Promise<void>,
+): { done: Promise<void>; ready: Promise<void> } {
+  let markReady: () => void = () => {};
+  const ready = new Promise<void>((resolve) => markReady = resolve);
+  const done = (async () => {
+    for await (const config of serveWith(server, fn, signal)) {
+      await configure(config);
+      markReady();
+    }
+    if (!signal.aborted) throw new Error("The admission server has exited unexpectedly.");
+  })();
+  const readyOrFailed = Promise.race([ready, done.then(() => {})]);
+  readyOrFailed.catch(() => {});
+  done.catch(() => {}); // observed through `done` by the caller; never an unhandled rejection here
+  return { done, ready: readyOrFailed };
+}
+
 /** The function that webhook servers call: conversion reviews go to the converters, the rest to admission. */
 function dispatch(admit: WebhookFn, convert: (review: unknown) => ReturnType<WebhookFn>): WebhookFn {
   return (review, options) => isConversionReview(review) ? convert(review) : admit(review, options);
@@ -181,7 +207,6 @@ export async function startAdmission(options: StartAdmissionOptions): Promise<Ru
   if (server === null || server === undefined) {
     throw new Error(handlers.length ? NO_SERVER_MESSAGE : NO_CONVERSION_SERVER_MESSAGE);
   }
-
   const resources = options.resources ??
     await discoverResources(options.client, {
       groups: groupsToScan([...handlers, ...converters].map((handler) => handler.selector)),
@@ -189,15 +214,12 @@ export async function startAdmission(options: StartAdmissionOptions): Promise<Ru
     });
   resolved = resolve(handlers, resources);
   targets = resolveTargets(converters, resources);
-
   const stop = new AbortController();
   const manager = managed && handlers.length
     ? new WebhookConfigurationManager(options.client, { managed, handlers })
     : undefined;
   const crds = managed && converters.length ? new CrdConversionManager(options.client) : undefined;
   let clientConfig: WebhookClientConfig | undefined;
-  let markReady: () => void = () => {};
-  const ready = new Promise<void>((resolve) => markReady = resolve);
   // Reconfigurations run one after another, so that an older one never overwrites a newer one.
   let queue: Promise<void> = Promise.resolve();
   const reconfigure = (): Promise<void> => {
@@ -210,20 +232,10 @@ export async function startAdmission(options: StartAdmissionOptions): Promise<Ru
     queue = run.catch(() => {});
     return run;
   };
-
-  const done = (async () => {
-    for await (const config of serveWith(server, fn, stop.signal)) {
-      clientConfig = config;
-      await reconfigure();
-      markReady();
-    }
-    if (!stop.signal.aborted) throw new Error("The admission server has exited unexpectedly.");
-  })();
-  // Whoever waits for `ready` learns of a failure before the first endpoint too.
-  const readyOrFailed = Promise.race([ready, done.then(() => {})]);
-  readyOrFailed.catch(() => {});
-  done.catch(() => {}); // observed through `done` by the caller; never an unhandled rejection here
-
+  const { done, ready } = serveEndpoints(server, fn, stop.signal, (config) => {
+    clientConfig = config;
+    return reconfigure();
+  });
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
@@ -242,7 +254,7 @@ export async function startAdmission(options: StartAdmissionOptions): Promise<Ru
   else options.signal?.addEventListener("abort", onAbort, { once: true });
   return {
     active: true,
-    ready: readyOrFailed,
+    ready,
     done,
     get clientConfig() {
       return clientConfig;

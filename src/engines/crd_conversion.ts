@@ -14,6 +14,7 @@ import { patchCrdConversion, readCrdConversion } from "../api/crd_conversions.ts
 import { ApiNotFoundError } from "../api/errors.ts";
 import type { WebhookClientConfig } from "../model/admission.ts";
 import { CONVERSION_REVIEW_VERSIONS } from "../model/conversion_review.ts";
+import { deepEqual } from "../model/diff.ts";
 import type { ConversionTarget } from "./conversion.ts";
 
 const logger = getLogger(["kopf", "conversion"]);
@@ -44,18 +45,6 @@ export function desiredConversion(config: WebhookClientConfig, crdName: string):
       conversionReviewVersions: [...CONVERSION_REVIEW_VERSIONS],
     },
   };
-}
-
-/** The same JSON, whatever the order of the keys. */
-export function sameJson(a: unknown, b: unknown): boolean {
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, i) => sameJson(item, b[i]));
-  }
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return a === b;
-  const keysA = Object.keys(a).filter((key) => (a as Record<string, unknown>)[key] !== undefined);
-  const keysB = Object.keys(b).filter((key) => (b as Record<string, unknown>)[key] !== undefined);
-  return keysA.length === keysB.length &&
-    keysA.every((key) => sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]));
 }
 
 /**
@@ -91,7 +80,7 @@ export class CrdConversionManager {
         });
         continue;
       }
-      if (sameJson(current, desired)) continue;
+      if (deepEqual(current, desired)) continue;
       logger.info("Pointing the conversion webhook of the CRD {name} at {where}.", {
         name: target.name,
         where: clientConfig.url ?? `the service ${clientConfig.service?.namespace}/${clientConfig.service?.name}`,

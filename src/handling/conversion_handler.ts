@@ -11,10 +11,10 @@ import type { Selector } from "../model/selector.ts";
 
 /**
  * An object of a custom resource as converters receive it (a copy: change it freely) and return
- * it. Give your own types instead (`kopf.on.conversion<WidgetV1, WidgetV2>(…)`), e.g. those of
- * `kopf generate types`.
+ * it, with its spec typed as `Spec` (untyped by default). Give the types of your versions instead,
+ * e.g. `kopf.on.conversion<ConvertibleObject<WidgetV1Spec>, ConvertibleObject<WidgetV2Spec>>(…)`.
  */
-export interface ConvertibleObject {
+export interface ConvertibleObject<Spec = Record<string, unknown> | undefined> {
   /** `group/version`: the `from` version's when received; set to the `to` version's after return. */
   apiVersion: string;
   /** The kind; kept as it is. */
@@ -22,7 +22,7 @@ export interface ConvertibleObject {
   /** The metadata: only changes to `labels` and `annotations` are kept. */
   metadata: ObjectMeta;
   /** The spec, as stored. */
-  spec?: Record<string, unknown>;
+  spec: Spec;
   /** The status, as stored. */
   status?: Record<string, unknown>;
   /** Any other field. */

@@ -9,6 +9,7 @@
  */
 
 import type { KubernetesObject, ObjectMeta } from "./body.ts";
+import { deepEqual } from "./diff.ts";
 import { WebhookError } from "./webhook_error.ts";
 
 /** The `request` of a `ConversionReview`. */
@@ -138,12 +139,15 @@ export function restoredMetadata(
   const metadata: ObjectMeta = { ...original };
   const restored = [...new Set([...Object.keys(original), ...Object.keys(given)])]
     .filter((key) => !CONVERTIBLE_METADATA.includes(key))
-    .filter((key) => JSON.stringify(given[key]) !== JSON.stringify(original[key]))
+    .filter((key) => !deepEqual(given[key], original[key]))
     .sort();
   let invalid: string | undefined;
   for (const key of CONVERTIBLE_METADATA) {
     const value = given[key];
-    if (value === undefined || value === null) {
+    // An empty mapping where there was none (`{ ...undefined }`) is no change.
+    const none = value === undefined || value === null ||
+      (original[key] === undefined && isMapping(value) && Object.keys(value).length === 0);
+    if (none) {
       delete metadata[key];
       continue;
     }
