@@ -66,6 +66,7 @@ export type {
 } from "./src/handling/handlers.ts";
 export type { Activity, ActivityHandler, ActivityHandlerOptions } from "./src/handling/activities.ts";
 export type { AdmissionHandler, AdmissionHandlerOptions, AdmissionKind } from "./src/handling/admission_handler.ts";
+export type { ConversionHandler, ConversionHandlerOptions } from "./src/handling/conversion_handler.ts";
 export type { AdmissionErrorOptions } from "./src/handling/admission.ts";
 export type { RegistryOption } from "./src/handling/registration.ts";
 export type { TemporaryErrorOptions } from "./src/handling/errors.ts";
@@ -139,7 +140,7 @@ export type { LogFormat, LoggingOptions } from "./src/logging/configure.ts";
 export type { LogLevel, LogRecord, Sink } from "@logtape/logtape";
 export { postingSink } from "./src/engines/posting_sink.ts";
 
-// Admission: the review model, and what a custom webhook server or tunnel implements.
+// Admission and conversion: the review models, and what a custom webhook server or tunnel implements.
 export {
   type AdmissionOperation,
   type AdmissionRequest,
@@ -153,6 +154,7 @@ export {
   type WebhookFn,
   type WebhookRequestOptions,
 } from "./src/model/admission.ts";
+export type { ConversionRequest, ConversionResponse, ConversionReview } from "./src/model/conversion_review.ts";
 export type { WebhookServerOptions } from "./src/kits/webhook_server.ts";
 
 // The client: its options and results, the connection and its credentials, counters, watch health.

@@ -76,11 +76,12 @@ export async function parseManifestCommand(
   const crdFiles = values.crd as string[] | undefined;
   const crds = crdFiles ? await readCrds(crdFiles, usage) : undefined;
   const resolved = await resolveResources(values.context as string | undefined, crds);
-  if (defaultRegistry.webhooks.length && values["managed-admission"] === undefined) {
+  const webhooks = defaultRegistry.webhooks.length + defaultRegistry.converters.length;
+  if (webhooks && values["managed-admission"] === undefined) {
     // The name is set by a startup handler (settings.admission.managed), which is not run here.
     console.error(
-      "kopf: the handlers include admission webhooks; if settings.admission.managed is set, give " +
-        "--managed-admission NAME for the rules to create and patch the webhook configurations.",
+      "kopf: the handlers include admission webhooks or converters; if settings.admission.managed is set, give " +
+        "--managed-admission NAME for the rules to patch the webhook configurations and the CRDs' conversion.",
     );
   }
   return {

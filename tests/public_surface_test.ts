@@ -135,6 +135,7 @@ const ON = [
   "index",
   "validate",
   "mutate",
+  "conversion",
   "startup",
   "cleanup",
   "login",

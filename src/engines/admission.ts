@@ -25,7 +25,6 @@ import {
   jsonPatchFor,
   parseReview,
   WebhookError,
-  type WebhookFn,
   type WebhookRequestOptions,
 } from "../model/admission.ts";
 import type { KubernetesObject } from "../model/body.ts";
@@ -141,7 +140,8 @@ function subresourceMatches(handler: AdmissionHandler, subresource: string | nul
 }
 
 /**
- * Builds the function that webhook servers call with each review (see {@linkcode WebhookFn}).
+ * Builds the function that answers admission reviews (webhook servers call it through the
+ * operator's `WebhookFn`, which passes conversion reviews elsewhere).
  *
  * Per review: the request is checked (400 when malformed), its resource is looked up (404 when
  * no handler serves it), the handlers are selected — the one named by `webhook` (404 if there is
@@ -150,7 +150,9 @@ function subresourceMatches(handler: AdmissionHandler, subresource: string | nul
  * rules), and run all at once. Their return values are ignored. Any error denies, except an
  * arbitrary error (not an `AdmissionError`) of an `ignoreFailures` handler, which is logged.
  */
-export function admissionFn(serving: AdmissionServing): WebhookFn {
+export function admissionFn(
+  serving: AdmissionServing,
+): (review: unknown, options?: WebhookRequestOptions) => Promise<AdmissionReview> {
   return async (input: unknown, options: WebhookRequestOptions = {}): Promise<AdmissionReview> => {
     const { review, request } = parseReview(input);
     const resolved = serving.resources();

@@ -22,6 +22,7 @@ export type RegistrationKind =
   | "index"
   | "validate"
   | "mutate"
+  | "conversion"
   | "startup"
   | "cleanup"
   | "login"
@@ -47,6 +48,13 @@ function oneOf(values: readonly string[]): Check {
 }
 
 const operation = oneOf(ADMISSION_OPERATIONS);
+
+// A CRD version's name is a DNS label (`v1`, `v2beta1`, `v1alpha1`).
+const VERSION_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const version: Check = (value) =>
+  typeof value === "string" && value.length <= 63 && VERSION_NAME.test(value)
+    ? undefined
+    : `a version name such as "v1" or "v2beta1"`;
 
 /**
  * The checks of single option values. Filters (`labels`, `annotations`, `when`, `field`, `value`,
@@ -83,6 +91,8 @@ const CHECKS: Readonly<Record<string, Check>> = {
   persistent: flag,
   sideEffects: flag,
   ignoreFailures: flag,
+  from: version,
+  to: version,
 };
 
 const IDENTITY = ["id", "param", "registry"];
@@ -121,6 +131,7 @@ const ALLOWED: Readonly<Record<RegistrationKind, readonly string[]>> = {
   index: [...RESOURCE, ...RETRYING, "sharded"],
   validate: ADMISSION,
   mutate: ADMISSION,
+  conversion: ["id", "registry", "from", "to"],
   startup: ACTIVITY,
   cleanup: ACTIVITY,
   login: ACTIVITY,
@@ -131,9 +142,12 @@ const ALLOWED: Readonly<Record<RegistrationKind, readonly string[]>> = {
 /** Options without which a kind cannot work, with an example for the message. */
 const REQUIRED: Partial<Record<RegistrationKind, Readonly<Record<string, string>>>> = {
   field: { field: `{ field: "spec.size" }` },
+  conversion: { from: `{ from: "v1", to: "v2" }`, to: `{ from: "v1", to: "v2" }` },
 };
 
 const ACTIVITIES: ReadonlySet<RegistrationKind> = new Set(["startup", "cleanup", "login", "probe"]);
+// Converters see every object of their resource, whatever its labels or fields: they take no filters.
+const UNFILTERED: ReadonlySet<RegistrationKind> = new Set([...ACTIVITIES, "conversion"]);
 
 /** Whether a kind of registration takes no resource: `(fn)` and `(options, fn)`. */
 export function isActivity(kind: RegistrationKind): boolean {
@@ -175,6 +189,9 @@ export function shown(value: unknown): string {
 function hintFor(kind: RegistrationKind, unknown: readonly string[]): string {
   if ((kind === "validate" || kind === "mutate") && unknown.some((name) => RETRYING.includes(name))) {
     return " (admission handlers are never retried, so errors/timeout/retries/backoff do not apply)";
+  }
+  if (kind === "conversion" && unknown.some((name) => FILTERS.includes(name))) {
+    return " (converters convert every object of their resource: they take no filters)";
   }
   const hints = unknown.flatMap((name) => {
     const takers = (Object.keys(ALLOWED) as RegistrationKind[])
@@ -230,5 +247,8 @@ export function checkOptions(
   if (given.operation !== undefined && given.operations !== undefined) {
     throw new TypeError(`${label}: give either operation or operations, not both.`);
   }
-  if (!isActivity(kind)) validateFilters(filterKind, given, label);
+  if (given.from !== undefined && given.from === given.to) {
+    throw new TypeError(`${label}: from and to are the same version, ${shown(given.from)}; a converter changes it.`);
+  }
+  if (!UNFILTERED.has(kind)) validateFilters(filterKind, given, label);
 }

@@ -15,8 +15,10 @@ interface Kind {
   base?: Record<string, unknown>;
   /** It takes `errors`, `timeout`, `retries`, `backoff`. */
   retrying: boolean;
-  /** It takes a resource and filters. */
+  /** It takes a resource (and filters, unless `filters` says otherwise). */
   resource: boolean;
+  /** It takes filters; as `resource` when absent. */
+  filters?: boolean;
 }
 
 const KINDS: Record<string, Kind> = {
@@ -36,6 +38,13 @@ const KINDS: Record<string, Kind> = {
   index: { register: (o, fn) => on.index("kopfexamples", o, fn), retrying: true, resource: true },
   validate: { register: (o, fn) => on.validate("kopfexamples", o, fn), retrying: false, resource: true },
   mutate: { register: (o, fn) => on.mutate("kopfexamples", o, fn), retrying: false, resource: true },
+  conversion: {
+    register: (o, fn) => on.conversion("kopfexamples", o as never, fn),
+    base: { from: "v1", to: "v2" },
+    retrying: false,
+    resource: true,
+    filters: false,
+  },
   startup: { register: (o, fn) => on.startup(o, fn), retrying: true, resource: false },
   cleanup: { register: (o, fn) => on.cleanup(o, fn), retrying: true, resource: false },
   login: { register: (o, fn) => on.login(o, fn as never), retrying: true, resource: false },
@@ -110,7 +119,7 @@ function listed(message: string): string[] {
 }
 
 Deno.test("every on.* function refuses the same mistakes with the same message shape", () => {
-  for (const [kind, { register, base = {}, resource, retrying }] of Object.entries(KINDS)) {
+  for (const [kind, { register, base = {}, resource, retrying, filters = resource }] of Object.entries(KINDS)) {
     const registry = new Registry();
     const label = `kopf.on.${kind}(${resource ? '"kopfexamples", ' : ""}fn)`;
     let takes: string[] = [];
@@ -120,11 +129,11 @@ Deno.test("every on.* function refuses the same mistakes with the same message s
     });
     assert.ok(takes.includes("id") && takes.includes("registry"), `${kind} lists its options`);
     for (const mistake of MISTAKES) {
-      if (mistake.filter && !resource) continue;
+      if (mistake.filter && !filters) continue;
       const options = { ...base, registry, ...mistake.options };
       const unknown = Object.keys(mistake.options).filter((name) => !takes.includes(name));
       const taken = mistake.option === undefined ||
-        (RETRY.includes(mistake.option) ? retrying : FILTER.includes(mistake.option) ? resource : false);
+        (RETRY.includes(mistake.option) ? retrying : FILTER.includes(mistake.option) ? filters : false);
       assert.equal(unknown.length === 0, taken, `${kind} takes ${mistake.option}: ${taken}`);
       const what = `${kind} ${JSON.stringify(mistake.options)}`;
       assert.throws(() => register(options, function fn() {}), (error: Error) => {
@@ -146,7 +155,8 @@ Deno.test("every on.* function refuses the same mistakes with the same message s
         return true;
       });
     }
-    assert.equal(registry.handlers.length + registry.webhooks.length, 0, `${kind}: nothing registered`);
+    const registered = registry.handlers.length + registry.webhooks.length + registry.converters.length;
+    assert.equal(registered, 0, `${kind}: nothing registered`);
   }
 });
 

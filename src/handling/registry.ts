@@ -9,6 +9,7 @@ import type { Selector } from "../model/selector.ts";
 import { processGlobal } from "../utils/process_global.ts";
 import type { Activity, ActivityHandler } from "./activities.ts";
 import type { AdmissionHandler } from "./admission_handler.ts";
+import type { ConversionHandler } from "./conversion_handler.ts";
 import type { ResourceHandler } from "./handlers.ts";
 
 /**
@@ -25,17 +26,27 @@ export class Registry {
   readonly #handlers: ResourceHandler[] = [];
   readonly #activities: ActivityHandler[] = [];
   readonly #webhooks: AdmissionHandler[] = [];
+  readonly #converters: ConversionHandler[] = [];
 
   /**
    * Adds a handler. Registering one function for several causes or selectors is fine: a cycle
    * runs a handler id only once. Activity handlers (startup, cleanup, probes) are kept apart
-   * from resource handlers, and so are admission handlers (`on.validate`, `on.mutate`), which
-   * need no watching.
+   * from resource handlers, and so are admission handlers (`on.validate`, `on.mutate`) and
+   * converters (`on.conversion`), which need no watching.
    */
-  add(handler: ResourceHandler | ActivityHandler | AdmissionHandler): void {
+  add(handler: ResourceHandler | ActivityHandler | AdmissionHandler | ConversionHandler): void {
     if (handler.kind === "activity") this.#activities.push(handler);
     else if (handler.kind === "admission") this.#webhooks.push(handler);
+    else if (handler.kind === "conversion") this.#converters.push(handler);
     else this.#handlers.push(handler);
+  }
+
+  /**
+   * The converters (`on.conversion`), in registration order; of several converters between the
+   * same two versions of a resource, the operator uses the first (and warns about the others).
+   */
+  get converters(): readonly ConversionHandler[] {
+    return this.#converters;
   }
 
   /**

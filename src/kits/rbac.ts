@@ -69,8 +69,8 @@ export type ResolvedSelectors = ReadonlyMap<Selector, readonly Resource[]>;
  * results, finalizers — `get` re-reads an object after a finalizer conflict), `patch` of `status`
  * where it is a subresource; Events (`create`, `patch`) where objects are handled; CRDs (`list`,
  * `watch`) to follow resources appearing; namespaces (`list`, `watch`) for patterns; peering
- * objects, the Lease, the shard group's Leases and the managed webhook configurations when those
- * features are on.
+ * objects, the Lease, the shard group's Leases, the managed webhook configurations and the
+ * converted CRDs' `spec.conversion` when those features are on.
  *
  * @param registry The registered handlers.
  * @param resolved What their selectors resolve to.
@@ -186,10 +186,34 @@ export function neededRules(registry: Registry, resolved: ResolvedSelectors, opt
       resourceNames: [options.managedAdmission],
     });
   }
+  rules.push(...conversionRules(registry, resolved, options));
   for (const rule of options.extraRules ?? []) {
     rules.push({ ...rule, reason: "extra rules (--extra-rules)", scope: "namespaced" });
   }
   return rules;
+}
+
+/**
+ * With managed webhooks, the operator reads and patches the `spec.conversion` of the CRDs that its
+ * converters convert (by name: the CRDs are known from the converters' resources).
+ */
+function conversionRules(registry: Registry, resolved: ResolvedSelectors, options: RbacOptions): NeededRule[] {
+  if (!options.managedAdmission) return [];
+  const crds = new Set<string>();
+  for (const converter of registry.converters) {
+    for (const resource of resolved.get(converter.selector) ?? []) {
+      if (resource.group) crds.add(`${resource.plural}.${resource.group}`);
+    }
+  }
+  if (crds.size === 0) return [];
+  return [{
+    reason: "managed conversion webhooks: the CRDs' spec.conversion",
+    scope: "cluster",
+    apiGroups: ["apiextensions.k8s.io"],
+    resources: ["customresourcedefinitions"],
+    verbs: ["get", "patch"],
+    resourceNames: [...crds].sort(),
+  }];
 }
 
 /**

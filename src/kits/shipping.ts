@@ -54,6 +54,7 @@ export async function resolveHandledResources(
   const selectors = new Set<Selector>([
     ...registry.handlers.map((handler) => handler.selector),
     ...registry.webhooks.map((webhook) => webhook.selector),
+    ...registry.converters.map((converter) => converter.selector),
   ]);
   let resources: Resource[];
   if (options.crds) {

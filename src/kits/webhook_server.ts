@@ -1,7 +1,8 @@
 /**
- * `kopf.WebhookServer`: a local HTTPS server for admission reviews (`Deno.serve`), with a
- * self-signed CA and certificate made at start unless certificate files are given, or plain HTTP
- * for curl and tunnels. Each handler is served at `POST <path>/<handler id>`.
+ * `kopf.WebhookServer`: a local HTTPS server for admission and conversion reviews (`Deno.serve`),
+ * with a self-signed CA and certificate made at start unless certificate files are given, or plain
+ * HTTP for curl and tunnels. Each admission handler is served at `POST <path>/<handler id>`, each
+ * CRD's converters at `POST <path>/conversion/<crd name>`.
  *
  * @module
  */

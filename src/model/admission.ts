@@ -9,7 +9,11 @@
  */
 
 import type { KubernetesObject } from "./body.ts";
+import type { ConversionReview } from "./conversion_review.ts";
 import type { Patch, PatchValue } from "./patch.ts";
+import { WebhookError } from "./webhook_error.ts";
+
+export { WebhookError };
 
 /** The operations that admission webhooks see. */
 export type AdmissionOperation = "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
@@ -111,12 +115,16 @@ export interface WebhookRequestOptions {
 }
 
 /**
- * What webhook servers call for every review they receive, with the parsed JSON body; it resolves
- * to the review response to send back as JSON. It rejects with a {@linkcode WebhookError} when
- * the review is malformed (the server answers with its `status` code) — never for a handler's
- * failure, which becomes a denial.
+ * What webhook servers call for every review they receive, with the parsed JSON body: admission
+ * reviews and (for `kopf.on.conversion`) conversion reviews, told apart by their `kind`. It
+ * resolves to the review response to send back as JSON. It rejects with a
+ * {@linkcode WebhookError} when the review is malformed (the server answers with its `status`
+ * code) — never for a handler's failure, which becomes a denial (or a failed conversion).
  */
-export type WebhookFn = (review: unknown, options?: WebhookRequestOptions) => Promise<AdmissionReview>;
+export type WebhookFn = (
+  review: unknown,
+  options?: WebhookRequestOptions,
+) => Promise<AdmissionReview | ConversionReview>;
 
 /**
  * An admission server or tunnel, as `settings.admission.server` takes it: given the function that
@@ -132,28 +140,6 @@ export interface AdmissionServer {
 
 /** The function form of an {@linkcode AdmissionServer}. */
 export type AdmissionServerFn = (fn: WebhookFn, signal: AbortSignal) => AsyncIterable<WebhookClientConfig>;
-
-/**
- * A malformed or unservable review: the webhook server answers with the HTTP `status` (400 for
- * malformed reviews, 404 for unknown resources or handlers, 409 for ambiguous resources, 413 for
- * too large bodies) and the message.
- */
-export class WebhookError extends Error {
-  /** The HTTP status code to answer with. */
-  readonly status: number;
-
-  /**
-   * Makes the error.
-   *
-   * @param status the HTTP status code.
-   * @param message what is wrong with the review.
-   */
-  constructor(status: number, message: string) {
-    super(message);
-    this.name = "WebhookError";
-    this.status = status;
-  }
-}
 
 function isMapping(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);

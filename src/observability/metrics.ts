@@ -135,13 +135,18 @@ export const kopfMetrics: {
     ]),
   ),
   webhookRequests: metricsRegistry.add(
-    new Counter("kopf_webhook_requests_total", "Admission handler calls by handler and outcome.", [
+    new Counter("kopf_webhook_requests_total", "Admission handler and converter calls by handler and outcome.", [
       "handler",
       "outcome",
     ]),
   ),
   webhookDuration: metricsRegistry.add(
-    new Histogram("kopf_webhook_duration_seconds", "Seconds an admission handler took.", ["handler"], SECONDS),
+    new Histogram(
+      "kopf_webhook_duration_seconds",
+      "Seconds an admission handler or a converter took.",
+      ["handler"],
+      SECONDS,
+    ),
   ),
   background: metricsRegistry.add(
     new Gauge("kopf_background_running", "Daemons and timers running, by kind.", ["kind"]),
@@ -168,7 +173,7 @@ export function recordApiRequest(verb: string, resource: string, code: number | 
   kopfMetrics.apiDuration.observe([verb, resource], seconds);
 }
 
-/** Records one admission handler call. */
+/** Records one admission handler call, or one converter call (`success` or `error`). */
 export function recordWebhook(handler: string, outcome: "success" | "denied" | "error", seconds: number): void {
   kopfMetrics.webhookRequests.inc([handler, outcome]);
   kopfMetrics.webhookDuration.observe([handler], seconds);

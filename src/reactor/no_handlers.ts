@@ -4,7 +4,7 @@
  * silently forever.
  *
  * What counts as something to run: a resource handler of any kind (change, event, daemon, timer,
- * index), an admission handler (it is served even without watching), or a startup handler (user
+ * index), an admission handler or a converter (served even without watching), or a startup handler (user
  * code that may start work of its own). Login, probe and cleanup handlers only support the
  * others (credentials, health, the stop): on their own, the operator would do nothing.
  *
@@ -38,7 +38,7 @@ export class NoHandlersError extends Error {
       : "No handlers are registered";
     super(
       `${what}: the operator has nothing to run. Register resource handlers (kopf.on.create, kopf.on.event, ` +
-        "kopf.daemon, kopf.timer, kopf.index, …), admission handlers or startup handlers before starting it — " +
+        "kopf.daemon, kopf.timer, kopf.index, …), admission handlers, converters or startup handlers before starting it — " +
         "in the registry given to the operator, if any.",
     );
     this.name = "NoHandlersError";
@@ -51,7 +51,8 @@ export class NoHandlersError extends Error {
  * @param registry The operator's handlers.
  */
 export function checkSomethingToRun(registry: Registry): void {
-  if (registry.handlers.length || registry.webhooks.length || registry.activities("startup").length) return;
+  if (registry.handlers.length || registry.webhooks.length || registry.converters.length) return;
+  if (registry.activities("startup").length) return;
   const found = (["login", "probe", "cleanup"] as const).filter((activity) => registry.activities(activity).length);
   throw new NoHandlersError(found);
 }

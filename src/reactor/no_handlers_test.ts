@@ -23,12 +23,13 @@ Deno.test("login, probe and cleanup handlers alone have nothing to run; the mess
   );
 });
 
-Deno.test("a resource handler of any kind, an admission handler or a startup handler is something to run", () => {
+Deno.test("a resource handler of any kind, an admission handler, a converter or a startup handler is something to run", () => {
   const registrations: ((registry: Registry) => void)[] = [
     (registry) => on.index("pods", { registry }, function byName() {}),
     (registry) => on.event("pods", { registry }, function seen() {}),
     (registry) => on.timer("pods", { registry, interval: 1 }, function tick() {}),
     (registry) => on.validate("pods", { registry }, function check() {}),
+    (registry) => on.conversion("widgets.example.com", { registry, from: "v1", to: "v2" }, (body) => body),
     (registry) => on.startup({ registry }, function begin() {}),
   ];
   for (const register of registrations) {

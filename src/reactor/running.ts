@@ -98,8 +98,8 @@ export interface RunningOptions {
  */
 export async function runConnected(options: RunningOptions, client: ApiClient, stop: AbortController): Promise<void> {
   const signal = stop.signal;
-  // Admission handlers' groups are scanned too: their webhooks' rules name the served resources.
-  const webhookSelectors = options.registry.webhooks.map((handler) => handler.selector);
+  // Admission handlers' and converters' groups are scanned too: their webhooks name the served resources.
+  const webhookSelectors = [...options.registry.webhooks, ...options.registry.converters].map((h) => h.selector);
   const selectors = [...options.registry.selectors, ...webhookSelectors];
   const discovery = new Discovery(client, { groups: groupsToScan(selectors) });
   options.connection.discovery = discovery;
