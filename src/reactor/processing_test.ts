@@ -6,6 +6,7 @@
 
 import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
+import { KOPFEXAMPLES } from "../../tests/support/cluster.ts";
 import { FakeApi, json } from "../../tests/support/fake_api.ts";
 import type { JsonObject, KubernetesObject } from "../model/body.ts";
 import type { Resource } from "../model/resource.ts";
@@ -18,19 +19,8 @@ import { type CycleDeps, newMemory, type ObjectMemory, processObject } from "./p
 const FINALIZER = "kopf.zalando.org/KopfFinalizerMarker";
 const LAST_HANDLED = "kopf.zalando.org/last-handled-configuration";
 
-const EXAMPLES: Resource = {
-  group: "kopf.dev",
-  version: "v1",
-  plural: "kopfexamples",
-  kind: "KopfExample",
-  singular: "kopfexample",
-  namespaced: true,
-  preferred: true,
-  shortcuts: [],
-  categories: [],
-  verbs: ["get", "list", "watch", "patch"],
-  subresources: [],
-};
+// Without a status subresource: each cycle's patch is one request, which the tests count.
+const EXAMPLES: Resource = { ...KOPFEXAMPLES, subresources: [] };
 const SECRETS: Resource = { ...EXAMPLES, group: "", plural: "secrets", kind: "Secret", singular: "secret" };
 
 interface Write {
