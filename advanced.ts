@@ -81,11 +81,18 @@ export type { DueHandler, Lifecycle } from "./src/handling/lifecycles.ts";
 export type { StopCause } from "./src/handling/stopping.ts";
 
 // The parts of the contexts and of the typed bodies.
-export type { BackgroundContext, EssenceOf, SpecOf, StatusOf } from "./src/handling/context.ts";
-export type { HandledObject, ObjectOf } from "./src/model/builtin_types.ts";
+export type {
+  BackgroundContext,
+  ContextMemo,
+  EssenceOf,
+  ObjectContext,
+  SpecOf,
+  StatusOf,
+} from "./src/handling/context.ts";
+export type { ClusterScopedPlural, HandledObject, NamespaceOf, ObjectOf } from "./src/model/builtin_types.ts";
 export type { DiffOperation } from "./src/model/diff.ts";
 export type { IndexKey } from "./src/model/index_store.ts";
-export type { JsonObject, JsonValue } from "./src/model/body.ts";
+export type { JsonObject, JsonValue, Stored, StoredMetadata } from "./src/model/body.ts";
 export type { PatchMetadata, PatchObject, PatchValue } from "./src/model/patch.ts";
 export { type Selection, Selector, type SelectorInput, type SelectorSpec } from "./src/model/selector.ts";
 
@@ -170,7 +177,9 @@ export {
   type ApiWatchOptions,
   type ApiWriteOptions,
   DEFAULT_FIELD_MANAGER,
+  type DryRunFields,
   type KubeApiSource,
+  type NotDryRun,
   type ObjectList,
   type PatchType,
   type ResourceArg,

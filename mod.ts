@@ -33,6 +33,7 @@ export { Registry } from "./src/handling/registry.ts";
 export type { ActivityContext, ActivityFn } from "./src/handling/activities.ts";
 export type { AdmissionContext, AdmissionFn } from "./src/handling/admission_handler.ts";
 export type {
+  AnyMemo,
   DaemonContext,
   EventContext,
   IndexContext,

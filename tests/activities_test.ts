@@ -150,7 +150,7 @@ Deno.test("in-process: startup runs before any connection, ready comes after it,
   kopf.on.cleanup({ registry }, function last({ memo }) {
     order.push(`cleanup ${memo.fromStartup}`);
   });
-  const memo: kopf.Memo = { own: "operator memo" };
+  const memo: kopf.AnyMemo = { own: "operator memo" };
   const operator = await runOperator(registry, namespace, {
     credentials: await credentialsAt(proxy.port),
     memo,

@@ -75,7 +75,7 @@ Deno.test("param tells registrations of one function apart (4.2)", async () => {
   const namespace = await freshNamespace(client, "param");
   const registry = new kopf.Registry();
   function fn({ param }: kopf.ChangeContext) {
-    return param;
+    return param as string;
   }
   kopf.on.create("kopfexamples", { registry, param: "c" }, fn);
   kopf.on.resume("kopfexamples", { registry, param: "r" }, fn);

@@ -84,7 +84,7 @@ Deno.test("each object's memo is a shallow copy of the operator memo, taken when
   const namespace = await freshNamespace(client, "opmemo");
   const registry = new kopf.Registry();
   const shared = { n: 0 };
-  const operatorMemo: kopf.Memo = { shared, flag: 1 };
+  const operatorMemo: kopf.AnyMemo = { shared, flag: 1 };
   kopf.on.create("kopfexamples", { registry }, function createFn({ memo }) {
     const seenFlag = memo.flag;
     const seenLate = memo.late ?? "none";

@@ -32,7 +32,7 @@ Deno.test("interval: a timer is called again and again, and its results reach th
   const registry = new kopf.Registry();
   kopf.timer("kopfexamples", { registry, interval: 0.5 }, function counter({ memo }) {
     memo.n = ((memo.n as number | undefined) ?? 0) + 1;
-    return memo.n;
+    return memo.n as number;
   });
   const operator = await runOperator(registry, namespace);
   try {

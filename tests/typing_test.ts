@@ -33,7 +33,7 @@ async function checkCopy(name: string): Promise<{ success: boolean; output: stri
   }
 }
 
-Deno.test("typed handlers, typed client calls and typed hierarchy helpers pass deno check", async () => {
+Deno.test("typed handlers, typed client calls, stored objects, string timestamps, owner references and JSON results pass deno check", async () => {
   const { success, output } = await check(new URL("typed_handlers.ts", FIXTURES).pathname);
   assert.ok(success, output);
 });
@@ -71,4 +71,40 @@ Deno.test("a declared memo field used as another type fails deno check", async (
     output,
     /Type 'Set<string>' is missing the following properties from type 'Map<string, AbortController>'/,
   );
+});
+
+Deno.test("a misspelt field of a declared memo fails deno check", async () => {
+  const { success, output } = await checkCopy("typo_memo_key.ts");
+  assert.equal(success, false);
+  assert.match(output, /Property 'confg' does not exist on type 'Memo'. Did you mean 'config'\?/);
+});
+
+Deno.test("a Date returned by a handler fails deno check", async () => {
+  const { success, output } = await checkCopy("typo_date_result.ts");
+  assert.equal(success, false);
+  assert.match(output, /Type 'Date' is not assignable to type 'HandlerResult \| Promise<HandlerResult>'/);
+});
+
+Deno.test("a function returned by an async handler fails deno check", async () => {
+  const { success, output } = await checkCopy("typo_function_result.ts");
+  assert.equal(success, false);
+  assert.match(output, /Type '\(\) => "too late"' is not assignable to type 'HandlerResult'/);
+});
+
+Deno.test("a timestamp of an object used as a Date fails deno check: it is a string", async () => {
+  const { success, output } = await checkCopy("typo_timestamp_date.ts");
+  assert.equal(success, false);
+  assert.match(output, /Type 'string' is not assignable to type 'Date'/);
+});
+
+Deno.test("the namespace of a cluster-scoped built-in resource is undefined", async () => {
+  const { success, output } = await checkCopy("typo_cluster_namespace.ts");
+  assert.equal(success, false);
+  assert.match(output, /Type 'undefined' is not assignable to type 'string'/);
+});
+
+Deno.test("the name in an admission handler may be undefined (an object made from generateName)", async () => {
+  const { success, output } = await checkCopy("typo_admission_name.ts");
+  assert.equal(success, false);
+  assert.match(output, /'name' is possibly 'undefined'/);
 });

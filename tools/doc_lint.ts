@@ -7,7 +7,10 @@
  * `missing-jsdoc` findings in `node_modules/`). We cannot change those files, and leaving the
  * types entry point out would hide the opposite problem: our signatures naming `V1Pod` & co. are
  * fine only because `./types` exports them. So all entry points are linted together, and the
- * findings located in `node_modules/` are counted and reported, not failed on.
+ * findings located in `node_modules/` are counted and reported, not failed on. So are those of one
+ * kind in src/model/k8s_models.ts: each model there re-declares client-node's model of the same
+ * name (with strings for timestamps) and extends it, which the linter reports as a public type
+ * referencing a private one — the shadowed original — by design (tools/k8s_models.ts says why).
  *
  * Run: `deno run -A tools/doc_lint.ts` (part of `deno task check`).
  *
@@ -41,6 +44,13 @@ export function parseDocLint(output: string): DocLintFinding[] {
   return findings;
 }
 
+/** Whether a finding is a re-declared model of src/model/k8s_models.ts extending client-node's original. */
+export function isRedeclaredModel(finding: DocLintFinding): boolean {
+  if (finding.rule !== "private-type-ref" || !finding.path.endsWith("/src/model/k8s_models.ts")) return false;
+  const match = finding.message.match(/^public type '(\w+)' references private type '(\w+)'$/);
+  return match !== null && match[1] === match[2];
+}
+
 async function entryPoints(config: string): Promise<string[]> {
   const json = JSON.parse(await Deno.readTextFile(config));
   const exports: Record<string, string> = typeof json.exports === "string" ? { ".": json.exports } : json.exports ?? {};
@@ -63,13 +73,15 @@ if (import.meta.main) {
   const output = new TextDecoder().decode(result.stdout) + new TextDecoder().decode(result.stderr);
   const findings = parseDocLint(output);
   const foreign = findings.filter((finding) => finding.path.includes("/node_modules/"));
-  const ours = findings.filter((finding) => !finding.path.includes("/node_modules/"));
+  const redeclared = findings.filter(isRedeclaredModel);
+  const ours = findings.filter((finding) => !finding.path.includes("/node_modules/") && !isRedeclaredModel(finding));
   for (const finding of ours) {
     console.error(`${relative(ROOT, finding.path)}:${finding.line}: ${finding.rule}: ${finding.message}`);
   }
   console.error(
     `deno doc --lint ${entries.join(" ")}: ${ours.length} in our files, ` +
-      `${foreign.length} in node_modules/ (dependencies' declarations, not ours to fix).`,
+      `${foreign.length} in node_modules/ (dependencies' declarations, not ours to fix), ` +
+      `${redeclared.length} re-declared models extending client-node's (by design).`,
   );
   // Every finding must have been read: a format this script does not know must fail, not pass.
   const total = Number(output.match(/Found (\d+) documentation lint errors?/)?.[1] ?? 0);

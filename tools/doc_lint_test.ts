@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parseDocLint } from "./doc_lint.ts";
+import { isRedeclaredModel, parseDocLint } from "./doc_lint.ts";
 
 Deno.test("the findings of deno doc --lint are read with their rule, message, file and line", () => {
   const output = [
@@ -29,4 +29,16 @@ Deno.test("the findings of deno doc --lint are read with their rule, message, fi
       line: 60,
     },
   ]);
+});
+
+Deno.test("a re-declared model extending client-node's model of the same name is by design; nothing else is", () => {
+  const at = (path: string, message: string) => ({ rule: "private-type-ref", message, path, line: 1 });
+  const models = "/repo/src/model/k8s_models.ts";
+  assert.equal(isRedeclaredModel(at(models, "public type 'V1Pod' references private type 'V1Pod'")), true);
+  assert.equal(isRedeclaredModel(at(models, "public type 'V1Pod' references private type 'V1PodSpec'")), false);
+  assert.equal(isRedeclaredModel(at("/repo/src/model/body.ts", "public type 'A' references private type 'A'")), false);
+  assert.equal(
+    isRedeclaredModel({ ...at(models, "public type 'V1Pod' references private type 'V1Pod'"), rule: "missing-jsdoc" }),
+    false,
+  );
 });

@@ -47,8 +47,8 @@ Deno.test("the operator handles a new kopfexample: status.createFn is set and th
   );
 
   const obj: KopfExample = parse(await Deno.readTextFile(new URL("../obj.yaml", HERE)));
-  const name = obj.metadata!.name!;
-  await api.create({ ...obj, metadata: { ...obj.metadata, namespace: "default" } });
+  const created = await api.create({ ...obj, metadata: { ...obj.metadata, namespace: "default" } });
+  const name = created.metadata.name;
   const result = await eventually("status.createFn", async () => {
     const current = await api.get<KopfExample>("kopfexamples", name, { namespace: "default" });
     return current?.status?.createFn;

@@ -20,7 +20,7 @@ interface Greetings {
 }
 
 // Each object's memo starts as a shallow copy of the operator's memo, so all handlers see this one Set.
-function greetingsOf(memo: kopf.Memo): Greetings {
+function greetingsOf(memo: kopf.AnyMemo): Greetings {
   return memo as unknown as Greetings;
 }
 

@@ -16,7 +16,7 @@ type Tasks = Map<string, AbortController>;
 
 // The operator's memo is given to activities; each object's memo is a shallow copy of it made
 // when the object is first seen — after startup — so all of them share this one Map.
-function tasksOf(memo: kopf.Memo): Tasks {
+function tasksOf(memo: kopf.AnyMemo): Tasks {
   return memo.tasks as Tasks;
 }
 

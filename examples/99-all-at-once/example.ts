@@ -39,7 +39,7 @@ kopf.on.create<KopfExample>("kopfexamples", async function create1({ api, body }
   kopf.info(body, { reason: "AnyReason", message: "The first job has started." });
   kopf.event(body, { type: "Warning", reason: "SomeReason", message: "Cannot do something" });
   kopf.event(created, { type: "Normal", reason: "SomeReason", message: "Created as part of the job1step" });
-  return { job1Status: 100, child: created.metadata!.name };
+  return { job1Status: 100, child: created.metadata.name };
 });
 
 // An arbitrary error is retried (after `backoff` seconds here, 60 by default), also across restarts:
@@ -61,7 +61,7 @@ kopf.on.create<KopfExample>("kopfexamples", async function createPod({ api, logg
   });
   kopf.label(pod, POD_LABELS);
   const created = await api.create(pod);
-  logger.info(`Created the Pod ${created.metadata!.name}.`);
+  logger.info(`Created the Pod ${created.metadata.name}.`);
 });
 
 // One sub-handler per item of the spec: each has its own id, retries and result (status["createItems/<item>"]).
@@ -95,9 +95,9 @@ kopf.on.event("pods", { labels: POD_LABELS }, function examplePodChange({ type, 
 });
 
 // The Pods of each KopfExample, by the namespace and name of their owner.
-kopf.index("pods", { labels: POD_LABELS }, function podsByOwner({ body, namespace }) {
-  const owner = body.metadata?.ownerReferences?.find((ref) => ref.kind === "KopfExample");
-  return owner ? { [JSON.stringify([namespace, owner.name])]: body.metadata!.name! } : null;
+kopf.index("pods", { labels: POD_LABELS }, function podsByOwner({ body, namespace, name }) {
+  const owner = body.metadata.ownerReferences?.find((ref) => ref.kind === "KopfExample");
+  return owner ? { [JSON.stringify([namespace, owner.name])]: name } : null;
 });
 
 // Reads the index every second; the result goes to status.countPods, written only when it changes.

@@ -13,7 +13,7 @@ import { ApiNotFoundError } from "./errors.ts";
 import { resourcePath } from "./paths.ts";
 import { ResourceLookup } from "./resource_lookup.ts";
 import { Watcher, type WatchEvent } from "./watching.ts";
-import type { KubernetesList, KubernetesObject } from "../model/body.ts";
+import type { KubernetesList, KubernetesObject, Stored, StoredMetadata } from "../model/body.ts";
 import type { HandledObject } from "../model/builtin_types.ts";
 import { apiVersionOf, type Resource } from "../model/resource.ts";
 import type { SelectorSpec } from "../model/selector.ts";
@@ -49,6 +49,18 @@ export interface ObjectList<T> {
   metadata: { resourceVersion?: string };
   /** The objects, each with its apiVersion and kind set. */
   items: T[];
+}
+
+/**
+ * The metadata fields that the answer of a dry run has for sure: a dry run that creates an object
+ * (`create`, `apply` or an apply-patch of an absent object) returns it without a `resourceVersion`.
+ */
+export type DryRunFields = Exclude<keyof StoredMetadata, "resourceVersion">;
+
+/** Options of a call that is not a dry run: its answer is an object as stored. */
+export interface NotDryRun {
+  /** Absent or `false`. */
+  dryRun?: false;
 }
 
 /** The encodings of `patch`: JSON merge patch, JSON patch, strategic merge patch, server-side apply. */
@@ -195,14 +207,14 @@ export class KubeApi {
     resource: R,
     name: string,
     options: ApiCallOptions = {},
-  ): Promise<HandledObject<T, R> | null> {
+  ): Promise<Stored<HandledObject<T, R>> | null> {
     const target = await this.#resolve(resource, options.signal);
     try {
       const object = await this.client.request<KubernetesObject>({
         path: resourcePath(target, { namespace: this.#namespace(target, options.namespace, name), name }),
         signal: options.signal,
       });
-      return object as HandledObject<T, R>;
+      return object as Stored<HandledObject<T, R>>;
     } catch (error) {
       if (error instanceof ApiNotFoundError) return null;
       throw error;
@@ -216,7 +228,7 @@ export class KubeApi {
   async list<T = never, R extends ResourceArg = ResourceArg>(
     resource: R,
     options: ApiListOptions = {},
-  ): Promise<ObjectList<HandledObject<T, R>>> {
+  ): Promise<ObjectList<Stored<HandledObject<T, R>>>> {
     const target = await this.#resolve(resource, options.signal);
     const path = resourcePath(target, { namespace: target.namespaced ? options.namespace : null });
     const items: KubernetesObject[] = [];
@@ -246,16 +258,22 @@ export class KubeApi {
       apiVersion: first?.apiVersion,
       kind: first?.kind,
       metadata: { resourceVersion: first?.metadata?.resourceVersion },
-      items: items as HandledObject<T, R>[],
+      items: items as Stored<HandledObject<T, R>>[],
     };
   }
 
-  /** Creates an object (POST); its resource is found by its apiVersion and kind. Returns the created object. */
-  async create<T extends ApiObject>(object: T, options: ApiCreateOptions = {}): Promise<T> {
+  /**
+   * Creates an object (POST); its resource is found by its apiVersion and kind. Returns the created
+   * object, with its name (also one made from `generateName`), uid, resourceVersion and creationTimestamp.
+   */
+  create<T extends ApiObject>(object: T, options?: ApiCreateOptions & NotDryRun): Promise<Stored<T>>;
+  /** A dry run (`dryRun: true`): the answer has no `resourceVersion`, since nothing was stored. */
+  create<T extends ApiObject>(object: T, options: ApiCreateOptions): Promise<Stored<T, DryRunFields>>;
+  async create<T extends ApiObject>(object: T, options: ApiCreateOptions = {}): Promise<Stored<T, DryRunFields>> {
     const target = await this.#resolveObject(object, options.signal);
     const what = object.metadata?.name ?? object.metadata?.generateName ?? "the object";
     const namespace = this.#namespace(target, options.namespace ?? object.metadata?.namespace, what);
-    return await this.client.request<T>({
+    return await this.client.request<Stored<T, DryRunFields>>({
       method: "POST",
       path: resourcePath(target, { namespace }),
       query: { fieldManager: options.fieldManager, dryRun: options.dryRun ? "All" : undefined },
@@ -285,12 +303,15 @@ export class KubeApi {
    * }
    * ```
    */
-  async replace<T extends ApiObject>(object: T, options: ApiReplaceOptions = {}): Promise<T> {
+  replace<T extends ApiObject>(object: T, options?: ApiReplaceOptions & NotDryRun): Promise<Stored<T>>;
+  /** A dry run (`dryRun: true`): the answer may lack a `resourceVersion` (where the resource creates on PUT). */
+  replace<T extends ApiObject>(object: T, options: ApiReplaceOptions): Promise<Stored<T, DryRunFields>>;
+  async replace<T extends ApiObject>(object: T, options: ApiReplaceOptions = {}): Promise<Stored<T, DryRunFields>> {
     const target = await this.#resolveObject(object, options.signal);
     const name = object.metadata?.name;
     if (!name) throw new TypeError("replace() needs metadata.name: a replacement addresses one object by name.");
     const namespace = this.#namespace(target, options.namespace ?? object.metadata?.namespace, name);
-    return await this.client.request<T>({
+    return await this.client.request<Stored<T, DryRunFields>>({
       method: "PUT",
       path: resourcePath(target, { namespace, name, subresource: options.subresource }),
       query: { fieldManager: options.fieldManager, dryRun: options.dryRun ? "All" : undefined },
@@ -303,16 +324,29 @@ export class KubeApi {
    * Patches an object: a JSON merge patch by default; `type` picks a JSON patch (an array of
    * operations), a strategic merge patch (built-in resources only) or a server-side apply.
    */
+  patch<T = never, R extends ResourceArg = ResourceArg>(
+    resource: R,
+    name: string,
+    patch: object,
+    options?: ApiPatchOptions & NotDryRun,
+  ): Promise<Stored<HandledObject<T, R>>>;
+  /** A dry run (`dryRun: true`): the answer lacks a `resourceVersion` where an apply-patch would create the object. */
+  patch<T = never, R extends ResourceArg = ResourceArg>(
+    resource: R,
+    name: string,
+    patch: object,
+    options: ApiPatchOptions,
+  ): Promise<Stored<HandledObject<T, R>, DryRunFields>>;
   async patch<T = never, R extends ResourceArg = ResourceArg>(
     resource: R,
     name: string,
     patch: object,
     options: ApiPatchOptions = {},
-  ): Promise<HandledObject<T, R>> {
+  ): Promise<Stored<HandledObject<T, R>, DryRunFields>> {
     const target = await this.#resolve(resource, options.signal);
     const type = options.type ?? "merge";
     const namespace = this.#namespace(target, options.namespace, name);
-    return await this.client.request<HandledObject<T, R>>({
+    return await this.client.request<Stored<HandledObject<T, R>, DryRunFields>>({
       method: "PATCH",
       path: resourcePath(target, { namespace, name, subresource: options.subresource }),
       query: {
@@ -330,12 +364,15 @@ export class KubeApi {
    * Server-side apply: the object becomes the field manager's intent (created if absent); fields
    * it leaves out that the manager set before are removed. The field manager is `kopf` unless given.
    */
-  async apply<T extends ApiObject>(object: T, options: ApiApplyOptions = {}): Promise<T> {
+  apply<T extends ApiObject>(object: T, options?: ApiApplyOptions & NotDryRun): Promise<Stored<T>>;
+  /** A dry run (`dryRun: true`): the answer has no `resourceVersion` if the object did not exist. */
+  apply<T extends ApiObject>(object: T, options: ApiApplyOptions): Promise<Stored<T, DryRunFields>>;
+  async apply<T extends ApiObject>(object: T, options: ApiApplyOptions = {}): Promise<Stored<T, DryRunFields>> {
     const target = await this.#resolveObject(object, options.signal);
     const name = object.metadata?.name;
     if (!name) throw new TypeError("apply() needs metadata.name: server-side apply addresses one object by name.");
     const namespace = this.#namespace(target, options.namespace ?? object.metadata?.namespace, name);
-    return await this.client.request<T>({
+    return await this.client.request<Stored<T, DryRunFields>>({
       method: "PATCH",
       path: resourcePath(target, { namespace, name, subresource: options.subresource }),
       query: {
@@ -380,7 +417,7 @@ export class KubeApi {
   async *watch<T = never, R extends ResourceArg = ResourceArg>(
     resource: R,
     options: ApiWatchOptions = {},
-  ): AsyncGenerator<ApiWatchEvent<HandledObject<T, R>>, void, undefined> {
+  ): AsyncGenerator<ApiWatchEvent<Stored<HandledObject<T, R>>>, void, undefined> {
     const target = await this.#resolve(resource, options.signal);
     const stop = new AbortController();
     using linked = linkSignals(stop.signal, options.signal);
@@ -392,7 +429,7 @@ export class KubeApi {
       signal: linked.signal,
     });
     try {
-      for await (const event of watcher) yield event as WatchEvent as ApiWatchEvent<HandledObject<T, R>>;
+      for await (const event of watcher) yield event as WatchEvent as ApiWatchEvent<Stored<HandledObject<T, R>>>;
     } finally {
       stop.abort();
     }

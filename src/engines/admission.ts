@@ -188,6 +188,9 @@ export function admissionFn(
         param: handler.options.param,
         indices: serving.indices,
       }),
+      // Not stored yet on creation: no uid, and no name when it is to be made from generateName.
+      uid: body.metadata?.uid,
+      name: body.metadata?.name,
       dryrun: request.dryRun === true,
       operation,
       subresource,

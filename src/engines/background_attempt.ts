@@ -15,7 +15,7 @@ import { maskDiff, type SensitiveFields } from "../state/sensitive.ts";
 import { Patch } from "../model/patch.ts";
 import type { Resource } from "../model/resource.ts";
 import type { ObjectLogger } from "../logging/object_logger.ts";
-import type { BackgroundContext, Memo } from "../handling/context.ts";
+import { type BackgroundContext, contextMemo, type Memo } from "../handling/context.ts";
 import { currentApi } from "../handling/current_api.ts";
 import { runWithObject } from "../handling/current_object.ts";
 import { runWithDeadline } from "../handling/deadlines.ts";
@@ -123,7 +123,7 @@ function backgroundContext(
     uid: meta.uid,
     name: meta.name,
     namespace: meta.namespace,
-    memo: deps.memo,
+    memo: contextMemo(deps.memo),
     resource: deps.resource,
     indices: deps.indices,
     api: currentApi(),

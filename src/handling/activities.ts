@@ -16,7 +16,7 @@ import type { HandlerLogger } from "../logging/object_logger.ts";
 import type { Indices } from "../model/index_store.ts";
 import type { Settings } from "../settings/settings.ts";
 import { sleep } from "../utils/sleep.ts";
-import type { Memo } from "./context.ts";
+import { type ContextMemo, contextMemo, type Memo } from "./context.ts";
 import { currentApi } from "./current_api.ts";
 import { HandlerRetriesError, HandlerTimeoutError, PermanentError, TemporaryError } from "./errors.ts";
 import type { RetryOptions } from "./handlers.ts";
@@ -34,7 +34,7 @@ export interface ActivityContext {
    */
   readonly settings: Settings;
   /** The operator's memo (`operator({ memo })`); each object's memo starts as a shallow copy of it. */
-  readonly memo: Memo;
+  readonly memo: ContextMemo;
   /** The operator's in-memory indexes by id (`kopf.index`): they exist, empty, from the start. */
   readonly indices: Indices;
   /** A logger of the category `kopf.activities.<activity>`; its lines are never posted as Events. */
@@ -224,7 +224,7 @@ async function attempt(
     const context: ActivityContext = {
       activity: run.activity,
       settings: run.settings,
-      memo: run.memo,
+      memo: contextMemo(run.memo),
       indices: run.indices ?? NO_INDICES,
       logger,
       param: options.param,

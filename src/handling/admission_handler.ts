@@ -9,17 +9,18 @@
 import type { AdmissionOperation } from "../model/admission.ts";
 import type { DiffItem } from "../model/diff.ts";
 import type { Selector } from "../model/selector.ts";
-import type { ResourceContext } from "./context.ts";
+import type { ObjectContext } from "./context.ts";
 import type { ResourceHandlerOptions } from "./handlers.ts";
 
 /** The two kinds of admission handlers. */
 export type AdmissionKind = "validate" | "mutate";
 
 /**
- * What admission handlers receive: the resource context of the object under review (the new
- * object, or the old one for deletions) and the review's details.
+ * What admission handlers receive: the context of the object under review (the new object, or the
+ * old one for deletions) and the review's details. On creation, the object is not stored yet: it
+ * has no `uid`, and no `name` when it is to be made from `generateName`.
  */
-export interface AdmissionContext extends ResourceContext {
+export interface AdmissionContext extends ObjectContext {
   /** Whether the API request is a dry run: the handler must cause no side effects then. */
   readonly dryrun: boolean;
   /** `CREATE`, `UPDATE`, `DELETE` or `CONNECT`. */

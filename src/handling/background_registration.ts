@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { HandledObject } from "../model/builtin_types.ts";
+import type { HandledObject, NamespaceOf } from "../model/builtin_types.ts";
 import type { SelectorInput } from "../model/selector.ts";
 import type { AnyHandlerFn, DaemonFn, DaemonHandlerOptions, TimerFn, TimerHandlerOptions } from "./handlers.ts";
 import type { RegistryOption } from "./registration.ts";
@@ -36,8 +36,8 @@ export type TimerOptions = TimerHandlerOptions & RegistryOption;
  */
 export function daemon<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
-  fn: DaemonFn<HandledObject<T, R>>,
-): DaemonFn<HandledObject<T, R>>;
+  fn: DaemonFn<HandledObject<T, R>, NamespaceOf<R>>,
+): DaemonFn<HandledObject<T, R>, NamespaceOf<R>>;
 /**
  * Registers a daemon with options: filters, `id`, `param`, retrying (`errors`, `timeout`,
  * `retries`, `backoff`), `initialDelay`, and how a stop waits for it (`cancellationBackoff`,
@@ -46,8 +46,8 @@ export function daemon<T = never, R extends SelectorInput = SelectorInput>(
 export function daemon<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: DaemonOptions,
-  fn: DaemonFn<HandledObject<T, R>>,
-): DaemonFn<HandledObject<T, R>>;
+  fn: DaemonFn<HandledObject<T, R>, NamespaceOf<R>>,
+): DaemonFn<HandledObject<T, R>, NamespaceOf<R>>;
 export function daemon(
   resource: SelectorInput,
   optionsOrFn: DaemonOptions | AnyHandlerFn,
@@ -77,8 +77,8 @@ export function daemon(
  */
 export function timer<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
-  fn: TimerFn<HandledObject<T, R>>,
-): TimerFn<HandledObject<T, R>>;
+  fn: TimerFn<HandledObject<T, R>, NamespaceOf<R>>,
+): TimerFn<HandledObject<T, R>, NamespaceOf<R>>;
 /**
  * Registers a timer with options: filters, `id`, `param`, retrying (`errors`, `timeout`,
  * `retries`, `backoff`), and the schedule (`interval`, `idle`, `initialDelay`, `sharp`).
@@ -86,8 +86,8 @@ export function timer<T = never, R extends SelectorInput = SelectorInput>(
 export function timer<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: TimerOptions,
-  fn: TimerFn<HandledObject<T, R>>,
-): TimerFn<HandledObject<T, R>>;
+  fn: TimerFn<HandledObject<T, R>, NamespaceOf<R>>,
+): TimerFn<HandledObject<T, R>, NamespaceOf<R>>;
 export function timer(
   resource: SelectorInput,
   optionsOrFn: TimerOptions | AnyHandlerFn,

@@ -6,7 +6,7 @@
  */
 
 import type { KubeApi } from "../api/kube_api.ts";
-import type { KubernetesObject, ObjectMeta } from "../model/body.ts";
+import type { KubernetesObject, ObjectMeta, Stored, StoredMetadata } from "../model/body.ts";
 import type { Patch } from "../model/patch.ts";
 import type { Resource } from "../model/resource.ts";
 import type { HandlerLogger } from "../logging/object_logger.ts";
@@ -17,9 +17,11 @@ import { currentApi } from "./current_api.ts";
 export type { DiffItem };
 
 /**
- * Free-form, per-object memory kept between events of the same object while the operator runs.
- * An operator may declare what it keeps there by merging into this interface; declare the fields
- * optional, since the memo is empty until a handler (or `operator({ memo })`) fills it.
+ * What an operator keeps in its memos (the operator's, and each object's, kept between events of
+ * the same object while the operator runs), declared by merging into this interface. Once declared,
+ * `memo` in handlers has exactly these fields: a misspelt one is a `deno check` error. Declare the
+ * fields optional, since the memo is empty until a handler (or `operator({ memo })`) fills it.
+ * Undeclared (as it is here), `memo` is an {@linkcode AnyMemo}: any key, of type `unknown`.
  *
  * @example
  * ```ts
@@ -31,13 +33,40 @@ export type { DiffItem };
  * }
  * kopf.on.create("kopfexamples", function greet({ memo, name }) {
  *   memo.greeted ??= new Set();
- *   memo.greeted.add(name!);
+ *   memo.greeted.add(name);
  * });
  * ```
  */
-export interface Memo {
+// Empty on purpose: operators declare their fields here; an index signature would let typos pass.
+// deno-lint-ignore no-empty-interface
+export interface Memo {}
+
+/**
+ * A memo with any keys, each of type `unknown`: what `memo` is in handlers while {@linkcode Memo}
+ * declares nothing. An operator that declares some fields and wants any others too can declare
+ * `interface Memo extends kopf.AnyMemo { … }`.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "@kopf/kopf";
+ * function visits(memo: kopf.AnyMemo): number {
+ *   memo.visits = (typeof memo.visits === "number" ? memo.visits : 0) + 1;
+ *   return memo.visits as number;
+ * }
+ * kopf.on.event("kopfexamples", ({ memo }) => visits(memo));
+ * ```
+ */
+export interface AnyMemo {
   /** Whatever handlers keep there. */
   [key: string]: unknown;
+}
+
+/** The type of `memo` in contexts: the declared {@linkcode Memo} if it has fields, else {@linkcode AnyMemo}. */
+export type ContextMemo = [keyof Memo] extends [never] ? AnyMemo : Memo;
+
+/** The memo as contexts type it: the same object; only its type depends on what {@linkcode Memo} declares. */
+export function contextMemo(memo: Memo): ContextMemo {
+  return memo as ContextMemo;
 }
 
 /**
@@ -64,12 +93,12 @@ export type StatusOf<T> = string extends keyof T ? Readonly<Record<string, unkno
 export type EssenceOf<T> = string extends keyof T ? unknown : Readonly<Omit<T, "status">> | null;
 
 /**
- * What every resource handler receives. `T` is the object type: the model of a built-in resource
- * selected by its plural (`"configmaps"` → `V1ConfigMap`), the type argument of the registration
- * (`kopf.on.create<KopfExample>(…)`), or any object.
+ * What every handler of an object receives, admission handlers included: there the object may be
+ * one not stored yet, without a uid (and without a name, when made from `generateName`).
+ * `T` is the object type, as for {@linkcode ResourceContext}.
  */
-export interface ResourceContext<T = KubernetesObject> {
-  /** The object as the event delivered it (read-only). */
+export interface ObjectContext<T = KubernetesObject> {
+  /** The object (read-only). */
   readonly body: Readonly<T>;
   /** `body.spec` (an empty object when absent). */
   readonly spec: SpecOf<T>;
@@ -92,7 +121,7 @@ export interface ResourceContext<T = KubernetesObject> {
   /** A logger whose lines name the object. */
   readonly logger: HandlerLogger;
   /** Per-object memory. */
-  readonly memo: Memo;
+  readonly memo: ContextMemo;
   /** The discovered resource the object belongs to. */
   readonly resource: Resource;
   /** The handler's `param` option. */
@@ -103,16 +132,40 @@ export interface ResourceContext<T = KubernetesObject> {
   readonly api: KubeApi;
 }
 
+/**
+ * What every resource handler receives: the object as the API server stores it, so its `name` and
+ * `uid` are strings. `T` is the object type: the model of a built-in resource selected by its
+ * plural (`"configmaps"` → `V1ConfigMap`), the type argument of the registration
+ * (`kopf.on.create<KopfExample>(…)`), or any object. `N` is the type of `namespace`: `string` for
+ * namespaced built-in resources, `undefined` for cluster-scoped ones (`"nodes"`), either for
+ * custom resources (their scope is in their CRD, which the types do not see).
+ */
+export interface ResourceContext<T = KubernetesObject, N extends string | undefined = string | undefined>
+  extends ObjectContext<T> {
+  /** The object as the event delivered it (read-only). */
+  readonly body: Readonly<Stored<T>>;
+  /** `body.metadata`. */
+  readonly meta: Readonly<ObjectMeta & StoredMetadata>;
+  /** `metadata.uid`. */
+  readonly uid: string;
+  /** `metadata.name`. */
+  readonly name: string;
+  /** `metadata.namespace`; `undefined` for cluster-scoped objects. */
+  readonly namespace: N;
+}
+
 /** What event handlers (`on.event`) receive. */
-export interface EventContext<T = KubernetesObject> extends ResourceContext<T> {
+export interface EventContext<T = KubernetesObject, N extends string | undefined = string | undefined>
+  extends ResourceContext<T, N> {
   /** The raw watch event: `{ type, object }`. */
-  readonly event: { readonly type: string | null; readonly object: Readonly<T> };
+  readonly event: { readonly type: string | null; readonly object: Readonly<Stored<T>> };
   /** The event type: `ADDED`, `MODIFIED`, `DELETED`, or `null` for objects found by the initial listing. */
   readonly type: string | null;
 }
 
 /** What daemons and timers receive. */
-export interface BackgroundContext<T = KubernetesObject> extends ResourceContext<T> {
+export interface BackgroundContext<T = KubernetesObject, N extends string | undefined = string | undefined>
+  extends ResourceContext<T, N> {
   /**
    * Aborted when the daemon or timer must stop (the object is deleted or stops matching, the
    * operator stops); `stopped.reason` is a {@linkcode StopReason}. Pass it to `kopf.sleep()`.
@@ -133,22 +186,36 @@ export interface BackgroundContext<T = KubernetesObject> extends ResourceContext
 }
 
 /** What daemons (`kopf.daemon`) receive. */
-export type DaemonContext<T = KubernetesObject> = BackgroundContext<T>;
+export type DaemonContext<T = KubernetesObject, N extends string | undefined = string | undefined> = BackgroundContext<
+  T,
+  N
+>;
 
 /** What timers (`kopf.timer`) receive. */
-export type TimerContext<T = KubernetesObject> = BackgroundContext<T>;
+export type TimerContext<T = KubernetesObject, N extends string | undefined = string | undefined> = BackgroundContext<
+  T,
+  N
+>;
 
 /** What index handlers (`kopf.index`) receive. */
-export type IndexContext<T = KubernetesObject> = ResourceContext<T>;
+export type IndexContext<T = KubernetesObject, N extends string | undefined = string | undefined> = ResourceContext<
+  T,
+  N
+>;
 
-/** Builds the part of the context that every resource handler gets. */
+/**
+ * Builds the part of the context that every resource handler gets. The body is one that the API
+ * server gave (listed or watched), so it has a name, a uid and the rest of {@linkcode StoredMetadata};
+ * admission reviews, whose objects may lack them, override `name` and `uid` with what there is.
+ */
 export function resourceContext(
   body: KubernetesObject,
   extra: { patch: Patch; logger: HandlerLogger; memo: Memo; resource: Resource; param: unknown; indices: Indices },
 ): ResourceContext {
-  const meta = body.metadata;
+  const stored = body as Stored<KubernetesObject>;
+  const meta = stored.metadata;
   return {
-    body,
+    body: stored,
     spec: (body.spec ?? {}) as Record<string, unknown>,
     meta,
     status: (body.status ?? {}) as Record<string, unknown>,
@@ -159,5 +226,6 @@ export function resourceContext(
     annotations: meta.annotations ?? {},
     api: currentApi(),
     ...extra,
+    memo: contextMemo(extra.memo),
   };
 }

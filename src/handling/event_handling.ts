@@ -11,7 +11,7 @@ import type { Indices } from "../model/index_store.ts";
 import type { Patch } from "../model/patch.ts";
 import type { Resource } from "../model/resource.ts";
 import type { ObjectLogger } from "../logging/object_logger.ts";
-import { type Memo, resourceContext } from "./context.ts";
+import { type EventContext, type Memo, resourceContext } from "./context.ts";
 import { runWithObject } from "./current_object.ts";
 import { storeResult } from "./execution.ts";
 import type { EventHandler } from "./handlers.ts";
@@ -31,11 +31,8 @@ export async function runEventHandlers(
   extra: { patch: Patch; logger: ObjectLogger; memo: Memo; resource: Resource; indices: Indices },
 ): Promise<void> {
   for (const handler of handlers) {
-    const context = {
-      ...resourceContext(event.object, { ...extra, param: handler.options.param }),
-      event,
-      type: event.type,
-    };
+    const base = resourceContext(event.object, { ...extra, param: handler.options.param });
+    const context: EventContext = { ...base, event: { type: event.type, object: base.body }, type: event.type };
     try {
       const result = await runWithObject(event.object, () => handler.fn(context));
       if (result !== undefined && result !== null && event.type !== "DELETED") {

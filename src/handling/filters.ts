@@ -11,7 +11,7 @@
 
 import type { KubernetesObject } from "../model/body.ts";
 import { deepEqual, type Diff, parseField, resolveField } from "../model/diff.ts";
-import type { EventContext, ResourceContext } from "./context.ts";
+import type { ObjectContext } from "./context.ts";
 
 /**
  * A filter value that matches when the label, annotation or field exists, whatever its value
@@ -42,7 +42,7 @@ export type PresenceMarker = typeof PRESENT | typeof ABSENT;
  * `runtime` (as in Kopf). Change handlers add `reason`, `old`, `new`, `diff` — always of the whole
  * object here, even for handlers with a `field`; `on.event` handlers add `event` and `type`.
  */
-export interface FilterContext extends Omit<ResourceContext, "param"> {
+export interface FilterContext extends Omit<ObjectContext, "param"> {
   /** Why a change handler runs (`"create"`, `"update"`, `"delete"`, `"resume"`). */
   readonly reason?: string;
   /** The essence before the change (change handlers); `null` on creation. */
@@ -52,7 +52,7 @@ export interface FilterContext extends Omit<ResourceContext, "param"> {
   /** The diff of the whole essence (change handlers). */
   readonly diff?: Diff;
   /** The raw watch event (`on.event` handlers). */
-  readonly event?: EventContext["event"];
+  readonly event?: { readonly type: string | null; readonly object: Readonly<KubernetesObject> };
   /** The watch event type (`on.event` handlers); `null` for listed objects. */
   readonly type?: string | null;
 }

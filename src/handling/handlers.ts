@@ -53,16 +53,48 @@ export interface ResumeHandlerOptions extends ChangeHandlerOptions {
   deleted?: boolean;
 }
 
-/** The value a handler returns; JSON, stored at `status[id]`. */
-export type HandlerResult = unknown;
+/**
+ * The value a handler returns, stored at `status[id]`: JSON — a string, number, boolean, `null`, an
+ * array or a plain object — or nothing (`undefined`, `void`). A `Date`, a function, a `Map`, a `Set`,
+ * a bigint (or a promise of one) returned is a `deno check` error: JSON would store something else
+ * (a string, nothing, `{}`) or fail. The check is of the value itself and of the items of arrays;
+ * the fields of a returned object are not checked (they may be of type `unknown`): a `Date` there
+ * is stored as its ISO string.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "@kopf/kopf";
+ * kopf.on.create("kopfexamples", () => ({ phase: "Ready", at: new Date().toISOString(), sizes: [1, 2] }));
+ * ```
+ */
+export type HandlerResult =
+  | string
+  | number
+  | boolean
+  | null
+  | undefined
+  | void
+  | readonly HandlerResult[]
+  | { readonly [key: string]: HandlerResult }
+  | (object & {
+    readonly [Symbol.toPrimitive]?: never;
+    readonly [Symbol.hasInstance]?: never;
+    readonly [Symbol.iterator]?: never;
+    readonly [Symbol.toStringTag]?: never;
+  });
 
-/** A function called for a change of an object; `T` is the object type, `V` that of `old` and `new`. */
-export type ChangeFn<T = KubernetesObject, V = EssenceOf<T>> = (
-  context: ChangeContext<T, V>,
+/**
+ * A function called for a change of an object; `T` is the object type, `V` that of `old` and
+ * `new`, `N` that of `namespace`.
+ */
+export type ChangeFn<T = KubernetesObject, V = EssenceOf<T>, N extends string | undefined = string | undefined> = (
+  context: ChangeContext<T, V, N>,
 ) => HandlerResult | Promise<HandlerResult>;
 
 /** A function called for every watch event of an object. */
-export type EventFn<T = KubernetesObject> = (context: EventContext<T>) => HandlerResult | Promise<HandlerResult>;
+export type EventFn<T = KubernetesObject, N extends string | undefined = string | undefined> = (
+  context: EventContext<T, N>,
+) => HandlerResult | Promise<HandlerResult>;
 
 /** Any handler function, whatever object type it is declared for: what registration accepts and returns. */
 export type AnyHandlerFn = (context: never) => unknown;
@@ -142,16 +174,22 @@ export interface IndexHandlerOptions extends ResourceHandlerOptions, RetryOption
 }
 
 /** A function run for each object as long as it exists: it returns (or throws) when done. */
-export type DaemonFn<T = KubernetesObject> = (context: DaemonContext<T>) => HandlerResult | Promise<HandlerResult>;
+export type DaemonFn<T = KubernetesObject, N extends string | undefined = string | undefined> = (
+  context: DaemonContext<T, N>,
+) => HandlerResult | Promise<HandlerResult>;
 
 /** A function called for each object every so often. */
-export type TimerFn<T = KubernetesObject> = (context: TimerContext<T>) => HandlerResult | Promise<HandlerResult>;
+export type TimerFn<T = KubernetesObject, N extends string | undefined = string | undefined> = (
+  context: TimerContext<T, N>,
+) => HandlerResult | Promise<HandlerResult>;
 
 /**
  * A function called for every event of an object; what it returns goes into the index: a plain
  * object's entries under their keys, any other value (but `null`/`undefined`) under the key `null`.
  */
-export type IndexFn<T = KubernetesObject> = (context: IndexContext<T>) => unknown;
+export type IndexFn<T = KubernetesObject, N extends string | undefined = string | undefined> = (
+  context: IndexContext<T, N>,
+) => unknown;
 
 /** A registered daemon. */
 export interface DaemonHandler {
@@ -211,7 +249,11 @@ export type ResourceHandler = ChangeHandler | EventHandler | DaemonHandler | Tim
  * What change handlers (`on.create`, `on.update`, `on.delete`, `on.resume`, `on.field`) receive;
  * `V` is the type of `old` and `new` (the field's value for handlers with a `field`).
  */
-export interface ChangeContext<T = KubernetesObject, V = EssenceOf<T>> extends ResourceContext<T> {
+export interface ChangeContext<
+  T = KubernetesObject,
+  V = EssenceOf<T>,
+  N extends string | undefined = string | undefined,
+> extends ResourceContext<T, N> {
   /** Why the handler runs. */
   readonly reason: Reason;
   /** How many times it ran before for this change (0 on the first attempt). */

@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { HandledObject } from "../model/builtin_types.ts";
+import type { HandledObject, NamespaceOf } from "../model/builtin_types.ts";
 import type { SelectorInput } from "../model/selector.ts";
 import type { AnyHandlerFn, IndexFn, IndexHandlerOptions } from "./handlers.ts";
 import { parseRegistration } from "./registration_arguments.ts";
@@ -38,7 +38,7 @@ export interface IndexOptions extends IndexHandlerOptions {
  * ```ts
  * import * as kopf from "@kopf/kopf";
  * kopf.index("pods", function byNamespace({ namespace, name }) {
- *   return { [namespace!]: name };
+ *   return { [namespace]: name };
  * });
  * kopf.index("pods", { labels: { app: kopf.PRESENT } }, function byApp({ labels, namespace, name }) {
  *   return new Map([[[namespace, labels.app], name]]); // tuple keys
@@ -50,14 +50,14 @@ export interface IndexOptions extends IndexHandlerOptions {
  */
 export function index<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
-  fn: IndexFn<HandledObject<T, R>>,
-): IndexFn<HandledObject<T, R>>;
+  fn: IndexFn<HandledObject<T, R>, NamespaceOf<R>>,
+): IndexFn<HandledObject<T, R>, NamespaceOf<R>>;
 /** Registers an indexer with options: filters, `id`, `param`, `errors`, `timeout`, `retries`, `backoff`, `registry`. */
 export function index<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: IndexOptions,
-  fn: IndexFn<HandledObject<T, R>>,
-): IndexFn<HandledObject<T, R>>;
+  fn: IndexFn<HandledObject<T, R>, NamespaceOf<R>>,
+): IndexFn<HandledObject<T, R>, NamespaceOf<R>>;
 export function index(
   resource: SelectorInput,
   optionsOrFn: IndexOptions | AnyHandlerFn,

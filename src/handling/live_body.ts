@@ -5,36 +5,39 @@
  * @module
  */
 
-import type { KubernetesObject, ObjectMeta } from "../model/body.ts";
+import type { KubernetesObject, ObjectMeta, Stored, StoredMetadata } from "../model/body.ts";
 
 /** The views of an object that daemons' and timers' contexts carry. */
 export interface LiveViews {
-  readonly body: Readonly<KubernetesObject>;
+  readonly body: Readonly<Stored<KubernetesObject>>;
   readonly spec: Readonly<Record<string, unknown>>;
-  readonly meta: Readonly<ObjectMeta>;
+  readonly meta: Readonly<ObjectMeta & StoredMetadata>;
   readonly status: Readonly<Record<string, unknown>>;
   readonly labels: Readonly<Record<string, string>>;
   readonly annotations: Readonly<Record<string, string>>;
 }
 
-/** Holds the latest state of one object and gives read-only views that always show it. */
+/**
+ * Holds the latest state of one object and gives read-only views that always show it. The states
+ * are the API server's (listed or watched), so they have a name, a uid and the rest of {@linkcode StoredMetadata}.
+ */
 export class LiveBody {
-  #current: KubernetesObject;
+  #current: Stored<KubernetesObject>;
   #views?: LiveViews;
 
   /** Starts with the object as first seen. */
   constructor(body: KubernetesObject) {
-    this.#current = body;
+    this.#current = body as Stored<KubernetesObject>;
   }
 
   /** The latest state. */
-  get current(): KubernetesObject {
+  get current(): Stored<KubernetesObject> {
     return this.#current;
   }
 
   /** Takes a newer state of the object; every view shows it from now on. */
   replace(body: KubernetesObject): void {
-    this.#current = body;
+    this.#current = body as Stored<KubernetesObject>;
   }
 
   /**
@@ -58,7 +61,7 @@ export class LiveBody {
    * since long ago still shows fresh values; writing to it throws.
    */
   view<T extends object>(
-    part: (body: KubernetesObject) => T | undefined = (body) => body as unknown as T,
+    part: (body: Stored<KubernetesObject>) => T | undefined = (body) => body as unknown as T,
   ): Readonly<T> {
     const source = (): object => part(this.#current) ?? {};
     return new Proxy({} as T, {

@@ -10,7 +10,8 @@ import type { SelectorInput } from "../model/selector.ts";
 import type { Activity, ActivityFn, ActivityHandlerOptions } from "./activities.ts";
 import type { LoginFn } from "./login.ts";
 import type { Reason } from "./causes.ts";
-import type { HandledObject } from "../model/builtin_types.ts";
+import type { JsonValue } from "../model/body.ts";
+import type { HandledObject, NamespaceOf } from "../model/builtin_types.ts";
 import type {
   AnyHandlerFn,
   ChangeFn,
@@ -20,6 +21,7 @@ import type {
   ResourceHandlerOptions,
   ResumeHandlerOptions,
 } from "./handlers.ts";
+import type { EssenceOf } from "./context.ts";
 import type { Registry } from "./registry.ts";
 import { parseRegistration } from "./registration_arguments.ts";
 
@@ -85,20 +87,20 @@ function registerChange(
  */
 export function create<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
-  fn: ChangeFn<HandledObject<T, R>>,
-): ChangeFn<HandledObject<T, R>>;
-/** With a `field`: `old`, `new` and `diff` are those of the field's value. */
+  fn: ChangeFn<HandledObject<T, R>, EssenceOf<HandledObject<T, R>>, NamespaceOf<R>>,
+): ChangeFn<HandledObject<T, R>, EssenceOf<HandledObject<T, R>>, NamespaceOf<R>>;
+/** With a `field`: `old`, `new` and `diff` are those of the field's value (`null` where absent). */
 export function create<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: CreateOptions & { field: string | string[] },
-  fn: ChangeFn<HandledObject<T, R>, unknown>,
-): ChangeFn<HandledObject<T, R>, unknown>;
+  fn: ChangeFn<HandledObject<T, R>, JsonValue, NamespaceOf<R>>,
+): ChangeFn<HandledObject<T, R>, JsonValue, NamespaceOf<R>>;
 /** With options: the handler id, filters, retries, the registry, …. */
 export function create<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: CreateOptions,
-  fn: ChangeFn<HandledObject<T, R>>,
-): ChangeFn<HandledObject<T, R>>;
+  fn: ChangeFn<HandledObject<T, R>, EssenceOf<HandledObject<T, R>>, NamespaceOf<R>>,
+): ChangeFn<HandledObject<T, R>, EssenceOf<HandledObject<T, R>>, NamespaceOf<R>>;
 export function create(
   resource: SelectorInput,
   optionsOrFn: CreateOptions | AnyHandlerFn,
@@ -121,20 +123,20 @@ export function create(
  */
 export function update<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
-  fn: ChangeFn<HandledObject<T, R>>,
-): ChangeFn<HandledObject<T, R>>;
-/** With a `field`: `old`, `new` and `diff` are those of the field's value. */
+  fn: ChangeFn<HandledObject<T, R>, EssenceOf<HandledObject<T, R>>, NamespaceOf<R>>,
+): ChangeFn<HandledObject<T, R>, EssenceOf<HandledObject<T, R>>, NamespaceOf<R>>;
+/** With a `field`: `old`, `new` and `diff` are those of the field's value (`null` where absent). */
 export function update<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: UpdateOptions & { field: string | string[] },
-  fn: ChangeFn<HandledObject<T, R>, unknown>,
-): ChangeFn<HandledObject<T, R>, unknown>;
+  fn: ChangeFn<HandledObject<T, R>, JsonValue, NamespaceOf<R>>,
+): ChangeFn<HandledObject<T, R>, JsonValue, NamespaceOf<R>>;
 /** With options: the handler id, filters, retries, the registry, …. */
 export function update<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: UpdateOptions,
-  fn: ChangeFn<HandledObject<T, R>>,
-): ChangeFn<HandledObject<T, R>>;
+  fn: ChangeFn<HandledObject<T, R>, EssenceOf<HandledObject<T, R>>, NamespaceOf<R>>,
+): ChangeFn<HandledObject<T, R>, EssenceOf<HandledObject<T, R>>, NamespaceOf<R>>;
 export function update(
   resource: SelectorInput,
   optionsOrFn: UpdateOptions | AnyHandlerFn,
@@ -157,20 +159,20 @@ export function update(
  */
 export function del<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
-  fn: ChangeFn<HandledObject<T, R>>,
-): ChangeFn<HandledObject<T, R>>;
-/** With a `field`: `old`, `new` and `diff` are those of the field's value. */
+  fn: ChangeFn<HandledObject<T, R>, EssenceOf<HandledObject<T, R>>, NamespaceOf<R>>,
+): ChangeFn<HandledObject<T, R>, EssenceOf<HandledObject<T, R>>, NamespaceOf<R>>;
+/** With a `field`: `old`, `new` and `diff` are those of the field's value (`null` where absent). */
 export function del<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: DeleteOptions & { field: string | string[] },
-  fn: ChangeFn<HandledObject<T, R>, unknown>,
-): ChangeFn<HandledObject<T, R>, unknown>;
+  fn: ChangeFn<HandledObject<T, R>, JsonValue, NamespaceOf<R>>,
+): ChangeFn<HandledObject<T, R>, JsonValue, NamespaceOf<R>>;
 /** With options: the handler id, filters, retries, the registry, …. */
 export function del<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: DeleteOptions,
-  fn: ChangeFn<HandledObject<T, R>>,
-): ChangeFn<HandledObject<T, R>>;
+  fn: ChangeFn<HandledObject<T, R>, EssenceOf<HandledObject<T, R>>, NamespaceOf<R>>,
+): ChangeFn<HandledObject<T, R>, EssenceOf<HandledObject<T, R>>, NamespaceOf<R>>;
 export function del(
   resource: SelectorInput,
   optionsOrFn: DeleteOptions | AnyHandlerFn,
@@ -194,20 +196,20 @@ export function del(
  */
 export function resume<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
-  fn: ChangeFn<HandledObject<T, R>>,
-): ChangeFn<HandledObject<T, R>>;
-/** With a `field`: `old`, `new` and `diff` are those of the field's value. */
+  fn: ChangeFn<HandledObject<T, R>, EssenceOf<HandledObject<T, R>>, NamespaceOf<R>>,
+): ChangeFn<HandledObject<T, R>, EssenceOf<HandledObject<T, R>>, NamespaceOf<R>>;
+/** With a `field`: `old`, `new` and `diff` are those of the field's value (`null` where absent). */
 export function resume<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: ResumeOptions & { field: string | string[] },
-  fn: ChangeFn<HandledObject<T, R>, unknown>,
-): ChangeFn<HandledObject<T, R>, unknown>;
+  fn: ChangeFn<HandledObject<T, R>, JsonValue, NamespaceOf<R>>,
+): ChangeFn<HandledObject<T, R>, JsonValue, NamespaceOf<R>>;
 /** With options: the handler id, filters, retries, the registry, …. */
 export function resume<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: ResumeOptions,
-  fn: ChangeFn<HandledObject<T, R>>,
-): ChangeFn<HandledObject<T, R>>;
+  fn: ChangeFn<HandledObject<T, R>, EssenceOf<HandledObject<T, R>>, NamespaceOf<R>>,
+): ChangeFn<HandledObject<T, R>, EssenceOf<HandledObject<T, R>>, NamespaceOf<R>>;
 export function resume(
   resource: SelectorInput,
   optionsOrFn: ResumeOptions | AnyHandlerFn,
@@ -232,9 +234,9 @@ export function resume(
 export function field<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: FieldOptions,
-  fn: ChangeFn<HandledObject<T, R>, unknown>,
-): ChangeFn<HandledObject<T, R>, unknown> {
-  return registerChange("field", [resource, options, fn]) as ChangeFn<HandledObject<T, R>, unknown>;
+  fn: ChangeFn<HandledObject<T, R>, JsonValue, NamespaceOf<R>>,
+): ChangeFn<HandledObject<T, R>, JsonValue, NamespaceOf<R>> {
+  return registerChange("field", [resource, options, fn]) as ChangeFn<HandledObject<T, R>, JsonValue, NamespaceOf<R>>;
 }
 
 /**
@@ -252,14 +254,14 @@ export function field<T = never, R extends SelectorInput = SelectorInput>(
  */
 export function event<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
-  fn: EventFn<HandledObject<T, R>>,
-): EventFn<HandledObject<T, R>>;
+  fn: EventFn<HandledObject<T, R>, NamespaceOf<R>>,
+): EventFn<HandledObject<T, R>, NamespaceOf<R>>;
 /** With options: the handler id, filters, retries, the registry, …. */
 export function event<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: EventOptions,
-  fn: EventFn<HandledObject<T, R>>,
-): EventFn<HandledObject<T, R>>;
+  fn: EventFn<HandledObject<T, R>, NamespaceOf<R>>,
+): EventFn<HandledObject<T, R>, NamespaceOf<R>>;
 export function event(
   resource: SelectorInput,
   optionsOrFn: EventOptions | AnyHandlerFn,

@@ -112,7 +112,7 @@ export interface AdoptOptions {
  * kopf.on.create("kopfexamples", async function createFn({ api }) {
  *   const child = kopf.adopt<V1ConfigMap>({ apiVersion: "v1", kind: "ConfigMap", data: { key: "value" } });
  *   const created = await api.create(child); // the owner defaults to the object being handled
- *   return { child: created.metadata?.name };
+ *   return { child: created.metadata.name };
  * });
  * ```
  *
@@ -123,8 +123,9 @@ export interface AdoptOptions {
 export function adopt<T extends ChildObjects>(objs: T, owner?: ReferencedObject, options: AdoptOptions = {}): T {
   const realOwner = guessOwner(owner, "adopt");
   const meta = realOwner.metadata ?? {};
+  const name = requireName(meta.name);
   appendOwnerReference(objs, realOwner);
-  harmonizeNaming(objs, requireName(meta.name), { forced: options.forced, strict: options.strict });
+  harmonizeNaming(objs, name, { forced: options.forced, strict: options.strict });
   adjustNamespace(objs, meta.namespace ?? null, { forced: options.forced });
   label(objs, meta.labels ?? {}, { forced: options.forced, nested: options.nested });
   return objs;
@@ -137,7 +138,8 @@ export function adopt<T extends ChildObjects>(objs: T, owner?: ReferencedObject,
  * @param objs One object or a (nested) array of objects; modified in place.
  * @param owner The owner; by default, the object whose handler is running.
  * @param options `controller` and `blockOwnerDeletion` of the reference (both `true` by default).
- * @throws Error when called outside of a handler without an owner, or the owner has no uid.
+ * @throws Error when called outside of a handler without an owner, or the owner has no uid (or no
+ *   apiVersion, kind or name).
  */
 export function appendOwnerReference<T extends ChildObjects>(
   objs: T,

@@ -204,6 +204,17 @@ Deno.test("a cluster-scoped owner leaves children without a namespace", () => {
   assert.deepEqual(child.metadata?.labels, {});
 });
 
+Deno.test("buildOwnerReference refuses an owner without apiVersion, kind, name or uid, naming what is missing", () => {
+  assert.throws(
+    () => buildOwnerReference({ kind: "KopfExample", metadata: { uid: "u1" } }),
+    (error: unknown) =>
+      error instanceof TypeError &&
+      /An owner reference needs the owner's apiVersion, metadata\.name: pass the owner as the API returned it/
+        .test(error.message),
+  );
+  assert.throws(() => buildOwnerReference({}), /apiVersion, kind, metadata\.name, metadata\.uid/);
+});
+
 Deno.test("buildOwnerReference equals the appended entry; buildObjectReference omits absent fields (24.7)", () => {
   const child: ChildObject = {};
   appendOwnerReference(child, owner());

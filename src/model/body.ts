@@ -40,6 +40,38 @@ export interface ObjectMeta {
   [key: string]: JsonValue | undefined;
 }
 
+/**
+ * The metadata that the API server sets on every object it stores: what an object read from it
+ * (a handler's `body`, the answers of `api.get/list/create/patch/apply/replace`) always has.
+ */
+export type StoredMetadata = {
+  /** The name (the API server makes one from `generateName` when it is absent on creation). */
+  name: string;
+  /** The identity the API server gave the object. */
+  uid: string;
+  /** The version of this state of the object. Absent from the answers of dry runs that create. */
+  resourceVersion: string;
+  /** When the object was created (RFC 3339). */
+  creationTimestamp: string;
+};
+
+/**
+ * An object as the API server returns it: `T` with `metadata` and the {@linkcode StoredMetadata}
+ * fields `K` (all of them by default) present, so `created.metadata.name` is a `string`.
+ *
+ * @example
+ * ```ts
+ * import type { Stored } from "@kopf/kopf/advanced";
+ * import type { V1ConfigMap } from "@kopf/kopf/types";
+ * function nameOf(cm: Stored<V1ConfigMap>): string {
+ *   return cm.metadata.name;
+ * }
+ * ```
+ */
+export type Stored<T, K extends keyof StoredMetadata = keyof StoredMetadata> = T & {
+  metadata: Pick<StoredMetadata, K>;
+};
+
 /** Any Kubernetes object: `apiVersion`, `kind`, `metadata`, and whatever else it carries. */
 export interface KubernetesObject {
   /** The group and version, e.g. `v1` or `kopf.dev/v1`. */

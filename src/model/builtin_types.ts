@@ -5,7 +5,7 @@
  * @module
  */
 
-import type * as k8s from "@kubernetes/client-node/dist/gen/models/all.js";
+import type * as k8s from "./k8s_models.ts";
 import type { KubernetesObject } from "./body.ts";
 import type { SelectorInput } from "./selector.ts";
 
@@ -112,3 +112,34 @@ export type ObjectOf<R extends SelectorInput> = R extends keyof BuiltinTypes ? B
  * `never` is the marker of "not given" (a type argument cannot be `never` in practice).
  */
 export type HandledObject<T, R extends SelectorInput> = [T] extends [never] ? ObjectOf<R> : T;
+
+/** The plurals of {@linkcode BuiltinTypes} whose objects live outside namespaces. */
+export type ClusterScopedPlural =
+  | "namespaces"
+  | "nodes"
+  | "persistentvolumes"
+  | "clusterrolebindings"
+  | "clusterroles"
+  | "customresourcedefinitions"
+  | "storageclasses"
+  | "priorityclasses"
+  | "ingressclasses"
+  | "mutatingwebhookconfigurations"
+  | "validatingwebhookconfigurations";
+
+/**
+ * The type of `namespace` in the handlers of a resource: `undefined` for cluster-scoped built-in
+ * resources, `string` for the other built-in ones, either for anything else (a custom resource's
+ * scope is in its CRD, which the types do not see).
+ *
+ * @example
+ * ```ts
+ * import type { NamespaceOf } from "@kopf/kopf/advanced";
+ * const nodes: NamespaceOf<"nodes"> = undefined;
+ * const pods: NamespaceOf<"pods"> = "default";
+ * const custom: NamespaceOf<"kopfexamples"> = Math.random() > 0.5 ? "default" : undefined;
+ * ```
+ */
+export type NamespaceOf<R extends SelectorInput> = R extends ClusterScopedPlural ? undefined
+  : R extends keyof BuiltinTypes ? string
+  : string | undefined;

@@ -28,7 +28,7 @@ export type IndexKey = unknown;
  *   }
  * }
  * kopf.index("pods", function podPhases({ name, status }) {
- *   return { [name!]: String(status.phase) };
+ *   return { [name]: String(status.phase) };
  * });
  * kopf.on.probe(function runningPods({ indices }) {
  *   return [...indices.podPhases].filter(([, phases]) => [...phases].includes("Running")).length;
@@ -78,11 +78,11 @@ export interface Store<V = unknown> extends Iterable<V> {
  * ```ts
  * import * as kopf from "@kopf/kopf";
  * kopf.index("pods", function byNamespace({ namespace, name }) {
- *   return { [namespace!]: name };
+ *   return { [namespace]: name };
  * });
  * kopf.on.create("kopfexamples", ({ indices, namespace }) => {
  *   const names = indices.byNamespace as kopf.Index<string, string>;
- *   return { neighbours: [...names.get(namespace!, [])] };
+ *   return { neighbours: [...names.get(namespace, [])] };
  * });
  * ```
  */

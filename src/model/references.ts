@@ -29,14 +29,23 @@ export type ObjectReference = {
   namespace?: string;
 };
 
-/** An entry of `metadata.ownerReferences`; fields absent from the owner are left out. */
+/**
+ * An entry of `metadata.ownerReferences`: the owner's `apiVersion`, `kind`, `name` and `uid` (all
+ * required by the API server), and the flags. Assignable to client-node's `V1OwnerReference`.
+ */
 export type OwnerReference = {
+  /** Whether the owner is the managing controller. */
   controller?: boolean;
+  /** Whether deleting the owner in the foreground waits for this child. */
   blockOwnerDeletion?: boolean;
-  apiVersion?: string;
-  kind?: string;
-  name?: string;
-  uid?: string;
+  /** The owner's `apiVersion`. */
+  apiVersion: string;
+  /** The owner's `kind`. */
+  kind: string;
+  /** The owner's name. */
+  name: string;
+  /** The owner's uid. */
+  uid: string;
 };
 
 /** Options of {@linkcode buildOwnerReference}. */
@@ -72,6 +81,7 @@ export function buildObjectReference(body: ReferencedObject): ObjectReference {
 /**
  * The owner reference that makes an object a child of `body`: `controller` and
  * `blockOwnerDeletion` (both `true` unless told otherwise), `apiVersion`, `kind`, `name`, `uid`.
+ * The result is assignable to client-node's `V1OwnerReference`.
  *
  * @example
  * ```ts
@@ -80,17 +90,26 @@ export function buildObjectReference(body: ReferencedObject): ObjectReference {
  * const ref = buildOwnerReference(owner);
  * console.assert(ref.controller === true && ref.blockOwnerDeletion === true && ref.uid === "u1");
  * ```
+ *
+ * @throws TypeError when the body lacks any of `apiVersion`, `kind`, `metadata.name`, `metadata.uid`
+ *   (an object that is not yet created has no uid: create it first, and use what the API returned).
  */
 export function buildOwnerReference(body: ReferencedObject, options: OwnerReferenceOptions = {}): OwnerReference {
   const meta = body.metadata ?? {};
-  const ref: OwnerReference = {};
+  const { apiVersion, kind } = body;
+  const { name, uid } = meta;
+  if (!apiVersion || !kind || !name || !uid) {
+    const missing = Object.entries({ apiVersion, kind, "metadata.name": name, "metadata.uid": uid })
+      .filter(([, value]) => !value).map(([field]) => field);
+    throw new TypeError(
+      `An owner reference needs the owner's ${missing.join(", ")}: pass the owner as the API returned it ` +
+        `(e.g. the handler's body, or the result of api.create()).`,
+    );
+  }
+  const flags: Pick<OwnerReference, "controller" | "blockOwnerDeletion"> = {};
   const controller = options.controller === undefined ? true : options.controller;
   const blockOwnerDeletion = options.blockOwnerDeletion === undefined ? true : options.blockOwnerDeletion;
-  if (controller !== null) ref.controller = controller;
-  if (blockOwnerDeletion !== null) ref.blockOwnerDeletion = blockOwnerDeletion;
-  if (body.apiVersion !== undefined) ref.apiVersion = body.apiVersion;
-  if (body.kind !== undefined) ref.kind = body.kind;
-  if (meta.name !== undefined) ref.name = meta.name;
-  if (meta.uid !== undefined) ref.uid = meta.uid;
-  return ref;
+  if (controller !== null) flags.controller = controller;
+  if (blockOwnerDeletion !== null) flags.blockOwnerDeletion = blockOwnerDeletion;
+  return { ...flags, apiVersion, kind, name, uid };
 }
