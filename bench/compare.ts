@@ -1,12 +1,16 @@
 /**
- * Our operator side by side with Python Kopf and with a raw client, on one LocalCluster, in
- * interleaved rounds, printing one table of medians with the ratios ours/Kopf and ours/raw (and
- * the same for `lean`: ours with `settings.persistence.useLeanStorage()`).
+ * Our operator side by side with Python Kopf, raw clients and controller-runtime, on one
+ * LocalCluster, in interleaved rounds, printing one table of medians with the ratios of ours to
+ * each peer (and the same for `lean`: ours with `settings.persistence.useLeanStorage()`).
  *
  * The contestants do the same work: `bench/fixtures/compare_create.{ts,py}` (one create handler
  * returning a result, `status.done`) and `compare_lifecycle.{ts,py}` (create, update and delete
  * handlers); the raw client (`bench/fixtures/raw_operator.ts`) does with plain `fetch` only the
- * writes that work needs — the physical limit of handling an object here. Every process is
+ * writes that work needs — the physical limit of handling an object here — once as `raw` (one
+ * write per object, as the lean storage) and once as `raw2` (also the diff-base annotation, Kopf's
+ * protocol with the default storages); `cr` is a controller-runtime reconciler making the same
+ * writes as `raw` (`bench/fixtures/controller_runtime/`, built with Go into a cache folder by
+ * `bench/controller_runtime.ts` on first use). Every process is
  * started as production would start it (ours: `deno run` of the CLI with `--max-semi-space-size=2`,
  * no `deno task`), serving one fresh namespace, its output kept in the log folder.
  *
@@ -26,7 +30,7 @@
  * the API server's own Leases; a watch counts when it ends (so an open one is not counted yet).
  *
  * Usage: `deno run -A bench/compare.ts [--rounds 3] [--objects 500,5000] [--memory 1000,10000]
- * [--burst 500] [--lifecycle 100] [--idle 30] [--restart-at 1000] [--only ours,lean,kopf,raw]
+ * [--burst 500] [--lifecycle 100] [--idle 30] [--restart-at 1000] [--only ours,lean,kopf,raw,raw2,cr]
  * [--kopf-version 1.45.2] [--logs DIR] [--before DIR]`
  *
  * `--before DIR` adds the contestant `before` (name it in `--only`): the CLI of another checkout
@@ -44,6 +48,7 @@ import type { KubernetesObject } from "../src/model/body.ts";
 import { ensurePythonKopf } from "../tests/support/python_kopf.ts";
 import { apiserverMetrics, difference, type RequestTotals } from "./apiserver_metrics.ts";
 import { type ContestantName, contestants, type Mode, type Started } from "./compare_contestants.ts";
+import { ensureControllerRuntime } from "./controller_runtime.ts";
 import { prepareExamples } from "./example_namespace.ts";
 import { cpuSeconds, rss } from "./process_stats.ts";
 import { Results } from "./compare_results.ts";
@@ -58,7 +63,7 @@ const { values } = parseArgs({
     lifecycle: { type: "string", default: "100" },
     idle: { type: "string", default: "30" },
     "restart-at": { type: "string", default: "1000" },
-    only: { type: "string", default: "ours,lean,kopf,raw" },
+    only: { type: "string", default: "ours,lean,kopf,raw,raw2,cr" },
     "kopf-version": { type: "string", default: "1.45.2" },
     logs: { type: "string" },
     before: { type: "string" },
@@ -78,12 +83,12 @@ await Deno.mkdir(logs, { recursive: true });
 const PARALLEL_POSTS = 32;
 const SETTLE_MS = 10_000;
 
-await using cluster = await LocalCluster.start();
-const client = new ApiClient(await loadKubeconfig({ path: cluster.kubeconfig }));
-const caFile = join(logs, "ca.pem");
-await Deno.writeTextFile(caFile, cluster.caCert);
-
+const known: readonly ContestantName[] = ["ours", "lean", "kopf", "raw", "raw2", "cr", "before"];
 let names = values.only.split(",") as ContestantName[];
+const unknown = names.filter((name) => !known.includes(name));
+if (unknown.length) {
+  throw new Error(`Unknown contestants in --only: ${unknown.join(", ")}; known: ${known.join(", ")}.`);
+}
 if (names.includes("before") !== (values.before !== undefined)) {
   throw new Error("The `before` contestant and --before go together: --before DIR --only before,ours,… .");
 }
@@ -97,7 +102,24 @@ if (names.includes("kopf")) {
     python = installation.python;
   }
 }
-const all = contestants({ cluster, caFile, python, root: new URL("..", import.meta.url), before: values.before });
+const root = new URL("..", import.meta.url);
+let controllerRuntime: string | undefined;
+if (names.includes("cr")) {
+  const built = await ensureControllerRuntime(root);
+  if ("skipped" in built) {
+    console.error(`${built.skipped} Comparing without controller-runtime.`);
+    names = names.filter((name) => name !== "cr");
+  } else {
+    controllerRuntime = built.binary;
+  }
+}
+
+await using cluster = await LocalCluster.start();
+const client = new ApiClient(await loadKubeconfig({ path: cluster.kubeconfig }));
+const caFile = join(logs, "ca.pem");
+await Deno.writeTextFile(caFile, cluster.caCert);
+
+const all = contestants({ cluster, caFile, python, root, before: values.before, controllerRuntime });
 const chosen = names.map((name) => all[name]);
 const results = new Results(names);
 console.error(`Logs of every process: ${logs}`);

@@ -1,7 +1,8 @@
 /**
  * The processes bench/compare.ts compares, started the same way: our CLI (with the default
- * storages, and as `lean` with `settings.persistence.useLeanStorage()`), Python Kopf, and the raw
- * client, each serving one namespace with the fixture of a mode, output to a log file.
+ * storages, and as `lean` with `settings.persistence.useLeanStorage()`), Python Kopf, the raw
+ * client with one write per object (`raw`) and with Kopf's two (`raw2`), and a controller-runtime
+ * reconciler (`cr`), each serving one namespace with the fixture of a mode, output to a log file.
  *
  * @module
  */
@@ -11,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import type { LocalCluster } from "../testing.ts";
 
 /** Who is compared. */
-export type ContestantName = "ours" | "lean" | "kopf" | "raw" | "before";
+export type ContestantName = "ours" | "lean" | "kopf" | "raw" | "raw2" | "cr" | "before";
 
 /** What the process handles: one create handler, or create, update and delete handlers. */
 export type Mode = "create" | "lifecycle";
@@ -53,6 +54,8 @@ export interface Setup {
   readonly root: URL;
   /** A checkout of an earlier commit, whose CLI runs as `before` (default storages). */
   readonly before?: string;
+  /** The controller-runtime contestant's binary, if it is compared (bench/controller_runtime.ts). */
+  readonly controllerRuntime?: string;
 }
 
 /** The contestants by name. */
@@ -96,17 +99,29 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
         ], { ...kubeconfig, PYTHONDONTWRITEBYTECODE: "1" });
       },
     },
-    raw: {
-      name: "raw",
+    raw: raw("raw"),
+    raw2: raw("raw2", "--diffbase"),
+    cr: {
+      name: "cr",
+      start: (mode, namespace, log) => {
+        if (!setup.controllerRuntime) throw new Error("The controller-runtime contestant is not built.");
+        return spawn(log, root, setup.controllerRuntime, [mode, namespace], kubeconfig);
+      },
+    },
+  };
+
+  function raw(name: "raw" | "raw2", ...flags: string[]): Contestant {
+    return {
+      name,
       start: (mode, namespace, log) =>
-        spawn(log, root, Deno.execPath(), ["run", "-A", "bench/fixtures/raw_operator.ts", mode], {
+        spawn(log, root, Deno.execPath(), ["run", "-A", "bench/fixtures/raw_operator.ts", mode, ...flags], {
           RAW_SERVER: setup.cluster.server,
           RAW_TOKEN: setup.cluster.token,
           RAW_CA_FILE: setup.caFile,
           RAW_NAMESPACE: namespace,
         }),
-    },
-  };
+    };
+  }
 }
 
 function spawn(log: string, cwd: string, command: string, args: string[], env: Record<string, string>): Started {
