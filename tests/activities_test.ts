@@ -10,7 +10,8 @@
 import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
-import { createExample, freshNamespace, getExample, settle, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, getExample, settle, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { KopfProcess } from "./support/kopf_process.ts";
 import { runOperator } from "./support/operator.ts";
 import { TcpProxy } from "./support/tcp_proxy.ts";
@@ -34,7 +35,7 @@ Deno.test("kopf run: startup runs first and configures, objects see its memo, cl
   await createExample(client, namespace, "before");
   await using operator = await KopfProcess.start(namespace, ["tests/fixtures/activities/lifecycle.ts"]);
   await operator.waitForLine(/Handler 'createFn' succeeded/);
-  const body = await waitFor("the creation handled with the custom finalizer", async () => {
+  const body = await eventually("the creation handled with the custom finalizer", async () => {
     const body = await getExample(client, namespace, "before");
     return (body.status as Record<string, unknown> | undefined)?.createFn ? body : undefined;
   });
@@ -159,7 +160,7 @@ Deno.test("in-process: startup runs before any connection, ready comes after it,
     order.push("running");
     assert.equal(openDuringStartup, 0, "no connection to the API before the startup handlers finished");
     await createExample(client, namespace, "a");
-    const body = await waitFor("the creation handled", async () => {
+    const body = await eventually("the creation handled", async () => {
       const body = await getExample(client, namespace, "a");
       return (body.status as Record<string, unknown> | undefined)?.createFn ? body : undefined;
     });
@@ -237,7 +238,7 @@ Deno.test("in-process: a stop while a startup handler is retrying ends the opera
   });
   const controller = new AbortController();
   const done = kopf.operator({ registry, standalone: true, signal: controller.signal });
-  await waitFor("the first attempt", () => calls.length ? true : undefined);
+  await eventually("the first attempt", () => calls.length ? true : undefined);
   const stopping = Date.now();
   controller.abort();
   await done;

@@ -16,7 +16,8 @@ import { resourcePath } from "../src/api/paths.ts";
 import { webhookConfigurationPath } from "../src/api/webhook_configurations.ts";
 import { NO_SERVER_MESSAGE, type RunningAdmission, startAdmission } from "../src/engines/admission_startup.ts";
 import type { JsonObject, KubernetesObject } from "../src/model/body.ts";
-import { freshNamespace, KOPFEXAMPLES, type TestCluster, testCluster, waitFor } from "./support/cluster.ts";
+import { freshNamespace, KOPFEXAMPLES, type TestCluster, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 
 const LABEL = "admission-test";
 
@@ -124,7 +125,7 @@ async function withAdmission(
 
 /** Repeats a dry-run probe until the API server applies the new webhooks (their configuration arrives asynchronously). */
 function untilActive<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  return waitFor(`the webhooks to be active (${what})`, probe, 60);
+  return eventually(`the webhooks to be active (${what})`, probe, { seconds: 60 });
 }
 
 function statusOf(response: KubeResponse): { code?: number; message?: string } {

@@ -4,7 +4,8 @@
  */
 
 import assert from "node:assert/strict";
-import { createExample, freshNamespace, getExample, testCluster, waitFor, waitForStatus } from "./support/cluster.ts";
+import { createExample, freshNamespace, getExample, testCluster, waitForStatus } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { meaningful, runKopf } from "./support/kopf_process.ts";
 
 const CLI = new URL("../cli/main.ts", import.meta.url).pathname;
@@ -26,7 +27,7 @@ Deno.test("kopf run examples/01-minimal sets status.createFn.message, and exits 
   const output = child.output();
   try {
     await createExample(client, namespace, "kopf-example-1", { field: "value" });
-    const message = await waitFor("status.createFn.message", async () => {
+    const message = await eventually("status.createFn.message", async () => {
       const body = await getExample(client, namespace, "kopf-example-1");
       return ((body.status as { createFn?: { message?: string } } | undefined)?.createFn?.message);
     });
@@ -67,7 +68,7 @@ Deno.test("--log-format json prints one JSON object per line; object lines carry
   let uid: string | undefined;
   try {
     uid = (await createExample(client, namespace, "json-1")).metadata.uid;
-    await waitFor("status.createFn", async () => {
+    await eventually("status.createFn", async () => {
       const body = await getExample(client, namespace, "json-1");
       return (body.status as Record<string, unknown> | undefined)?.createFn;
     });

@@ -11,12 +11,12 @@ import {
   freshNamespace,
   getExample,
   patchExample,
-  settle,
   testCluster,
-  waitFor,
   waitForStatus,
 } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
+import { EventProbe } from "./support/probe.ts";
 
 type Status = Record<string, unknown>;
 
@@ -102,9 +102,9 @@ Deno.test("an on.event handler's error is logged and ignored; the next change in
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "e");
-    await waitFor("the first call", () => calls >= 1 || undefined);
+    await eventually("the first call", () => calls >= 1 || undefined);
     await patchExample(client, namespace, "e", { spec: { x: 1 } });
-    await waitFor("the second call", () => calls >= 2 || undefined);
+    await eventually("the second call", () => calls >= 2 || undefined);
     assert.ok(lines.some((line) => line.includes("Handler 'failingFn' failed with an exception. Will ignore.")));
   } finally {
     await operator.stop();
@@ -147,7 +147,7 @@ Deno.test("a handler past its timeout is given up; the cause finishes without it
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "t");
-    await waitFor("the cause to finish", async () => {
+    await eventually("the cause to finish", async () => {
       const body = await getExample(client, namespace, "t");
       return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
     });
@@ -175,20 +175,21 @@ Deno.test("the recipe to exclude a handler forever: an annotation set before a p
     },
   );
   await createExample(client, namespace, "n", { x: 0 });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
-    await waitFor("the diff-base", async () => {
+    await eventually("the diff-base", async () => {
       const body = await getExample(client, namespace, "n");
       return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
     });
     await patchExample(client, namespace, "n", { spec: { x: 1 } });
-    const body: KubernetesObject = await waitFor("the annotation", async () => {
+    const body: KubernetesObject = await eventually("the annotation", async () => {
       const body = await getExample(client, namespace, "n");
       return body.metadata.annotations?.["update-fn-never-again"] === "yes" ? body : undefined;
     });
     assert.ok(body);
     await patchExample(client, namespace, "n", { spec: { x: 2 } });
-    await settle();
+    await probe.caughtUp(namespace, "n");
     assert.equal(calls, 1);
   } finally {
     await operator.stop();
@@ -205,12 +206,12 @@ Deno.test("updates log their diff (debug) and their summary (12.5)", async () =>
   await createExample(client, namespace, "u", { x: 1 });
   const operator = await runOperator(registry, namespace);
   try {
-    await waitFor("the diff-base", async () => {
+    await eventually("the diff-base", async () => {
       const body = await getExample(client, namespace, "u");
       return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
     });
     await patchExample(client, namespace, "u", { spec: { x: 2 } });
-    await waitFor(
+    await eventually(
       "the summary",
       () => lines.some((line) => line.includes("Updating is processed: 1 succeeded; 0 failed.")) || undefined,
     );
@@ -244,7 +245,7 @@ Deno.test("a cluster-scoped object has no namespace in the context (6.3)", async
     .catch((error) => {
       if (!String(error).includes("409")) throw error;
     });
-  await waitFor("the CRD to be served", async () => {
+  await eventually("the CRD to be served", async () => {
     await client.request({ path: "/apis/kopf.dev/v1/clusterexamples" });
     return true;
   });
@@ -265,7 +266,7 @@ Deno.test("a cluster-scoped object has no namespace in the context (6.3)", async
       path: "/apis/kopf.dev/v1/clusterexamples",
       body: { apiVersion: "kopf.dev/v1", kind: "ClusterExample", metadata: { name, labels: { test: namespace } } },
     });
-    const status = await waitFor("status.fn", async () => {
+    const status = await eventually("status.fn", async () => {
       const body = await client.request<KubernetesObject>({ path: `/apis/kopf.dev/v1/clusterexamples/${name}` });
       return (body.status as Status | undefined)?.fn;
     });
@@ -330,14 +331,15 @@ Deno.test("how each kind of failure is logged and counted: permanently, Will sto
     if (retry === 0) throw new Error("once");
     return "retried";
   });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "f");
-    await waitFor("the cause to finish", async () => {
+    await eventually("the cause to finish", async () => {
       const body = await getExample(client, namespace, "f");
       return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"] ? body : undefined;
     });
-    await settle();
+    await probe.caughtUp(namespace, "f");
     // Read again: with a status subresource, the status lands in a second request after the annotations.
     const body = await getExample(client, namespace, "f");
     const text = lines.join("\n");
@@ -377,7 +379,7 @@ Deno.test("backoff is the delay after an arbitrary exception; 60 s by default (8
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "b");
-    const records = await waitFor("both records", async () => {
+    const records = await eventually("both records", async () => {
       const annotations = (await getExample(client, namespace, "b")).metadata.annotations ?? {};
       const texts = [annotations["kopf.zalando.org/backoffFn"], annotations["kopf.zalando.org/defaultFn"]];
       return texts.every(Boolean) ? texts.map((text) => JSON.parse(text!)) : undefined;
@@ -413,14 +415,15 @@ Deno.test("retries=N: N attempts, then 'has exceeded N retries.' (8.5, 8.9)", as
     calls.once.push(retry);
     throw new Error("always");
   });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "n");
-    await waitFor("the cause to finish", async () => {
+    await eventually("the cause to finish", async () => {
       const body = await getExample(client, namespace, "n");
       return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
     });
-    await settle();
+    await probe.caughtUp(namespace, "n");
     const text = lines.join("\n");
     assert.deepEqual(calls, { three: [0, 1, 2], once: [0] });
     assert.ok(lines.some((line) => line.includes("Handler 'threeFn' has exceeded 3 retries.")), text);
@@ -441,14 +444,15 @@ Deno.test("a permanent failure leaves no progress behind, only the diff-base (8.
     calls++;
     throw new kopf.PermanentError("no way");
   });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "p");
-    const body = await waitFor("the cause to finish", async () => {
+    const body = await eventually("the cause to finish", async () => {
       const body = await getExample(client, namespace, "p");
       return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"] ? body : undefined;
     });
-    await settle();
+    await probe.caughtUp(namespace, "p");
     const after = await getExample(client, namespace, "p");
     assert.equal(after.metadata.annotations?.["kopf.zalando.org/createFn"], undefined);
     assert.equal(((after.status ?? {}) as Status).kopf, undefined, "nothing in status.kopf.progress");

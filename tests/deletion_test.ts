@@ -12,8 +12,8 @@ import {
   getExample,
   patchExample,
   testCluster,
-  waitFor,
 } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
 
 const FINALIZER = "kopf.zalando.org/KopfFinalizerMarker";
@@ -34,13 +34,13 @@ Deno.test("a mandatory delete handler puts the finalizer on; deletion waits for 
   try {
     await createExample(client, namespace, "d", { keep: "foreign" });
     await patchExample(client, namespace, "d", { metadata: { finalizers: ["example.com/foreign"] } });
-    await waitFor("our finalizer", async () => {
+    await eventually("our finalizer", async () => {
       const body = await getExample(client, namespace, "d");
       return body.metadata.finalizers?.includes(FINALIZER) || undefined;
     });
-    await waitFor("the creation", () => calls.includes("create") || undefined);
+    await eventually("the creation", () => calls.includes("create") || undefined);
     await deleteExample(client, namespace, "d");
-    await waitFor("our finalizer to be removed", async () => {
+    await eventually("our finalizer to be removed", async () => {
       const body = await getExample(client, namespace, "d");
       return body.metadata.finalizers?.includes(FINALIZER) ? undefined : body;
     });
@@ -68,7 +68,7 @@ Deno.test("only optional delete handlers: no finalizer, and the handler is never
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "o");
-    await waitFor("the creation", () => calls.includes("create") || undefined);
+    await eventually("the creation", () => calls.includes("create") || undefined);
     const body = await getExample(client, namespace, "o");
     assert.equal(body.metadata.finalizers, undefined);
     await deleteExample(client, namespace, "o");
@@ -89,12 +89,12 @@ Deno.test("the finalizer follows the filters: removed when the object stops matc
   try {
     await createExample(client, namespace, "m");
     await patchExample(client, namespace, "m", { metadata: { labels: { f: "y" } } });
-    await waitFor("the finalizer", async () => {
+    await eventually("the finalizer", async () => {
       const body = await getExample(client, namespace, "m");
       return body.metadata.finalizers?.includes(FINALIZER) || undefined;
     });
     await patchExample(client, namespace, "m", { metadata: { labels: { f: null } } });
-    await waitFor("the finalizer to go", async () => {
+    await eventually("the finalizer to go", async () => {
       const body = await getExample(client, namespace, "m");
       return body.metadata.finalizers?.includes(FINALIZER) ? undefined : true;
     });
@@ -142,7 +142,7 @@ Deno.test("the finalizer comes first: the create handler already sees it on the 
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "f");
-    const result = await waitFor("status.createFn", async () => {
+    const result = await eventually("status.createFn", async () => {
       const body = await getExample(client, namespace, "f");
       return (body.status as Record<string, unknown> | undefined)?.createFn;
     });
@@ -164,7 +164,7 @@ Deno.test("a delete handler failing for good still lets the object go (11.3)", a
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "p");
-    await waitFor("our finalizer", async () => {
+    await eventually("our finalizer", async () => {
       const body = await getExample(client, namespace, "p");
       return body.metadata.finalizers?.includes(FINALIZER) || undefined;
     });
@@ -185,7 +185,7 @@ Deno.test("restarted without delete handlers, the operator takes its finalizer o
   let operator = await runOperator(before, namespace);
   try {
     await createExample(client, namespace, "r");
-    await waitFor("our finalizer and the creation", async () => {
+    await eventually("our finalizer and the creation", async () => {
       const body = await getExample(client, namespace, "r");
       const done = body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
       return done && body.metadata.finalizers?.includes(FINALIZER) || undefined;
@@ -201,7 +201,7 @@ Deno.test("restarted without delete handlers, the operator takes its finalizer o
   });
   operator = await runOperator(after, namespace);
   try {
-    await waitFor("the finalizer to be removed", async () => {
+    await eventually("the finalizer to be removed", async () => {
       const body = await getExample(client, namespace, "r");
       return body.metadata.finalizers?.includes(FINALIZER) ? undefined : true;
     });

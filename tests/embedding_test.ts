@@ -8,8 +8,10 @@
 import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
 import { KopfRunner } from "../testing.ts";
-import { createExample, freshNamespace, getExample, settle, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, getExample, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
+import { EventProbe } from "./support/probe.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const PROGRAM = new URL("./fixtures/embedding/program.ts", import.meta.url);
@@ -26,17 +28,19 @@ Deno.test("two operators with their own registries in one process each handle on
       return label;
     });
   }
+  const probes = registries.map((registry) => new EventProbe(registry));
   const operators = [await runOperator(registries[0], a), await runOperator(registries[1], b)];
   try {
     await createExample(client, a, "x");
     await createExample(client, b, "y");
     for (const [namespace, name, label] of [[a, "x", "first"], [b, "y", "second"]]) {
-      await waitFor(`${name} handled`, async () => {
+      await eventually(`${name} handled`, async () => {
         return ((await getExample(client, namespace, name)).status as Record<string, unknown> | undefined)?.created ===
             label || undefined;
       });
     }
-    await settle(1);
+    await probes[0].caughtUp(a, "x");
+    await probes[1].caughtUp(b, "y");
     assert.deepEqual(calls.sort(), ["first a/x", "second b/y"]);
   } finally {
     for (const operator of operators) await operator.stop();
@@ -65,9 +69,9 @@ Deno.test("an embedded operator handles objects; its `ready` comes only after it
     signal: controller.signal,
     ready: () => order.push("ready"),
   });
-  await waitFor("readiness", () => order.includes("ready") || undefined);
+  await eventually("readiness", () => order.includes("ready") || undefined);
   await createExample(client, namespace, "e1");
-  await waitFor("e1 handled", async () => {
+  await eventually("e1 handled", async () => {
     return ((await getExample(client, namespace, "e1")).status as Record<string, unknown> | undefined)?.createFn;
   });
   controller.abort();
@@ -89,7 +93,7 @@ Deno.test("a program that awaits kopf.operator() at its top level handles object
     stopTimeout: 60,
   });
   await createExample(client, namespace, "p1");
-  const status = await waitFor("p1 handled", async () => {
+  const status = await eventually("p1 handled", async () => {
     return ((await getExample(client, namespace, "p1")).status as Record<string, unknown> | undefined)?.createFn;
   });
   assert.deepEqual(status, { embedded: true });

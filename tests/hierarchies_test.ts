@@ -19,8 +19,8 @@ import {
   KOPFEXAMPLES,
   patchExample,
   testCluster,
-  waitFor,
 } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
 
 Deno.test("an adopted ConfigMap is garbage-collected with its owner; a released one survives (24.1, 24.2, 24.6)", async () => {
@@ -57,7 +57,7 @@ Deno.test("an adopted ConfigMap is garbage-collected with its owner; a released 
     await deleteExample(client, namespace, "parent");
     const get = (name: string) =>
       client.request<KubernetesObject>({ path: resourcePath(CONFIGMAPS, { namespace, name }) });
-    await waitFor("the adopted ConfigMap to be garbage-collected", async () => {
+    await eventually("the adopted ConfigMap to be garbage-collected", async () => {
       try {
         await get(child.metadata.name!);
         return undefined;
@@ -65,7 +65,7 @@ Deno.test("an adopted ConfigMap is garbage-collected with its owner; a released 
         if (error instanceof ApiNotFoundError) return true;
         throw error;
       }
-    }, 120);
+    }, { seconds: 120 });
     const kept = await get(survivor.metadata.name!);
     assert.equal(kept.metadata.uid, survivor.metadata.uid, "the released ConfigMap survives its former owner");
   } finally {
@@ -128,7 +128,7 @@ Deno.test("inside a handler, the helpers default to the handled object: naming, 
       path: resourcePath(KOPFEXAMPLES, { namespace }),
       body: { apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name: "p", labels: { app: "demo" } } },
     });
-    await waitFor("the children", () => created.deployment);
+    await eventually("the children", () => created.deployment);
     const parent = await client.request<KubernetesObject>({
       path: resourcePath(KOPFEXAMPLES, { namespace, name: "p" }),
     });

@@ -16,9 +16,9 @@ import {
   getExample,
   patchExample,
   testCluster,
-  waitFor,
   waitForStatus,
 } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
 
 type Status = Record<string, unknown>;
@@ -220,9 +220,9 @@ Deno.test("an indexer's patch is never applied to its object (6.7)", async () =>
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "patched");
-    await waitFor("the indexer's call", () => calls > 0 || undefined);
+    await eventually("the indexer's call", () => calls > 0 || undefined);
     await patchExample(client, namespace, "patched", { spec: { touched: 1 } });
-    await waitFor("the second call", () => calls > 1 || undefined);
+    await eventually("the second call", () => calls > 1 || undefined);
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const body = await getExample(client, namespace, "patched");
     assert.deepEqual(body.spec, { touched: 1 });

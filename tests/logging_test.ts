@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import { EVENTS } from "../src/api/events.ts";
 import { resourcePath } from "../src/api/paths.ts";
 import type { KubernetesList } from "../src/model/body.ts";
-import { createExample, freshNamespace, getExample, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, getExample, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { KopfProcess } from "./support/kopf_process.ts";
 
 const HANDLERS = "tests/fixtures/logging_handlers.ts";
@@ -30,7 +31,7 @@ async function runOnce(flags: string[], name = "kex"): Promise<Run> {
   let uid: string;
   try {
     uid = (await createExample(client, namespace, name)).metadata.uid!;
-    await waitFor("status.createFn", async () => {
+    await eventually("status.createFn", async () => {
       const body = await getExample(client, namespace, name);
       return (body.status as Record<string, unknown> | undefined)?.createFn;
     });

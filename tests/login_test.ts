@@ -8,7 +8,8 @@
 import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
 import type { ApiClient } from "../src/api/client.ts";
-import { createExample, freshNamespace, getExample, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, getExample, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { KopfProcess } from "./support/kopf_process.ts";
 import { runOperator } from "./support/operator.ts";
 import { TcpProxy } from "./support/tcp_proxy.ts";
@@ -28,7 +29,7 @@ async function clusterAccess(): Promise<{ server: string; caData: string; token:
 /** Creates an example and waits until the create handler has stored its result. */
 async function handled(client: ApiClient, namespace: string, name: string): Promise<unknown> {
   await createExample(client, namespace, name);
-  return await waitFor(`${name} to be handled`, async () => {
+  return await eventually(`${name} to be handled`, async () => {
     const body = await getExample(client, namespace, name);
     return (body.status as Record<string, unknown> | undefined)?.createFn;
   });
@@ -202,7 +203,7 @@ Deno.test("20.4 in-process: expired credentials make the login handlers run agai
   try {
     assert.deepEqual(await handled(client, namespace, "a"), { handled: true });
     // Any request after the expiration logs in again; creating objects makes requests.
-    await waitFor("a login after the expiration", async () => {
+    await eventually("a login after the expiration", async () => {
       await createExample(client, namespace, `b-${crypto.randomUUID().slice(0, 6)}`);
       return logins >= 2 || undefined;
     });

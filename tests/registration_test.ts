@@ -6,17 +6,11 @@
 
 import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
-import {
-  createExample,
-  freshNamespace,
-  getExample,
-  settle,
-  testCluster,
-  waitFor,
-  waitForStatus,
-} from "./support/cluster.ts";
+import { createExample, freshNamespace, getExample, testCluster, waitForStatus } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { KopfProcess } from "./support/kopf_process.ts";
 import { runOperator } from "./support/operator.ts";
+import { EventProbe } from "./support/probe.ts";
 
 type Status = Record<string, unknown>;
 
@@ -66,15 +60,16 @@ Deno.test("one function with one id runs once per cause, even when several selec
   kopf.on.create({ group: "kopf.dev", kind: "KopfExample" }, { registry }, function byKindFn({ name }) {
     calls.push(`kind ${name}`);
   });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "d");
     assert.equal(typeof await waitForStatus(namespace, "d", "createFn"), "number");
-    await waitFor("the diff-base", async () => {
+    await eventually("the diff-base", async () => {
       const body = await getExample(client, namespace, "d");
       return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
     });
-    await settle();
+    await probe.caughtUp(namespace, "d");
     assert.deepEqual(calls.sort(), ["d", "kind d", "shortcut d"]);
   } finally {
     await operator.stop();
@@ -94,6 +89,7 @@ Deno.test("an operator runs only the handlers of its own registry, not those of 
     calls.push(`own ${name}`);
     return "own";
   });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await client.request({
@@ -107,7 +103,7 @@ Deno.test("an operator runs only the handlers of its own registry, not those of 
       },
     });
     assert.equal(await waitForStatus(namespace, "r", "ownFn"), "own");
-    await settle();
+    await probe.caughtUp(namespace, "r");
     assert.deepEqual(calls, ["own r"]);
     const body = await getExample(client, namespace, "r");
     assert.equal((body.status as Status).defaultFn, undefined);

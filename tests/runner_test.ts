@@ -19,8 +19,8 @@ import {
   getExample,
   KOPFEXAMPLES,
   testCluster,
-  waitFor,
 } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -47,7 +47,7 @@ Deno.test("KopfRunner, the documented example: examples/obj.yaml handled and del
     { kubeconfig, cwd: ROOT },
   );
   await client.request({ method: "POST", path: resourcePath(KOPFEXAMPLES, { namespace }), body: obj });
-  const createFn = await waitFor("status.createFn", async () => {
+  const createFn = await eventually("status.createFn", async () => {
     const body = await getExample(client, namespace, name);
     return (body.status as Record<string, unknown> | undefined)?.createFn;
   }).catch((error) => {
@@ -82,7 +82,7 @@ Deno.test("KopfRunner: settings reach the operator through its handler file; wit
       { kubeconfig, cwd: ROOT, env: { KOPF_TEST_POSTING: posting }, ready: `Posting is ${posting}.` },
     );
     await createExample(client, namespace, "greeted");
-    await waitFor("status.createFn", async () => {
+    await eventually("status.createFn", async () => {
       return ((await getExample(client, namespace, "greeted")).status as Record<string, unknown> | undefined)
         ?.createFn;
     });
@@ -104,7 +104,7 @@ Deno.test("KopfRunner with ready: start() resolves once the operator printed the
   );
   assert.ok(runner.running);
   // The line is logged before the results are patched onto the object.
-  const createFn = await waitFor("status.createFn", async () => {
+  const createFn = await eventually("status.createFn", async () => {
     const body = await getExample(client, namespace, "runner-ready");
     return (body.status as Record<string, unknown> | undefined)?.createFn;
   });

@@ -22,9 +22,9 @@ import {
   patchExample,
   settle,
   testCluster,
-  waitFor,
   waitForStatus,
 } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { captureLogs } from "./support/logs.ts";
 import { runOperator } from "./support/operator.ts";
 import { TcpProxy } from "./support/tcp_proxy.ts";
@@ -83,7 +83,7 @@ Deno.test("batching.exitTimeout: a stop does not wait longer for a hanging handl
   const operator = await runOperator(registry, namespace, { settings });
   try {
     await createExample(client, namespace, "stuck");
-    await waitFor("the handler to start", () => entered || undefined);
+    await eventually("the handler to start", () => entered || undefined);
     await operator.stop();
     assert.ok(
       lines.some((line) =>
@@ -123,7 +123,9 @@ Deno.test("watching.clientTimeout and serverTimeout: watch requests are re-issue
       const counters = operator.running.client.counters;
       await createExample(client, namespace, "w", { count: 0 });
       for (let count = 1; count <= 3; count++) {
-        await settle(1.5);
+        const watch = { verb: "watch", resource: "kopfexamples" } as const;
+        const issued = counters.count(watch);
+        await eventually("the watch request to end and be sent again", () => counters.count(watch) > issued);
         await patchExample(client, namespace, "w", { spec: { count } });
         await waitForStatus(namespace, "w", "counted/spec.count", (value) => value === count);
       }
@@ -149,6 +151,7 @@ Deno.test("watching.reconnectBackoff: a pause between watch requests that the se
     const consuming = (async () => {
       for await (const _ of watcher) { /* only the requests matter */ }
     })();
+    // An observation window: the claim is how many requests fit into it.
     await settle(6);
     controller.abort();
     await consuming;
@@ -181,7 +184,7 @@ Deno.test("watching.connectTimeout bounds watch requests to a server that stops 
   try {
     await listing;
     proxy.silence();
-    await waitFor("three failed watch requests", () => watcher.health.failures >= 3 || undefined);
+    await eventually("three failed watch requests", () => watcher.health.failures >= 3 || undefined);
     assert.match(String(watcher.health.lastError), /no response within 0\.5 s \(settings\.watching\.connectTimeout\)/);
   } finally {
     controller.abort();
@@ -251,7 +254,7 @@ Deno.test("a startup handler sets the finalizer, turns posting off and shortens 
     assert.deepEqual(body.metadata.finalizers, ["example.com/configured"]);
     await deleteExample(client, namespace, "c");
     await exampleGone(client, namespace, "c");
-    await settle(1);
+    await operator.stop(); // the operator sends what its poster holds before it stops
     const events = await client.request<{ items: unknown[] }>({ path: `/api/v1/namespaces/${namespace}/events` });
     assert.equal(events.items.length, 0, "posting is off: no Events");
     assert.equal(operator.running.client.counters.count({ verb: "create", resource: "events" }), 0);
@@ -277,10 +280,10 @@ Deno.test("background.instantExitTimeout: a daemon exiting 0.1 s after its stop 
     const operator = await runOperator(registry, namespace, { settings });
     try {
       await createExample(client, namespace, "i");
-      await waitFor("the daemon", () => running || undefined);
+      await eventually("the daemon", () => running || undefined);
       const counters = operator.running.client.counters;
-      await waitFor("the finalizer's patch", () => counters.count({ verb: "patch" }) === 1 || undefined);
-      await waitFor("the finalizer", async () => (await getExample(client, namespace, "i")).metadata.finalizers);
+      await eventually("the finalizer's patch", () => counters.count({ verb: "patch" }) === 1 || undefined);
+      await eventually("the finalizer", async () => (await getExample(client, namespace, "i")).metadata.finalizers);
       await deleteExample(client, namespace, "i");
       await exampleGone(client, namespace, "i");
       // The finalizer added, then removed — nothing else (no touch-dummy). A removal that loses a race
@@ -321,7 +324,7 @@ Deno.test("batching.errorDelays [5]: an object failing in the framework rests 5 
       },
     });
     const throttled = () => lines.filter((line) => line.includes(`[${namespace}/broken] Throttling for`));
-    await waitFor("two throttlings", () => throttled().length >= 2 || undefined);
+    await eventually("two throttlings", () => throttled().length >= 2 || undefined);
     for (const line of throttled()) assert.match(line, /Throttling for 5 seconds due to an unexpected error/);
   } finally {
     await operator.stop();

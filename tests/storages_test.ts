@@ -15,12 +15,12 @@ import {
   getExample,
   KOPFEXAMPLES,
   patchExample,
-  settle,
   testCluster,
-  waitFor,
   waitForStatusSet,
 } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
+import { EventProbe } from "./support/probe.ts";
 
 const DIFF_BASE = "kopf.zalando.org/last-handled-configuration";
 
@@ -32,7 +32,7 @@ type Status = Record<string, unknown>;
 /** Waits until an annotation of an object is set; returns its value. */
 async function annotation(namespace: string, name: string, key: string): Promise<string> {
   const { client } = await testCluster();
-  return await waitFor(`the annotation ${key} of ${name}`, async () => {
+  return await eventually(`the annotation ${key} of ${name}`, async () => {
     const body = await getExample(client, namespace, name);
     return body.metadata.annotations?.[key];
   });
@@ -110,6 +110,7 @@ Deno.test("AnnotationsProgressStorage with a custom prefix: its keys and marker,
   });
   const settings = new kopf.Settings();
   settings.persistence.progressStorage = new kopf.AnnotationsProgressStorage({ prefix: "my-op.example.com" });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace, { settings });
   try {
     await createExample(client, namespace, "p");
@@ -126,8 +127,7 @@ Deno.test("AnnotationsProgressStorage with a custom prefix: its keys and marker,
 
     release = true;
     body = await waitForStatusSet(namespace, "p", "createFn");
-    await settle();
-    body = await getExample(client, namespace, "p");
+    body = await probe.caughtUp(namespace, "p");
     assert.equal((body.status as Status).kopf, undefined, "nothing under status.kopf");
     assert.equal(body.metadata.annotations?.["my-op.example.com/createFn"], undefined, "purged when done");
   } finally {
@@ -177,6 +177,7 @@ Deno.test("status, system metadata and Kopf's own annotations are not changes; a
     path: resourcePath(CONFIGMAPS, { namespace }),
     body: { metadata: { name: "cm" }, data: { k: "1" } },
   });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await annotation(namespace, "e", DIFF_BASE);
@@ -196,16 +197,16 @@ Deno.test("status, system metadata and Kopf's own annotations are not changes; a
         },
       },
     });
-    await settle(2);
+    await probe.caughtUp(namespace, "e");
     assert.equal((await getExample(client, namespace, "e")).metadata.generation, generation);
     assert.deepEqual(updates, [], "no update handler for status or non-essential metadata");
 
     await patchExample(client, namespace, "e", { spec: { x: 2 } });
-    await waitFor("the spec update", () => updates.length >= 1 || undefined);
-    await settle();
+    await eventually("the spec update", () => updates.length >= 1 || undefined);
+    await probe.caughtUp(namespace, "e");
     assert.deepEqual(updates, [JSON.stringify([["change", ["spec", "x"], 1, 2]])]);
 
-    await waitFor("the ConfigMap's diff-base", async () => {
+    await eventually("the ConfigMap's diff-base", async () => {
       const cm = await client.request<KubernetesObject>({ path: resourcePath(CONFIGMAPS, { namespace, name: "cm" }) });
       return cm.metadata.annotations?.[DIFF_BASE];
     });
@@ -215,7 +216,7 @@ Deno.test("status, system metadata and Kopf's own annotations are not changes; a
       body: { data: { k: "2" } },
       contentType: "application/merge-patch+json",
     });
-    await waitFor("the ConfigMap update", () => configmapUpdates.length >= 1 || undefined);
+    await eventually("the ConfigMap update", () => configmapUpdates.length >= 1 || undefined);
     assert.deepEqual(configmapUpdates, [[["change", ["data", "k"], "1", "2"]]]);
   } finally {
     await operator.stop();
@@ -238,6 +239,7 @@ Deno.test("switching to MultiDiffBaseStorage([status, annotations]) re-runs no c
     events.push(`${type} ${name}`);
   });
   await createExample(client, namespace, "t", { x: 1 });
+  const probe = new EventProbe(registry);
   let operator = await runOperator(registry, namespace);
   try {
     await annotation(namespace, "t", DIFF_BASE);
@@ -254,8 +256,8 @@ Deno.test("switching to MultiDiffBaseStorage([status, annotations]) re-runs no c
   events.length = 0;
   operator = await runOperator(registry, namespace, { settings });
   try {
-    await waitFor("the listing of the object", () => events.includes("null t") || undefined);
-    await settle(2);
+    await eventually("the listing of the object", () => events.includes("null t") || undefined);
+    await probe.caughtUp(namespace, "t");
     assert.deepEqual(calls, ["create t"], "the creation is not re-run");
 
     await patchExample(client, namespace, "t", { spec: { x: 2 } });
@@ -316,7 +318,7 @@ Deno.test("the default storage: records in annotations while in progress, gone a
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "new");
-    const during = await waitFor("the records of both handlers", async () => {
+    const during = await eventually("the records of both handlers", async () => {
       const body = await getExample(client, namespace, "new");
       const annotations = body.metadata.annotations ?? {};
       return annotations["kopf.zalando.org/firstFn"] && annotations["kopf.zalando.org/secondFn"] ? body : undefined;
@@ -352,6 +354,7 @@ Deno.test("two operators with their own prefixes and finalizers handle one objec
   const namespace = await freshNamespace(client, "two-operators");
   const calls: string[] = [];
   const operators = [];
+  const probes: EventProbe[] = [];
   for (const who of ["a", "b"]) {
     const prefix = `${who}.example.com`;
     const registry = new kopf.Registry();
@@ -369,16 +372,22 @@ Deno.test("two operators with their own prefixes and finalizers handle one objec
     settings.persistence.finalizer = `${prefix}/finalizer`;
     settings.persistence.progressStorage = new kopf.AnnotationsProgressStorage({ prefix });
     settings.persistence.diffbaseStorage = new kopf.AnnotationsDiffBaseStorage({ prefix });
+    probes.push(new EventProbe(registry));
     operators.push(await runOperator(registry, namespace, { settings }));
   }
+  const bothCaughtUp = () =>
+    eventually("both operators to catch up with x", async () => {
+      const bodies = await Promise.all(probes.map((probe) => probe.caughtUp(namespace, "x")));
+      return bodies.every((body) => body.metadata.resourceVersion === bodies[0].metadata.resourceVersion);
+    });
   try {
     await createExample(client, namespace, "x", { v: 1 });
-    await waitFor("both diff-bases", async () => {
+    await eventually("both diff-bases", async () => {
       const annotations = (await getExample(client, namespace, "x")).metadata.annotations ?? {};
       return annotations["a.example.com/last-handled-configuration"] &&
           annotations["b.example.com/last-handled-configuration"] || undefined;
     });
-    await settle(3);
+    await bothCaughtUp();
     assert.deepEqual(calls.sort(), ["a create x", "b create x"], "no updates caused by the other's annotations");
     const body = await getExample(client, namespace, "x");
     assert.deepEqual(body.metadata.finalizers?.sort(), ["a.example.com/finalizer", "b.example.com/finalizer"]);
@@ -386,14 +395,14 @@ Deno.test("two operators with their own prefixes and finalizers handle one objec
 
     calls.length = 0;
     await patchExample(client, namespace, "x", { spec: { v: 2 } });
-    await waitFor("both updates", () => calls.length >= 2 || undefined);
-    await settle(3);
+    await eventually("both updates", () => calls.length >= 2 || undefined);
+    await bothCaughtUp();
     const change = JSON.stringify([["change", ["spec", "v"], 1, 2]]);
     assert.deepEqual(calls.sort(), [`a update x ${change}`, `b update x ${change}`]);
 
     calls.length = 0;
     await client.request({ method: "DELETE", path: resourcePath(KOPFEXAMPLES, { namespace, name: "x" }) });
-    await waitFor("the object to be gone", async () => {
+    await eventually("the object to be gone", async () => {
       try {
         await getExample(client, namespace, "x");
         return undefined;

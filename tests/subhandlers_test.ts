@@ -7,8 +7,10 @@
 import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
 import type { KubernetesObject } from "../src/model/body.ts";
-import { createExample, freshNamespace, getExample, settle, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, getExample, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
+import { EventProbe } from "./support/probe.ts";
 
 type Status = Record<string, unknown>;
 
@@ -24,7 +26,7 @@ function statusOf(body: KubernetesObject): Status {
  */
 async function handled(namespace: string, name: string, key: string): Promise<KubernetesObject> {
   const { client } = await testCluster();
-  return await waitFor(`the handling of ${name}`, async () => {
+  return await eventually(`the handling of ${name}`, async () => {
     const body = await getExample(client, namespace, name);
     return body.metadata.annotations?.[DIFFBASE] && statusOf(body)[key] !== undefined ? body : undefined;
   });
@@ -71,13 +73,14 @@ Deno.test("await kopf.execute({ fns }) sets both statuses; the code after it run
     leaving++;
     logger.info("Leaving createFn().");
   });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "i");
     const body = await handled(namespace, "i", "createFn/b");
     assert.equal(statusOf(body)["createFn/a"], "A");
     assert.deepEqual(statusOf(body)["createFn/b"], { b: true });
-    await settle();
+    await probe.caughtUp(namespace, "i");
     assert.equal(leaving, 1);
     assert.deepEqual(progressOf(await getExample(client, namespace, "i")), { annotations: [], status: [] });
   } finally {
@@ -106,11 +109,12 @@ Deno.test("a child failing temporarily re-invokes the parent until done; 'Leavin
     logger.info("Leaving createFn().");
     return "parent";
   });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "r");
     const body = await handled(namespace, "r", "createFn");
-    await settle();
+    await probe.caughtUp(namespace, "r");
     assert.deepEqual(calls, { parent: 3, a: 3, b: 1, leaving: 1 });
     const status = statusOf(body);
     assert.equal(status["createFn/a"], "a");
@@ -137,7 +141,7 @@ Deno.test("children in progress have their own progress annotations; the parent 
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "p");
-    const during = await waitFor("the progress of both children", async () => {
+    const during = await eventually("the progress of both children", async () => {
       const body = await getExample(client, namespace, "p");
       const annotations = body.metadata.annotations ?? {};
       return annotations["kopf.zalando.org/createFn.item1"] && annotations["kopf.zalando.org/createFn.item2"]
@@ -182,11 +186,12 @@ Deno.test("kopf.execute() in an on.event handler fails clearly; sub-handler filt
     subhandler({ id: "unsized", field: "spec.size", value: 2 }, mark("unsized"));
     subhandler({ id: "named", when: ({ name }) => name === "m" }, mark("named"));
   });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "m", { size: 1 });
     await handled(namespace, "m", "createFn/named");
-    await settle();
+    await probe.caughtUp(namespace, "m");
     assert.deepEqual(ran, ["sized", "named"]);
     assert.ok(errors.length > 0);
     assert.match(errors[0], /^TypeError: Sub-handlers are only supported inside change handlers\./);

@@ -15,9 +15,9 @@ import {
   KOPFEXAMPLES,
   patchExample,
   testCluster,
-  waitFor,
   waitForStatus,
 } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { KopfProcess } from "./support/kopf_process.ts";
 
 const HANDLERS = "tests/fixtures/throttling_handlers.ts";
@@ -41,7 +41,7 @@ Deno.test("a result that JSON cannot encode is the handler's error, retried with
   assert.deepEqual(await waitForStatus(namespace, "good", "createFn"), { handled: true });
 
   for (const [name, message] of [["bad", /BigInt/], ["loop", /circular/i]] as const) {
-    const record = await waitFor(`a second failed attempt for ${name}`, async () => {
+    const record = await eventually(`a second failed attempt for ${name}`, async () => {
       const body = await getExample(client, namespace, name);
       const text = body.metadata.annotations?.["kopf.zalando.org/createFn"];
       const record = text ? JSON.parse(text) : undefined;
@@ -84,7 +84,7 @@ Deno.test("an unexpected error for one object is throttled 1, 1, 2… s; the oth
     kopf.lines.filter((line) => line.includes(prefix)).map((line) =>
       Number(line.slice(line.indexOf(prefix) + prefix.length).split(" ")[0])
     );
-  await waitFor("three throttlings", () => delays().length >= 3 || undefined);
+  await eventually("three throttlings", () => delays().length >= 3 || undefined);
   assert.deepEqual(delays().slice(0, 3), [1, 1, 2]);
   assert.deepEqual(
     kopf.lines.filter((line) => line.includes(`[${namespace}/fine]`) && line.includes("Throttling")),
