@@ -1,5 +1,5 @@
 /**
- * Operator activities against a real API server (kopf-features area 19, 6.2, 1.13): startup
+ * Operator activities against a real API server: startup
  * handlers run before anything touches the API and may change the settings and the memo; a
  * startup failing for good stops the operator (exit code 1) before any object is touched;
  * cleanup handlers run after the streams have stopped, on SIGTERM (exit code 0), on the stop
@@ -29,7 +29,7 @@ function indexOf(lines: string[], pattern: RegExp): number {
   return lines.findIndex((line) => pattern.test(line));
 }
 
-Deno.test("kopf run: startup runs first and configures, objects see its memo, cleanup runs on SIGTERM, exit 0 (19.1, 19.2)", async () => {
+Deno.test("kopf run: startup runs first and configures, objects see its memo, cleanup runs on SIGTERM, exit 0", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "activities");
   await createExample(client, namespace, "before");
@@ -56,7 +56,7 @@ Deno.test("kopf run: startup runs first and configures, objects see its memo, cl
   assert.ok(lines.some((line) => /Activity 'farewell' succeeded\./.test(line)), operator.output);
 });
 
-Deno.test("kopf run: a startup handler failing for good exits 1 naming it, touching no object, no cleanup (19.1)", async () => {
+Deno.test("kopf run: a startup handler failing for good exits 1 naming it, touching no object, no cleanup", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "failstart");
   await createExample(client, namespace, "untouched");

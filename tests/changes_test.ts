@@ -1,6 +1,6 @@
 /**
  * Change handlers against a real API server: creation, updates, field handlers, resuming,
- * results, errors and retries, lifecycles (kopf-features areas 4, 7, 8, 9, 12).
+ * results, errors and retries, lifecycles, causes and diffs.
  */
 
 import assert from "node:assert/strict";
@@ -25,7 +25,7 @@ function statusOf(body: KubernetesObject): Status {
   return (body.status ?? {}) as Status;
 }
 
-Deno.test("on.update gets the diff of a spec change; a status-only change runs nothing (4.7, 12.1)", async () => {
+Deno.test("on.update gets the diff of a spec change; a status-only change runs nothing", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "update");
   const registry = new kopf.Registry();
@@ -59,7 +59,7 @@ Deno.test("on.update gets the diff of a spec change; a status-only change runs n
   }
 });
 
-Deno.test("a field suffix makes the id; one function on two fields runs twice with its params (4.1, 4.3)", async () => {
+Deno.test("a field suffix makes the id; one function on two fields runs twice with its params", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "field-id");
   const registry = new kopf.Registry();
@@ -85,7 +85,7 @@ Deno.test("a field suffix makes the id; one function on two fields runs twice wi
   }
 });
 
-Deno.test("on.field fires on creation when the field is set and on its changes, not on others (4.10)", async () => {
+Deno.test("on.field fires on creation when the field is set and on its changes, not on others", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "on-field");
   const registry = new kopf.Registry();
@@ -109,7 +109,7 @@ Deno.test("on.field fires on creation when the field is set and on its changes, 
   }
 });
 
-Deno.test("on.resume runs once for handled objects after a restart, never for new ones; create is not re-run (4.6, 4.9)", async () => {
+Deno.test("on.resume runs once for handled objects after a restart, never for new ones; create is not re-run", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "resume");
   const registry = new kopf.Registry();
@@ -142,7 +142,7 @@ Deno.test("on.resume runs once for handled objects after a restart, never for ne
   }
 });
 
-Deno.test("one function as create, resume and update shares one id: a change while the operator was down runs it once (4.6, 12.4)", async () => {
+Deno.test("one function as create, resume and update shares one id: a change while the operator was down runs it once", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "stacked");
   const registry = new kopf.Registry();
@@ -187,7 +187,7 @@ Deno.test("one function as create, resume and update shares one id: a change whi
   }
 });
 
-Deno.test("changes made while the operator was down are handled as one update (12.4)", async () => {
+Deno.test("changes made while the operator was down are handled as one update", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "catch-up");
   const registry = new kopf.Registry();
@@ -215,7 +215,7 @@ Deno.test("changes made while the operator was down are handled as one update (1
   }
 });
 
-Deno.test("results: mappings merge into status[id], other values replace it (7.1)", async () => {
+Deno.test("results: mappings merge into status[id], other values replace it", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "results");
   const registry = new kopf.Registry();
@@ -237,7 +237,7 @@ Deno.test("results: mappings merge into status[id], other values replace it (7.1
   }
 });
 
-Deno.test("errors: permanent stops, temporary retries after its delay, retries and timeout give up (8.1–8.6)", async () => {
+Deno.test("errors: permanent stops, temporary retries after its delay, retries and timeout give up", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "errors");
   const registry = new kopf.Registry();
@@ -272,13 +272,13 @@ Deno.test("errors: permanent stops, temporary retries after its delay, retries a
     const progress = Object.keys(body.metadata.annotations ?? {}).filter((key) =>
       key.startsWith("kopf.zalando.org/") && !key.endsWith("last-handled-configuration")
     );
-    assert.deepEqual(progress, [], "progress is purged once all handlers are finished (8.7)");
+    assert.deepEqual(progress, [], "progress is purged once all handlers are finished");
   } finally {
     await operator.stop();
   }
 });
 
-Deno.test("the asap lifecycle runs one handler per cycle; the default runs all in one patch (9.1, 9.2)", async () => {
+Deno.test("the asap lifecycle runs one handler per cycle; the default runs all in one patch", async () => {
   const { client } = await testCluster();
   for (const [lifecycle, expectedWrites] of [[kopf.lifecycles.allAtOnce, 1], [kopf.lifecycles.asap, 2]] as const) {
     const namespace = await freshNamespace(client, "lifecycle");
@@ -305,7 +305,7 @@ Deno.test("the asap lifecycle runs one handler per cycle; the default runs all i
   }
 });
 
-Deno.test("a burst of changes: on.event sees every one, on.update ends with the last state (1.4)", async () => {
+Deno.test("a burst of changes: on.event sees every one, on.update ends with the last state", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "burst");
   const registry = new kopf.Registry();
@@ -337,7 +337,7 @@ Deno.test("a burst of changes: on.event sees every one, on.update ends with the 
   }
 });
 
-Deno.test("with asap, a handler retrying forever does not block the others (9.3)", async () => {
+Deno.test("with asap, a handler retrying forever does not block the others", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "independent");
   const registry = new kopf.Registry();
@@ -357,7 +357,7 @@ Deno.test("with asap, a handler retrying forever does not block the others (9.3)
   }
 });
 
-Deno.test("with asap, the first cycle stores a's success and b's pending record; b runs in the next (9.1)", async () => {
+Deno.test("with asap, the first cycle stores a's success and b's pending record; b runs in the next", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "asap");
   const lines: string[] = [];
@@ -403,7 +403,7 @@ Deno.test("with asap, the first cycle stores a's success and b's pending record;
   }
 });
 
-Deno.test("each cause reaches its handlers with its reason; a status-only change is no cause (12.1)", async () => {
+Deno.test("each cause reaches its handlers with its reason; a status-only change is no cause", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "causes");
   const registry = new kopf.Registry();
@@ -450,7 +450,7 @@ Deno.test("each cause reaches its handlers with its reason; a status-only change
   }
 });
 
-Deno.test("diffs: a whole-object diff has full paths, a field handler's diff is re-rooted at its field (12.2, 12.3)", async () => {
+Deno.test("diffs: a whole-object diff has full paths, a field handler's diff is re-rooted at its field", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "diffs");
   const registry = new kopf.Registry();

@@ -1,5 +1,6 @@
 /**
- * What handlers receive and how they cooperate (kopf-features areas 4.2, 4.5, 6, 7.3, 8.6, 8.10, 12.5).
+ * What handlers receive and how they cooperate: their context, param, each other's results,
+ * timeouts, retries and backoff, how failures are logged, and what a failure leaves behind.
  */
 
 import assert from "node:assert/strict";
@@ -20,7 +21,7 @@ import { EventProbe } from "./support/probe.ts";
 
 type Status = Record<string, unknown>;
 
-Deno.test("a change handler gets exactly the documented context, and no settings (6.3, 6.5, 6.10)", async () => {
+Deno.test("a change handler gets exactly the documented context, and no settings", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "context");
   const registry = new kopf.Registry();
@@ -70,7 +71,7 @@ Deno.test("a change handler gets exactly the documented context, and no settings
   }
 });
 
-Deno.test("param tells registrations of one function apart (4.2)", async () => {
+Deno.test("param tells registrations of one function apart", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "param");
   const registry = new kopf.Registry();
@@ -88,7 +89,7 @@ Deno.test("param tells registrations of one function apart (4.2)", async () => {
   }
 });
 
-Deno.test("an on.event handler's error is logged and ignored; the next change invokes it again (4.5)", async () => {
+Deno.test("an on.event handler's error is logged and ignored; the next change invokes it again", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "event-error");
   const lines: string[] = [];
@@ -112,7 +113,7 @@ Deno.test("an on.event handler's error is logged and ignored; the next change in
   }
 });
 
-Deno.test("handlers read each other's results from status and wait with retries (7.3)", async () => {
+Deno.test("handlers read each other's results from status and wait with retries", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "cooperate");
   const registry = new kopf.Registry();
@@ -133,7 +134,7 @@ Deno.test("handlers read each other's results from status and wait with retries 
   }
 });
 
-Deno.test("a handler past its timeout is given up; the cause finishes without it (8.6, 8.9)", async () => {
+Deno.test("a handler past its timeout is given up; the cause finishes without it", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "timeout");
   const lines: string[] = [];
@@ -160,7 +161,7 @@ Deno.test("a handler past its timeout is given up; the cause finishes without it
   }
 });
 
-Deno.test("the recipe to exclude a handler forever: an annotation set before a permanent failure (8.10)", async () => {
+Deno.test("the recipe to exclude a handler forever: an annotation set before a permanent failure", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "never");
   const registry = new kopf.Registry();
@@ -196,7 +197,7 @@ Deno.test("the recipe to exclude a handler forever: an annotation set before a p
   }
 });
 
-Deno.test("updates log their diff (debug) and their summary (12.5)", async () => {
+Deno.test("updates log their diff (debug) and their summary", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "update-log");
   const lines: string[] = [];
@@ -222,7 +223,7 @@ Deno.test("updates log their diff (debug) and their summary (12.5)", async () =>
   }
 });
 
-Deno.test("a cluster-scoped object has no namespace in the context (6.3)", async () => {
+Deno.test("a cluster-scoped object has no namespace in the context", async () => {
   const { client } = await testCluster();
   const crd = {
     apiVersion: "apiextensions.k8s.io/v1",
@@ -276,7 +277,7 @@ Deno.test("a cluster-scoped object has no namespace in the context (6.3)", async
   }
 });
 
-Deno.test("retry counts the earlier attempts; started is the first attempt's, as its progress record says (6.1)", async () => {
+Deno.test("retry counts the earlier attempts; started is the first attempt's, as its progress record says", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "retry-started");
   const registry = new kopf.Registry();
@@ -307,7 +308,7 @@ Deno.test("retry counts the earlier attempts; started is the first attempt's, as
   }
 });
 
-Deno.test("how each kind of failure is logged and counted: permanently, Will stop, Will ignore, Will retry (8.2, 8.3)", async () => {
+Deno.test("how each kind of failure is logged and counted: permanently, Will stop, Will ignore, Will retry", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "failures");
   const lines: string[] = [];
@@ -366,7 +367,7 @@ Deno.test("how each kind of failure is logged and counted: permanently, Will sto
   }
 });
 
-Deno.test("backoff is the delay after an arbitrary exception; 60 s by default (8.4)", async () => {
+Deno.test("backoff is the delay after an arbitrary exception; 60 s by default", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "backoff");
   const registry = new kopf.Registry();
@@ -400,7 +401,7 @@ Deno.test("backoff is the delay after an arbitrary exception; 60 s by default (8
  * Kopf 1.40+ (which we follow) gives up right after the attempt whose next retry the limit would
  * forbid; 1.37 gave up before that next attempt. Either way N attempts are made, then the log line.
  */
-Deno.test("retries=N: N attempts, then 'has exceeded N retries.' (8.5, 8.9)", async () => {
+Deno.test("retries=N: N attempts, then 'has exceeded N retries.'", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "retries");
   const lines: string[] = [];
@@ -435,7 +436,7 @@ Deno.test("retries=N: N attempts, then 'has exceeded N retries.' (8.5, 8.9)", as
   }
 });
 
-Deno.test("a permanent failure leaves no progress behind, only the diff-base (8.7)", async () => {
+Deno.test("a permanent failure leaves no progress behind, only the diff-base", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "failure-trace");
   const registry = new kopf.Registry();

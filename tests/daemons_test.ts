@@ -1,5 +1,5 @@
 /**
- * Daemons against a real API server (kopf-features area 14): spawning with the finalizer, the
+ * Daemons against a real API server: spawning with the finalizer, the
  * initial delay, exiting on their own, retries, the stop signal and its reasons on deletion, on
  * a filter mismatch and on the operator's exit (in-process, and `kopf run` on SIGTERM), the
  * cancellation stages, and the live body.
@@ -32,7 +32,7 @@ function indexOf(lines: readonly string[], pattern: RegExp): number {
   return lines.findIndex((line) => pattern.test(line));
 }
 
-Deno.test("a daemon starts for an object soon after it appears, and the object gets the finalizer (14.1)", async () => {
+Deno.test("a daemon starts for an object soon after it appears, and the object gets the finalizer", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "daemon");
   const registry = new kopf.Registry();
@@ -57,7 +57,7 @@ Deno.test("a daemon starts for an object soon after it appears, and the object g
   }
 });
 
-Deno.test("initialDelay: the first call comes no sooner than the delay after the object appears (14.2)", async () => {
+Deno.test("initialDelay: the first call comes no sooner than the delay after the object appears", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "daemon");
   const registry = new kopf.Registry();
@@ -78,7 +78,7 @@ Deno.test("initialDelay: the first call comes no sooner than the delay after the
   }
 });
 
-Deno.test("a daemon that returns is done: its result is stored, it is not called again, and it no longer holds the finalizer (14.3, 14.10)", async () => {
+Deno.test("a daemon that returns is done: its result is stored, it is not called again, and it no longer holds the finalizer", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "daemon");
   const registry = new kopf.Registry();
@@ -110,7 +110,7 @@ Deno.test("a daemon that returns is done: its result is stored, it is not called
   }
 });
 
-Deno.test("a daemon failing with TemporaryError is called again after the delay, with retry counting up (14.4)", async () => {
+Deno.test("a daemon failing with TemporaryError is called again after the delay, with retry counting up", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "daemon");
   const registry = new kopf.Registry();
@@ -134,7 +134,7 @@ Deno.test("a daemon failing with TemporaryError is called again after the delay,
   }
 });
 
-Deno.test("a daemon failing permanently is not called again (14.4)", async () => {
+Deno.test("a daemon failing permanently is not called again", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "daemon");
   const registry = new kopf.Registry();
@@ -162,7 +162,7 @@ Deno.test("a daemon failing permanently is not called again (14.4)", async () =>
   }
 });
 
-Deno.test("deleting the object stops its daemon at once (resourceDeleted) and the object goes away (14.5, 14.6, 21.34)", async () => {
+Deno.test("deleting the object stops its daemon at once (resourceDeleted) and the object goes away", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "daemon");
   const registry = new kopf.Registry();
@@ -192,7 +192,7 @@ Deno.test("deleting the object stops its daemon at once (resourceDeleted) and th
   }
 });
 
-Deno.test("a daemon that ignores the stop: cancellationTimeout leaves it orphaned and releases the object (14.6)", async () => {
+Deno.test("a daemon that ignores the stop: cancellationTimeout leaves it orphaned and releases the object", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "daemon");
   const registry = new kopf.Registry();
@@ -220,7 +220,7 @@ Deno.test("a daemon that ignores the stop: cancellationTimeout leaves it orphane
   }
 });
 
-Deno.test("a daemon that ignores the stop and has no cancellationTimeout holds the deletion until it exits (14.6, 21.32)", async () => {
+Deno.test("a daemon that ignores the stop and has no cancellationTimeout holds the deletion until it exits", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "daemon");
   const registry = new kopf.Registry();
@@ -257,7 +257,7 @@ Deno.test("a daemon that ignores the stop and has no cancellationTimeout holds t
   }
 });
 
-Deno.test("stopping the operator stops the daemons (operatorExiting) and the operator finishes (14.7)", async () => {
+Deno.test("stopping the operator stops the daemons (operatorExiting) and the operator finishes", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "daemon");
   const registry = new kopf.Registry();
@@ -285,7 +285,7 @@ Deno.test("stopping the operator stops the daemons (operatorExiting) and the ope
   }
 });
 
-Deno.test("a daemon is stopped when its filters stop matching (filtersMismatch) and started again when they match (14.8, 5.8)", async () => {
+Deno.test("a daemon is stopped when its filters stop matching (filtersMismatch) and started again when they match", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "daemon");
   const registry = new kopf.Registry();
@@ -313,7 +313,7 @@ Deno.test("a daemon is stopped when its filters stop matching (filtersMismatch) 
   }
 });
 
-Deno.test("a daemon sees the latest state of its object, also through values destructured at its start (14.9)", async () => {
+Deno.test("a daemon sees the latest state of its object, also through values destructured at its start", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "daemon");
   const registry = new kopf.Registry();
@@ -336,7 +336,7 @@ Deno.test("a daemon sees the latest state of its object, also through values des
   }
 });
 
-Deno.test("kopf run: SIGTERM stops the daemons (operatorExiting), the cleanup runs after them, exit 0 (14.7, 19.2)", async () => {
+Deno.test("kopf run: SIGTERM stops the daemons (operatorExiting), the cleanup runs after them, exit 0", async () => {
   const { client, kubeconfig } = await testCluster();
   const namespace = await freshNamespace(client, "daemon-exit");
   await createExample(client, namespace, "e1");
@@ -381,7 +381,7 @@ Deno.test("kopf run: SIGTERM stops the daemons (operatorExiting), the cleanup ru
   }
 });
 
-Deno.test("kopf run: on SIGTERM, a daemon that ignores its stop is left orphaned; the cleanup still runs, exit 0 (14.7, 19.2)", async () => {
+Deno.test("kopf run: on SIGTERM, a daemon that ignores its stop is left orphaned; the cleanup still runs, exit 0", async () => {
   const { client, kubeconfig } = await testCluster();
   const namespace = await freshNamespace(client, "daemon-exit");
   await client.request({

@@ -1,5 +1,6 @@
 /**
- * Finalizers and deletion against a real API server (kopf-features areas 4.8, 5.9, 11).
+ * Finalizers and deletion against a real API server: delete handlers and the finalizer they need, the
+ * finalizer following the handlers' filters, and objects that are not ours to finalize.
  */
 
 import assert from "node:assert/strict";
@@ -18,7 +19,7 @@ import { runOperator } from "./support/operator.ts";
 
 const FINALIZER = "kopf.zalando.org/KopfFinalizerMarker";
 
-Deno.test("a mandatory delete handler puts the finalizer on; deletion waits for the handler (4.8, 11.2, 11.3)", async () => {
+Deno.test("a mandatory delete handler puts the finalizer on; deletion waits for the handler", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "delete");
   const registry = new kopf.Registry();
@@ -54,7 +55,7 @@ Deno.test("a mandatory delete handler puts the finalizer on; deletion waits for 
   }
 });
 
-Deno.test("only optional delete handlers: no finalizer, and the handler is never called (4.8)", async () => {
+Deno.test("only optional delete handlers: no finalizer, and the handler is never called", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "optional");
   const registry = new kopf.Registry();
@@ -80,7 +81,7 @@ Deno.test("only optional delete handlers: no finalizer, and the handler is never
   }
 });
 
-Deno.test("the finalizer follows the filters: removed when the object stops matching (5.9, 11.3)", async () => {
+Deno.test("the finalizer follows the filters: removed when the object stops matching", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "filtered");
   const registry = new kopf.Registry();
@@ -103,7 +104,7 @@ Deno.test("the finalizer follows the filters: removed when the object stops matc
   }
 });
 
-Deno.test("an object being deleted without our finalizer is not ours: no delete handler (11.4)", async () => {
+Deno.test("an object being deleted without our finalizer is not ours: no delete handler", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "free");
   const registry = new kopf.Registry();
@@ -131,7 +132,7 @@ Deno.test("an object being deleted without our finalizer is not ours: no delete 
   }
 });
 
-Deno.test("the finalizer comes first: the create handler already sees it on the object (11.2)", async () => {
+Deno.test("the finalizer comes first: the create handler already sees it on the object", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "finalizer-first");
   const registry = new kopf.Registry();
@@ -152,7 +153,7 @@ Deno.test("the finalizer comes first: the create handler already sees it on the 
   }
 });
 
-Deno.test("a delete handler failing for good still lets the object go (11.3)", async () => {
+Deno.test("a delete handler failing for good still lets the object go", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "delete-fails");
   const registry = new kopf.Registry();
@@ -176,7 +177,7 @@ Deno.test("a delete handler failing for good still lets the object go (11.3)", a
   }
 });
 
-Deno.test("restarted without delete handlers, the operator takes its finalizer off existing objects (11.3)", async () => {
+Deno.test("restarted without delete handlers, the operator takes its finalizer off existing objects", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "no-more-delete");
   const before = new kopf.Registry();

@@ -1,5 +1,5 @@
 // API discovery against a real kube-apiserver (LocalCluster): CRDs created through the API are
-// discovered in both the aggregated and the classic form, and the selectors of area 2 resolve.
+// discovered in both the aggregated and the classic form, and the selectors of handlers resolve.
 
 import assert from "node:assert/strict";
 import { ApiClient } from "../src/api/client.ts";

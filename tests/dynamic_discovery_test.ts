@@ -1,5 +1,5 @@
 /**
- * Resources that come and go while the operator runs (2.7, 2.8, 2.9) against the shared
+ * Resources that come and go while the operator runs against the shared
  * LocalCluster: each test makes CRDs of its own unique group, so that tests never disturb each
  * other (the shared kopfexamples CRD is never touched).
  */
@@ -60,7 +60,7 @@ async function createWidget(client: ApiClient, path: string, group: string, name
   });
 }
 
-Deno.test("a CRD created after the start is served, follows its new version, and its deletion stops its stream; the operator goes on (2.7, 2.8)", async () => {
+Deno.test("a CRD created after the start is served, follows its new version, and its deletion stops its stream; the operator goes on", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "dyncrd");
   const { group, crd, path } = widgets();
@@ -131,7 +131,7 @@ Deno.test("a CRD created after the start is served, follows its new version, and
   }
 });
 
-Deno.test("a CRD of a group that nobody selects causes no rescan (2.10)", async () => {
+Deno.test("a CRD of a group that nobody selects causes no rescan", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "dynskip");
   const { group, crd } = widgets();
@@ -153,7 +153,7 @@ Deno.test("a CRD of a group that nobody selects causes no rescan (2.10)", async 
   }
 });
 
-Deno.test("non-watchable resources are not served, with Kopf's warning (2.9)", async () => {
+Deno.test("non-watchable resources are not served, with Kopf's warning", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "nowatch");
   const registry = new kopf.Registry();
@@ -174,7 +174,7 @@ Deno.test("non-watchable resources are not served, with Kopf's warning (2.9)", a
   }
 });
 
-Deno.test("an aggregated API that is down: a selector with a group never reads it; a group-less one warns and serves (2.10)", async () => {
+Deno.test("an aggregated API that is down: a selector with a group never reads it; a group-less one warns and serves", async () => {
   // A cluster of its own: a broken APIService would make every other test's discovery warn.
   await using cluster = await LocalCluster.start();
   const credentials: Credentials = {

@@ -1,5 +1,5 @@
 /**
- * Embedding (kopf-features area 28): operators run inside any Deno program — also one that just
+ * Embedding: operators run inside any Deno program — also one that just
  * awaits `kopf.operator()` at its top level and ends by itself after SIGINT — stop by their
  * signal, and several of them with their own registries share one process without seeing each
  * other's handlers.
@@ -16,7 +16,7 @@ import { EventProbe } from "./support/probe.ts";
 const ROOT = new URL("..", import.meta.url).pathname;
 const PROGRAM = new URL("./fixtures/embedding/program.ts", import.meta.url);
 
-Deno.test("two operators with their own registries in one process each handle only their own objects (28.6)", async () => {
+Deno.test("two operators with their own registries in one process each handle only their own objects", async () => {
   const { client } = await testCluster();
   const [a, b] = [await freshNamespace(client, "emb"), await freshNamespace(client, "emb")];
   const calls: string[] = [];
@@ -47,7 +47,7 @@ Deno.test("two operators with their own registries in one process each handle on
   }
 });
 
-Deno.test("an embedded operator handles objects; its `ready` comes only after its startup handlers, and its signal stops it (28.1, 28.4)", async () => {
+Deno.test("an embedded operator handles objects; its `ready` comes only after its startup handlers, and its signal stops it", async () => {
   const { client, credentials } = await testCluster();
   const namespace = await freshNamespace(client, "emb");
   const registry = new kopf.Registry();
@@ -79,7 +79,7 @@ Deno.test("an embedded operator handles objects; its `ready` comes only after it
   assert.deepEqual(order, ["startup", "ready", "created e1"]);
 });
 
-Deno.test("a program that awaits kopf.operator() at its top level handles objects; on SIGINT the operator returns and the program ends by itself, exit 0 (28.2)", async () => {
+Deno.test("a program that awaits kopf.operator() at its top level handles objects; on SIGINT the operator returns and the program ends by itself, exit 0", async () => {
   const { client, kubeconfig } = await testCluster();
   const namespace = await freshNamespace(client, "emb-program");
   // KopfRunner runs any Deno module: here the program instead of the kopf command. A stop not

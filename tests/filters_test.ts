@@ -1,7 +1,7 @@
 /**
  * Handler filters against a real API server: labels and annotations (exact values, presence
  * markers, per-value callbacks), field/value, old/new, `when`, the callback combinators, and
- * stealth objects that no handler matches (kopf-features areas 5 and 1.11).
+ * stealth objects that no handler matches.
  */
 
 import assert from "node:assert/strict";
@@ -52,7 +52,7 @@ function controlHandler(registry: kopf.Registry, seen: string[]): void {
   });
 }
 
-Deno.test("labels: an exact value matches only that value (5.1)", async () => {
+Deno.test("labels: an exact value matches only that value", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "labels");
   const registry = new kopf.Registry();
@@ -78,7 +78,7 @@ Deno.test("labels: an exact value matches only that value (5.1)", async () => {
   }
 });
 
-Deno.test("presence markers: PRESENT accepts an empty value; ABSENT is suppressed by skip='' (5.2)", async () => {
+Deno.test("presence markers: PRESENT accepts an empty value; ABSENT is suppressed by skip=''", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "markers");
   const registry = new kopf.Registry();
@@ -125,7 +125,7 @@ Deno.test("presence markers: PRESENT accepts an empty value; ABSENT is suppresse
   }
 });
 
-Deno.test("per-value callbacks: called with the value (undefined if absent) and the context (5.3)", async () => {
+Deno.test("per-value callbacks: called with the value (undefined if absent) and the context", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "callbacks");
   const registry = new kopf.Registry();
@@ -171,7 +171,7 @@ Deno.test("per-value callbacks: called with the value (undefined if absent) and 
   }
 });
 
-Deno.test("field/value on update: either the old or the new value may match (5.4)", async () => {
+Deno.test("field/value on update: either the old or the new value may match", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "value");
   const registry = new kopf.Registry();
@@ -200,7 +200,7 @@ Deno.test("field/value on update: either the old or the new value may match (5.4
   }
 });
 
-Deno.test("old=ABSENT, new=PRESENT: the handler fires only when the field is added (5.5)", async () => {
+Deno.test("old=ABSENT, new=PRESENT: the handler fires only when the field is added", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "old-new");
   const registry = new kopf.Registry();
@@ -235,7 +235,7 @@ Deno.test("old=ABSENT, new=PRESENT: the handler fires only when the field is add
   }
 });
 
-Deno.test("when: a callback over the whole context selects the objects (5.6)", async () => {
+Deno.test("when: a callback over the whole context selects the objects", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "when");
   const registry = new kopf.Registry();
@@ -264,7 +264,7 @@ Deno.test("when: a callback over the whole context selects the objects (5.6)", a
 });
 
 Deno.test({
-  name: "when: the callback also sees the cause's reason (5.6)",
+  name: "when: the callback also sees the cause's reason",
   fn: async () => {
     const { client } = await testCluster();
     const namespace = await freshNamespace(client, "when-reason");
@@ -299,7 +299,7 @@ Deno.test({
   },
 });
 
-Deno.test("combinators: not, anyOf, allOf, noneOf over whole-body and per-value callbacks (5.7)", async () => {
+Deno.test("combinators: not, anyOf, allOf, noneOf over whole-body and per-value callbacks", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "combinators");
   const registry = new kopf.Registry();
@@ -356,7 +356,7 @@ Deno.test("combinators: not, anyOf, allOf, noneOf over whole-body and per-value 
   }
 });
 
-Deno.test("stealth objects: no state for objects no handler matches; matching later is a creation (1.11)", async () => {
+Deno.test("stealth objects: no state for objects no handler matches; matching later is a creation", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "stealth");
   const registry = new kopf.Registry();
@@ -399,7 +399,7 @@ Deno.test("stealth objects: no state for objects no handler matches; matching la
   }
 });
 
-Deno.test("filter callbacks get the context without param/retry/started/runtime, and whole-object old/new (6.9)", async () => {
+Deno.test("filter callbacks get the context without param/retry/started/runtime, and whole-object old/new", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "filter-context");
   const registry = new kopf.Registry();

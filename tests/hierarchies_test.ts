@@ -23,7 +23,7 @@ import {
 import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
 
-Deno.test("an adopted ConfigMap is garbage-collected with its owner; a released one survives (24.1, 24.2, 24.6)", async () => {
+Deno.test("an adopted ConfigMap is garbage-collected with its owner; a released one survives", async () => {
   await using cluster = await LocalCluster.start({ controllers: ["garbagecollector"] });
   const { client } = await connect(cluster.kubeconfig);
   try {
@@ -73,7 +73,7 @@ Deno.test("an adopted ConfigMap is garbage-collected with its owner; a released 
   }
 });
 
-Deno.test("inside a handler, the helpers default to the handled object: naming, namespace, labels, references (24.3–24.5, 24.7)", async () => {
+Deno.test("inside a handler, the helpers default to the handled object: naming, namespace, labels, references", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "hierarchy-helpers");
   const registry = new kopf.Registry();
@@ -160,7 +160,7 @@ Deno.test("inside a handler, the helpers default to the handled object: naming, 
   }
 });
 
-Deno.test("outside of a handler, the helpers need the owner explicitly (24)", () => {
+Deno.test("outside of a handler, the helpers need the owner explicitly", () => {
   assert.throws(() => kopf.adopt({ kind: "ConfigMap" }), /called outside of a handler/);
   assert.throws(() => kopf.label({ kind: "ConfigMap" }), /called outside of a handler/);
   assert.throws(() => kopf.harmonizeNaming({ kind: "ConfigMap" }), /called outside of a handler/);

@@ -1,5 +1,5 @@
 /**
- * Log lines as Kubernetes Events, through a running operator (kopf-features 22.4, 22.5, 8.1):
+ * Log lines as Kubernetes Events, through a running operator, and failures among them:
  * off by default since Kopf 1.44, on with `settings.posting.loggers`.
  */
 
@@ -35,7 +35,7 @@ async function withPostingSink(body: () => Promise<void>): Promise<void> {
   }
 }
 
-Deno.test("with posting.loggers on, a handler's logger.info and the framework's lines become Events (22.4, 22.5)", async () => {
+Deno.test("with posting.loggers on, a handler's logger.info and the framework's lines become Events", async () => {
   await withPostingSink(async () => {
     const { client } = await testCluster();
     const namespace = await freshNamespace(client, "log-events");
@@ -72,7 +72,7 @@ Deno.test("with posting.loggers on, a handler's logger.info and the framework's 
   });
 });
 
-Deno.test("a temporary failure is posted as an Error Event when posting.loggers is on (8.1)", async () => {
+Deno.test("a temporary failure is posted as an Error Event when posting.loggers is on", async () => {
   await withPostingSink(async () => {
     const { client } = await testCluster();
     const namespace = await freshNamespace(client, "error-events");
@@ -122,7 +122,7 @@ Deno.test("by default no log line is posted as an Event (Kopf 1.44)", async () =
   });
 });
 
-Deno.test("with posting.loggers on, an arbitrary exception is posted as an Error Event with its stack (8.8)", async () => {
+Deno.test("with posting.loggers on, an arbitrary exception is posted as an Error Event with its stack", async () => {
   await withPostingSink(async () => {
     const { client } = await testCluster();
     const namespace = await freshNamespace(client, "exception-events");
@@ -153,7 +153,7 @@ Deno.test("with posting.loggers on, an arbitrary exception is posted as an Error
   });
 });
 
-Deno.test("an on.event handler's failure is logged locally, never posted, even with posting.loggers on (4.5, 22.5)", async () => {
+Deno.test("an on.event handler's failure is logged locally, never posted, even with posting.loggers on", async () => {
   await withPostingSink(async () => {
     const { client } = await testCluster();
     const namespace = await freshNamespace(client, "event-failure");
@@ -185,7 +185,7 @@ Deno.test("an on.event handler's failure is logged locally, never posted, even w
   });
 });
 
-Deno.test("posting.level warning: no Events for successes, but failures are posted; explicit info() is held back too (21.3)", async () => {
+Deno.test("posting.level warning: no Events for successes, but failures are posted; explicit info() is held back too", async () => {
   await withPostingSink(async () => {
     const { client } = await testCluster();
     const namespace = await freshNamespace(client, "level-events");

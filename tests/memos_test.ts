@@ -1,7 +1,7 @@
 /**
  * Memos against a real API server: the per-object memo shared by all handlers of an object and
  * kept between its events however far apart, a fresh one for a re-created object, and the
- * operator memo copied shallowly into each object's memo (kopf-features areas 16 and 1.5).
+ * operator memo copied shallowly into each object's memo.
  */
 
 import assert from "node:assert/strict";
@@ -24,7 +24,7 @@ function sleep(seconds: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 }
 
-Deno.test("the per-object memo is shared by an object's handlers and survives idle gaps between events (16.2, 1.5)", async () => {
+Deno.test("the per-object memo is shared by an object's handlers and survives idle gaps between events", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "memo");
   const registry = new kopf.Registry();
@@ -79,7 +79,7 @@ Deno.test("the per-object memo is shared by an object's handlers and survives id
   }
 });
 
-Deno.test("each object's memo is a shallow copy of the operator memo, taken when it is first seen (16.3)", async () => {
+Deno.test("each object's memo is a shallow copy of the operator memo, taken when it is first seen", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "opmemo");
   const registry = new kopf.Registry();

@@ -1,6 +1,5 @@
 /**
- * Patching against a real API server: a schema that prunes what handlers return is reported
- * (kopf-features 1.7).
+ * Patching against a real API server: a schema that prunes what handlers return is reported.
  */
 
 import assert from "node:assert/strict";
@@ -38,7 +37,7 @@ const STRICT_CRD = {
   },
 };
 
-Deno.test("a status schema that prunes a handler's result is reported as patching inconsistencies (1.7)", async () => {
+Deno.test("a status schema that prunes a handler's result is reported as patching inconsistencies", async () => {
   const { client, kubeconfig } = await testCluster();
   try {
     await client.request({

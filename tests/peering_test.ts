@@ -3,7 +3,7 @@
  * peering.yaml — keep-alive records, auto-detection, mandatory peering, priorities and `--dev`,
  * operators of the same priority pausing together, `kopf freeze`/`kopf resume` pausing a running
  * operator (its daemons stop, objects created meanwhile are handled after), separate peering
- * names, standalone operators, and the `settings.peering` group (areas 21 and 25).
+ * names, standalone operators, and the `settings.peering` group.
  *
  * Every test uses its own namespace or peering name, and removes the cluster-wide peering
  * objects it creates.
@@ -92,7 +92,7 @@ function liveRecord(priority: number): Record<string, unknown> {
   return { priority, lifetime: 60, lastseen: formatLastseen(new Date()) };
 }
 
-Deno.test("without the peering CRDs a non-standalone operator runs normally and sends no keep-alives (25.1, 25.3)", async () => {
+Deno.test("without the peering CRDs a non-standalone operator runs normally and sends no keep-alives", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-nocrd");
   await deletePeeringCrds();
@@ -107,7 +107,7 @@ Deno.test("without the peering CRDs a non-standalone operator runs normally and 
   }
 });
 
-Deno.test("with the CRDs but no peering object, the operator runs normally; its keep-alive finds nothing (25.1, 25.3)", async () => {
+Deno.test("with the CRDs but no peering object, the operator runs normally; its keep-alive finds nothing", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-noobj");
   await applyPeeringCrds();
@@ -117,7 +117,7 @@ Deno.test("with the CRDs but no peering object, the operator runs normally; its 
   await waitForStatus(namespace, "noobj-1", "createFn");
 });
 
-Deno.test("kopf run -A writes its record {priority 0, lifetime 60, lastseen} on the ClusterKopfPeering 'default' and removes it on SIGTERM (25.2, 21.5)", async () => {
+Deno.test("kopf run -A writes its record {priority 0, lifetime 60, lastseen} on the ClusterKopfPeering 'default' and removes it on SIGTERM", async () => {
   await createPeering(null, { name: "default" });
   try {
     const label = freshPeeringName("label");
@@ -139,7 +139,7 @@ Deno.test("kopf run -A writes its record {priority 0, lifetime 60, lastseen} on 
   }
 });
 
-Deno.test("--peering NAME without the object: nothing is handled until it is created (25.3, 21.5)", async () => {
+Deno.test("--peering NAME without the object: nothing is handled until it is created", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-mandatory");
   const name = freshPeeringName();
@@ -154,7 +154,7 @@ Deno.test("--peering NAME without the object: nothing is handled until it is cre
   assert.ok((await peeringStatus(namespace, name))["op-mandatory"], "a keep-alive record once the object exists");
 });
 
-Deno.test("settings.peering.mandatory at startup: paused while the peering object is missing (21.8)", async () => {
+Deno.test("settings.peering.mandatory at startup: paused while the peering object is missing", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-mandset");
   await applyPeeringCrds();
@@ -167,7 +167,7 @@ Deno.test("settings.peering.mandatory at startup: paused while the peering objec
   await assertHandledAfterResuming(kopf, "mandset-1");
 });
 
-Deno.test("priorities: only the --dev operator handles objects; when it stops, the priority-0 one resumes (25.4, 25.6, 21.6)", async () => {
+Deno.test("priorities: only the --dev operator handles objects; when it stops, the priority-0 one resumes", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-prio");
   const name = await createPeering(namespace);
@@ -191,7 +191,7 @@ Deno.test("priorities: only the --dev operator handles objects; when it stops, t
   await eventually("the low operator's success line", () => handledBy(low, "prio-2") || undefined);
 });
 
-Deno.test("the same priority: both operators pause with warnings; when one stops, the other resumes (25.4)", async () => {
+Deno.test("the same priority: both operators pause with warnings; when one stops, the other resumes", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-same");
   const name = await createPeering(namespace);
@@ -211,7 +211,7 @@ Deno.test("the same priority: both operators pause with warnings; when one stops
   assert.ok(!handledBy(second, "same-1"), second.output);
 });
 
-Deno.test("kopf freeze pauses a running operator (its daemons stop with operatorPausing); kopf resume resumes it and objects created meanwhile are handled (25.5, 25.9)", async () => {
+Deno.test("kopf freeze pauses a running operator (its daemons stop with operatorPausing); kopf resume resumes it and objects created meanwhile are handled", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-freeze");
   const name = await createPeering(namespace);
@@ -233,7 +233,7 @@ Deno.test("kopf freeze pauses a running operator (its daemons stop with operator
   await assertHandledAfterResuming(kopf, "freeze-2");
 });
 
-Deno.test("separate peering names never pause each other: both operators handle the object (25.7)", async () => {
+Deno.test("separate peering names never pause each other: both operators handle the object", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-apart");
   const a = await createPeering(namespace);
@@ -251,7 +251,7 @@ Deno.test("separate peering names never pause each other: both operators handle 
   assert.ok(![...first.lines, ...second.lines].some((line) => /Pausing/.test(line)));
 });
 
-Deno.test("--standalone: no record on the peering object, never paused by a higher priority (25.8, 21.9)", async () => {
+Deno.test("--standalone: no record on the peering object, never paused by a higher priority", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-alone");
   await createPeering(namespace, { name: "default", status: { "op-high": liveRecord(1000) } });
@@ -262,7 +262,7 @@ Deno.test("--standalone: no record on the peering object, never paused by a high
   assert.ok(!kopf.lines.some((line) => /Keep-alive|Pausing/.test(line)), kopf.output);
 });
 
-Deno.test("no per-object locking: two standalone operators both run the creation handler (25.10)", async () => {
+Deno.test("no per-object locking: two standalone operators both run the creation handler", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-twice");
   // Each keeps its own state on the objects (with shared state, whichever records its success first leaves
@@ -280,7 +280,7 @@ Deno.test("no per-object locking: two standalone operators both run the creation
   );
 });
 
-Deno.test("dead peers are removed from the peering object and do not pause anyone (25.4)", async () => {
+Deno.test("dead peers are removed from the peering object and do not pause anyone", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-dead");
   const dead = { priority: 1000, lifetime: 10, lastseen: "2020-01-01T00:00:00.000000+00:00" };
@@ -295,7 +295,7 @@ Deno.test("dead peers are removed from the peering object and do not pause anyon
   assert.ok(!kopf.lines.some((line) => /Pausing/.test(line)), kopf.output);
 });
 
-Deno.test("settings.peering.lifetime = 20: the record says 20 and its lastseen is refreshed (21.7)", async () => {
+Deno.test("settings.peering.lifetime = 20: the record says 20 and its lastseen is refreshed", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-life");
   const name = await createPeering(namespace);
@@ -312,7 +312,7 @@ Deno.test("settings.peering.lifetime = 20: the record says 20 and its lastseen i
   });
 });
 
-Deno.test("settings.peering.stealth: no keep-alive lines with --verbose while the record is still refreshed (21.10)", async () => {
+Deno.test("settings.peering.stealth: no keep-alive lines with --verbose while the record is still refreshed", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-stealth");
   const name = await createPeering(namespace);
@@ -334,7 +334,7 @@ Deno.test("settings.peering.stealth: no keep-alive lines with --verbose while th
   assert.ok(!kopf.lines.some((line) => /Keep-alive in/.test(line)), kopf.output);
 });
 
-Deno.test("settings.peering.clusterwide at startup: a namespaced operator keeps its record in the ClusterKopfPeering (21.11)", async () => {
+Deno.test("settings.peering.clusterwide at startup: a namespaced operator keeps its record in the ClusterKopfPeering", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-cw");
   const name = await createPeering(null);
@@ -348,7 +348,7 @@ Deno.test("settings.peering.clusterwide at startup: a namespaced operator keeps 
   }
 });
 
-Deno.test("a cluster-wide operator pauses for a higher priority on the ClusterKopfPeering and resumes when that record goes (25.4, 25.5)", async () => {
+Deno.test("a cluster-wide operator pauses for a higher priority on the ClusterKopfPeering and resumes when that record goes", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-cwprio");
   const label = freshPeeringName("label");

@@ -257,7 +257,7 @@ Deno.test("with posting.loggers on, the handlers' log lines become Logging Event
   assert.deepEqual(seen, ["Error Logging failed", "Normal Logging hello"]);
 });
 
-Deno.test("a handler posts Events about any object: a child it created; Events about Events are dropped (23.3, 23.5)", async () => {
+Deno.test("a handler posts Events about any object: a child it created; Events about Events are dropped", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "posting");
   const registry = new kopf.Registry();
@@ -316,7 +316,7 @@ Deno.test("a handler posts Events about any object: a child it created; Events a
  * Inside an operator, everything a handler starts (promises, timers) posts through it. Outside of
  * any operator, Kopf raises LookupError; ours posts nothing and logs a warning once (not asserted).
  */
-Deno.test("explicit Events need the operator's context: code started by a handler has it, code outside has not (23.6)", async () => {
+Deno.test("explicit Events need the operator's context: code started by a handler has it, code outside has not", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "posting");
   const outsider = await createExample(client, namespace, "outsider");

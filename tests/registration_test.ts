@@ -1,5 +1,5 @@
 /**
- * Handler registration against a real API server (kopf-features area 4): bound methods and async
+ * Handler registration against a real API server: bound methods and async
  * functions as handlers, one run per function and id however many selectors match, registries
  * that keep operators apart, and invalid options failing `kopf run` at import.
  */
@@ -14,7 +14,7 @@ import { EventProbe } from "./support/probe.ts";
 
 type Status = Record<string, unknown>;
 
-Deno.test("a bound method is registered under the method's name; async handlers work alike (4.4)", async () => {
+Deno.test("a bound method is registered under the method's name; async handlers work alike", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "methods");
   const registry = new kopf.Registry();
@@ -41,7 +41,7 @@ Deno.test("a bound method is registered under the method's name; async handlers 
   }
 });
 
-Deno.test("one function with one id runs once per cause, even when several selectors match the object (4.3)", async () => {
+Deno.test("one function with one id runs once per cause, even when several selectors match the object", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "dedup");
   const registry = new kopf.Registry();
@@ -76,7 +76,7 @@ Deno.test("one function with one id runs once per cause, even when several selec
   }
 });
 
-Deno.test("an operator runs only the handlers of its own registry, not those of the default one (4.19)", async () => {
+Deno.test("an operator runs only the handlers of its own registry, not those of the default one", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "registries");
   const calls: string[] = [];
@@ -112,7 +112,7 @@ Deno.test("an operator runs only the handlers of its own registry, not those of 
   }
 });
 
-Deno.test("kopf run: value= without field= fails at import with a TypeError, exit code 1 (4.17)", async () => {
+Deno.test("kopf run: value= without field= fails at import with a TypeError, exit code 1", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "invalid");
   await using kopf = await KopfProcess.start(namespace, ["tests/fixtures/invalid_handlers.ts"], {
@@ -124,7 +124,7 @@ Deno.test("kopf run: value= without field= fails at import with a TypeError, exi
   assert.match(kopf.output, /TypeError.*value\/old\/new filters are specified without a mandatory field/);
 });
 
-Deno.test("kopf run: requiresFinalizer is not an option; it fails at import with a TypeError, exit code 1 (4.18)", async () => {
+Deno.test("kopf run: requiresFinalizer is not an option; it fails at import with a TypeError, exit code 1", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "invalid");
   await using kopf = await KopfProcess.start(namespace, ["tests/fixtures/invalid_handlers.ts"], {

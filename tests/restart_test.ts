@@ -1,6 +1,6 @@
 /**
  * Restarts against a real API server: an object deleted while the operator was stopped is
- * handled when it starts again (kopf-features 11.5); and an operator killed with SIGKILL in the
+ * handled when it starts again; and an operator killed with SIGKILL in the
  * middle of a handler resumes from what it had persisted: succeeded handlers are not re-run,
  * delayed ones keep their retry count and start time, and deletions made while it was dead are
  * not left stuck.
@@ -26,7 +26,7 @@ const DIFF_BASE = "kopf.zalando.org/last-handled-configuration";
 
 type Status = Record<string, unknown>;
 
-Deno.test("an object deleted while the operator is down stays until it starts, then its delete handler runs (11.5)", async () => {
+Deno.test("an object deleted while the operator is down stays until it starts, then its delete handler runs", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "down");
   const registry = new kopf.Registry();

@@ -1,5 +1,5 @@
 /**
- * KopfRunner against the shared cluster (kopf-features area 27): the documentation's example —
+ * KopfRunner against the shared cluster: the documentation's example —
  * examples/obj.yaml handled by examples/01-minimal, deleted, stopped with exit code 0; a handler
  * file that fails at import re-raised as the runner's error; and settings given to the operator
  * through its handler file, since a child process takes no Settings object from the test.
@@ -37,7 +37,7 @@ async function eventsIn(namespace: string): Promise<KubernetesObject[]> {
   return (await client.request<KubernetesList>({ path: resourcePath(EVENTS, { namespace }) })).items;
 }
 
-Deno.test("KopfRunner, the documented example: examples/obj.yaml handled and deleted; stop() ends it with exit code 0, no error, the handler's line in the output (27.2)", async () => {
+Deno.test("KopfRunner, the documented example: examples/obj.yaml handled and deleted; stop() ends it with exit code 0, no error, the handler's line in the output", async () => {
   const { client, kubeconfig } = await testCluster();
   const namespace = await freshNamespace(client, "runner");
   const obj = parse(await Deno.readTextFile(`${ROOT}examples/obj.yaml`)) as KubernetesObject;
@@ -72,7 +72,7 @@ Deno.test("KopfRunner, the documented example: examples/obj.yaml handled and del
   assert.ok(runner.output.includes("Signal SIGTERM is received. Operator is stopping."), runner.output);
 });
 
-Deno.test("KopfRunner: settings reach the operator through its handler file; with posting off, no Event is posted during the run (27.3)", async () => {
+Deno.test("KopfRunner: settings reach the operator through its handler file; with posting off, no Event is posted during the run", async () => {
   const { client, kubeconfig } = await testCluster();
   const seen: Record<string, string[]> = {};
   for (const posting of ["on", "off"]) {
@@ -113,7 +113,7 @@ Deno.test("KopfRunner with ready: start() resolves once the operator printed the
   assert.equal(runner.exitCode, 0, runner.output);
 });
 
-Deno.test("KopfRunner: a handler file that throws at import — exit code 1, an error naming the file; stop() re-raises it (27.1)", async () => {
+Deno.test("KopfRunner: a handler file that throws at import — exit code 1, an error naming the file; stop() re-raises it", async () => {
   const { kubeconfig } = await testCluster();
   const path = await brokenHandlers();
   try {
@@ -131,7 +131,7 @@ Deno.test("KopfRunner: a handler file that throws at import — exit code 1, an 
   }
 });
 
-Deno.test("KopfRunner: the same failure with reraise: false — stop() resolves, error and exitCode tell it (27.1)", async () => {
+Deno.test("KopfRunner: the same failure with reraise: false — stop() resolves, error and exitCode tell it", async () => {
   const { kubeconfig } = await testCluster();
   const path = await brokenHandlers();
   try {

@@ -1,5 +1,5 @@
 /**
- * Scopes and namespaces (area 3, and 21.21) against the shared LocalCluster: exact namespaces,
+ * Scopes and namespaces against the shared LocalCluster: exact namespaces,
  * patterns with globs and negations, namespaces that appear and go while the operator runs,
  * cluster-wide mode, the fallback without permission to list namespaces, and
  * `settings.scanning.disabled`.
@@ -59,7 +59,7 @@ function recordingRegistry(options: { labels?: Record<string, string> } = {}): {
   return { registry, seen };
 }
 
-Deno.test("-n ns1 serves ns1 only: objects in another namespace are not touched (3.2)", async () => {
+Deno.test("-n ns1 serves ns1 only: objects in another namespace are not touched", async () => {
   const { client } = await testCluster();
   const ns1 = await freshNamespace(client, "scope-ns1");
   const ns2 = await freshNamespace(client, "scope-ns2");
@@ -80,7 +80,7 @@ Deno.test("-n ns1 serves ns1 only: objects in another namespace are not touched 
   }
 });
 
-Deno.test("a pattern with globs and negations: myapp-*,!*-pr-*,*-pr-123 serves myapp-live and myapp-pr-123 only (3.3)", async () => {
+Deno.test("a pattern with globs and negations: myapp-*,!*-pr-*,*-pr-123 serves myapp-live and myapp-pr-123 only", async () => {
   const { client } = await testCluster();
   const names = ["myapp-live", "myapp-pr-123", "myapp-pr-456", "otherapp-pr-123"];
   for (const name of names) await ensureNamespace(client, name);
@@ -104,7 +104,7 @@ Deno.test("a pattern with globs and negations: myapp-*,!*-pr-*,*-pr-123 serves m
   }
 });
 
-Deno.test("namespaces matching a pattern are served when they appear and no longer once deleted (3.4)", async () => {
+Deno.test("namespaces matching a pattern are served when they appear and no longer once deleted", async () => {
   const { client } = await testCluster();
   const prefix = `dyn-${crypto.randomUUID().slice(0, 6)}`;
   const registry = new kopf.Registry();
@@ -162,7 +162,7 @@ Deno.test("namespaces matching a pattern are served when they appear and no long
   }
 });
 
-Deno.test("cluster-wide: objects in a namespace created after the start are handled (3.1)", async () => {
+Deno.test("cluster-wide: objects in a namespace created after the start are handled", async () => {
   const { client } = await testCluster();
   const id = crypto.randomUUID().slice(0, 8);
   // Only objects with this label are ours: the cluster-wide operator sees every test's objects.
@@ -184,7 +184,7 @@ Deno.test("cluster-wide: objects in a namespace created after the start are hand
   }
 });
 
-Deno.test("settings.scanning.disabled: a matching namespace created later is not served; no namespace or CRD requests (21.21)", async () => {
+Deno.test("settings.scanning.disabled: a matching namespace created later is not served; no namespace or CRD requests", async () => {
   const { client } = await testCluster();
   const prefix = `dyn-${crypto.randomUUID().slice(0, 6)}`;
   const exact = await freshNamespace(client, "exact");
@@ -252,7 +252,7 @@ async function restrictedCredentials(client: ApiClient, base: Credentials, rules
   };
 }
 
-Deno.test("without permission to list namespaces: a warning, and only the exact names are served (3.5, 2.8 403)", async () => {
+Deno.test("without permission to list namespaces: a warning, and only the exact names are served", async () => {
   const { client, credentials } = await testCluster();
   const ns1 = await freshNamespace(client, "perm");
   const prefix = `x-${crypto.randomUUID().slice(0, 6)}`;
@@ -295,7 +295,7 @@ Deno.test("without permission to list namespaces: a warning, and only the exact 
   }
 });
 
-Deno.test("permission to list but not to watch namespaces: a warning, and the listed ones stay served (3.5)", async () => {
+Deno.test("permission to list but not to watch namespaces: a warning, and the listed ones stay served", async () => {
   const { client, credentials } = await testCluster();
   const prefix = `lw-${crypto.randomUUID().slice(0, 6)}`;
   const early = `${prefix}-1`;
@@ -320,7 +320,7 @@ Deno.test("permission to list but not to watch namespaces: a warning, and the li
   }
 });
 
-Deno.test("kopf run -n 'dyn-*': a namespace created after the start is served, its object handled (3.4, CLI)", async () => {
+Deno.test("kopf run -n 'dyn-*': a namespace created after the start is served, its object handled", async () => {
   const { client } = await testCluster();
   const prefix = `dyn-${crypto.randomUUID().slice(0, 6)}`;
   await using kopfRun = await KopfProcess.start(`${prefix}-*`, ["examples/01-minimal/example.ts"]);

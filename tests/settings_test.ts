@@ -1,5 +1,5 @@
 /**
- * Operator settings against a real API server (kopf-features area 21): the ones not covered by
+ * Operator settings against a real API server: the ones not covered by
  * the tests of their own areas — how many objects are processed at once, how long stopping
  * waits for them, the watch requests' timeouts and reconnection pauses, the regular requests'
  * timeout, and a startup handler configuring several groups at once.
@@ -29,7 +29,7 @@ import { captureLogs } from "./support/logs.ts";
 import { runOperator } from "./support/operator.ts";
 import { TcpProxy } from "./support/tcp_proxy.ts";
 
-Deno.test("batching.workerLimit 1: objects are handled one at a time; without it, at once (21.16)", async () => {
+Deno.test("batching.workerLimit 1: objects are handled one at a time; without it, at once", async () => {
   const { client } = await testCluster();
   for (const workerLimit of [1, null]) {
     const namespace = await freshNamespace(client, "limit");
@@ -56,7 +56,7 @@ Deno.test("batching.workerLimit 1: objects are handled one at a time; without it
   }
 });
 
-Deno.test("batching.workerLimit 0 is refused with a message naming the setting (21.16)", async () => {
+Deno.test("batching.workerLimit 0 is refused with a message naming the setting", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "limit0");
   const registry = new kopf.Registry();
@@ -66,7 +66,7 @@ Deno.test("batching.workerLimit 0 is refused with a message naming the setting (
   await assert.rejects(runOperator(registry, namespace, { settings }), /settings\.batching\.workerLimit must be/);
 });
 
-Deno.test("batching.exitTimeout: a stop does not wait longer for a hanging handler; it names the object (21.19)", async () => {
+Deno.test("batching.exitTimeout: a stop does not wait longer for a hanging handler; it names the object", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "exit");
   const registry = new kopf.Registry();
@@ -97,7 +97,7 @@ Deno.test("batching.exitTimeout: a stop does not wait longer for a hanging handl
   }
 });
 
-Deno.test("batching.batchWindow has no effect and says so; settings.queueing is settings.batching (21.18)", async () => {
+Deno.test("batching.batchWindow has no effect and says so; settings.queueing is settings.batching", async () => {
   const lines = await captureLogs();
   const settings = new kopf.Settings();
   settings.batching.batchWindow = 2;
@@ -108,7 +108,7 @@ Deno.test("batching.batchWindow has no effect and says so; settings.queueing is 
   assert.equal(settings.batching.workerLimit, 3);
 });
 
-Deno.test("watching.clientTimeout and serverTimeout: watch requests are re-issued, every change is handled, no relist (21.12, 21.13, 1.2)", async () => {
+Deno.test("watching.clientTimeout and serverTimeout: watch requests are re-issued, every change is handled, no relist", async () => {
   const { client } = await testCluster();
   for (const timeout of ["clientTimeout", "serverTimeout"] as const) {
     const namespace = await freshNamespace(client, "wtimeout");
@@ -138,7 +138,7 @@ Deno.test("watching.clientTimeout and serverTimeout: watch requests are re-issue
   }
 });
 
-Deno.test("watching.reconnectBackoff: a pause between watch requests that the server ends (21.15)", async () => {
+Deno.test("watching.reconnectBackoff: a pause between watch requests that the server ends", async () => {
   const { credentials } = await testCluster();
   const namespace = await freshNamespace((await testCluster()).client, "backoff");
   for (const reconnectBackoff of [3, 0.1]) {
@@ -162,7 +162,7 @@ Deno.test("watching.reconnectBackoff: a pause between watch requests that the se
   }
 });
 
-Deno.test("watching.connectTimeout bounds watch requests to a server that stops answering; regular requests keep theirs (21.14, 21.27)", async () => {
+Deno.test("watching.connectTimeout bounds watch requests to a server that stops answering; regular requests keep theirs", async () => {
   const { credentials } = await testCluster();
   const port = Number(new URL(credentials.server).port);
   await using proxy = new TcpProxy(port);
@@ -199,7 +199,7 @@ Deno.test("watching.connectTimeout bounds watch requests to a server that stops 
   );
 });
 
-Deno.test("networking.requestTimeout: requests that take longer fail after their retries; errorBackoffs [] means none (21.26, 21.28)", async () => {
+Deno.test("networking.requestTimeout: requests that take longer fail after their retries; errorBackoffs [] means none", async () => {
   const { credentials } = await testCluster();
   for (const [errorBackoffs, attempts] of [[[0.01, 0.01], 3], [[], 1]] as const) {
     const networking = new NetworkingSettings();
@@ -232,7 +232,7 @@ Deno.test("networking.concurrentRequests 1: many requests at once are all answer
   assert.equal(client.counters.count({ verb: "get" }), 23);
 });
 
-Deno.test("a startup handler sets the finalizer, turns posting off and shortens the request timeout: all apply (21)", async () => {
+Deno.test("a startup handler sets the finalizer, turns posting off and shortens the request timeout: all apply", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "configured");
   const registry = new kopf.Registry();
@@ -263,7 +263,7 @@ Deno.test("a startup handler sets the finalizer, turns posting off and shortens 
   }
 });
 
-Deno.test("background.instantExitTimeout: a daemon exiting 0.1 s after its stop is waited for; one patch releases the object (21.33)", async () => {
+Deno.test("background.instantExitTimeout: a daemon exiting 0.1 s after its stop is waited for; one patch releases the object", async () => {
   const { client } = await testCluster();
   for (const instantExitTimeout of [0.5, null]) {
     const namespace = await freshNamespace(client, "instant");
@@ -300,7 +300,7 @@ Deno.test("background.instantExitTimeout: a daemon exiting 0.1 s after its stop 
   }
 });
 
-Deno.test("batching.errorDelays [5]: an object failing in the framework rests 5 s each time (21.20, 30.1)", async () => {
+Deno.test("batching.errorDelays [5]: an object failing in the framework rests 5 s each time", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "delays");
   const registry = new kopf.Registry();

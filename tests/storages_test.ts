@@ -1,7 +1,7 @@
 /**
  * Progress and diff-base storages against a real API server: the record format, hashed keys of
  * long handler ids, a custom prefix, the exact diff-base text, what the essence ignores, and a
- * storage transition that does not re-run creation (kopf-features area 10).
+ * storage transition that does not re-run creation.
  */
 
 import assert from "node:assert/strict";
@@ -38,7 +38,7 @@ async function annotation(namespace: string, name: string, key: string): Promise
   });
 }
 
-Deno.test("the progress record of a delayed handler has Kopf's fields, order and formats (10.1)", async () => {
+Deno.test("the progress record of a delayed handler has Kopf's fields, order and formats", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "record");
   const registry = new kopf.Registry();
@@ -71,7 +71,7 @@ Deno.test("the progress record of a delayed handler has Kopf's fields, order and
   }
 });
 
-Deno.test("a 70-character handler id gets two hashed annotation names, Kopf's, while in progress (10.3)", async () => {
+Deno.test("a 70-character handler id gets two hashed annotation names, Kopf's, while in progress", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "long-id");
   const registry = new kopf.Registry();
@@ -99,7 +99,7 @@ Deno.test("a 70-character handler id gets two hashed annotation names, Kopf's, w
   }
 });
 
-Deno.test("AnnotationsProgressStorage with a custom prefix: its keys and marker, nothing in status.kopf (10.4)", async () => {
+Deno.test("AnnotationsProgressStorage with a custom prefix: its keys and marker, nothing in status.kopf", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "prefix");
   const registry = new kopf.Registry();
@@ -135,7 +135,7 @@ Deno.test("AnnotationsProgressStorage with a custom prefix: its keys and marker,
   }
 });
 
-Deno.test("the diff-base annotation is Kopf's exact text (10.5)", async () => {
+Deno.test("the diff-base annotation is Kopf's exact text", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "diffbase");
   const registry = new kopf.Registry();
@@ -159,7 +159,7 @@ Deno.test("the diff-base annotation is Kopf's exact text (10.5)", async () => {
   }
 });
 
-Deno.test("status, system metadata and Kopf's own annotations are not changes; a ConfigMap's data is (10.6)", async () => {
+Deno.test("status, system metadata and Kopf's own annotations are not changes; a ConfigMap's data is", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "essence");
   const registry = new kopf.Registry();
@@ -223,7 +223,7 @@ Deno.test("status, system metadata and Kopf's own annotations are not changes; a
   }
 });
 
-Deno.test("switching to MultiDiffBaseStorage([status, annotations]) re-runs no creation; the next change writes status.diff-base (10.8)", async () => {
+Deno.test("switching to MultiDiffBaseStorage([status, annotations]) re-runs no creation; the next change writes status.diff-base", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "transition");
   const registry = new kopf.Registry();
@@ -276,7 +276,7 @@ Deno.test("switching to MultiDiffBaseStorage([status, annotations]) re-runs no c
  * Kopf 1.44's default, which we follow: records live in annotations only; `status.kopf.progress`
  * (written by Kopf before 1.44, and in 1.37's SmartProgressStorage) is read and purged, never written.
  */
-Deno.test("the default storage: records in annotations while in progress, gone after; status.kopf.progress read and purged (10.2, 1.44)", async () => {
+Deno.test("the default storage: records in annotations while in progress, gone after; status.kopf.progress read and purged", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "smart");
   const registry = new kopf.Registry();
@@ -349,7 +349,7 @@ Deno.test("the default storage: records in annotations while in progress, gone a
   }
 });
 
-Deno.test("two operators with their own prefixes and finalizers handle one object once each, no ping-pong (10.7)", async () => {
+Deno.test("two operators with their own prefixes and finalizers handle one object once each, no ping-pong", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "two-operators");
   const calls: string[] = [];

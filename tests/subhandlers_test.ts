@@ -1,7 +1,6 @@
 /**
  * Sub-handlers against a real API server: declared and executed children, their results,
- * progress and retries, the parent's re-invocation, and the purging of all their state
- * (kopf-features areas 13, 4.16, 4.17, 10.1).
+ * progress and retries, the parent's re-invocation, and the purging of all their state.
  */
 
 import assert from "node:assert/strict";
@@ -40,7 +39,7 @@ function progressOf(body: KubernetesObject): { annotations: string[]; status: st
   return { annotations, status: Object.keys(kopfStatus?.progress ?? {}) };
 }
 
-Deno.test("declared sub-handlers run after the parent; results at status['createFn/item1'] (13.1)", async () => {
+Deno.test("declared sub-handlers run after the parent; results at status['createFn/item1']", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "sub-declared");
   const registry = new kopf.Registry();
@@ -63,7 +62,7 @@ Deno.test("declared sub-handlers run after the parent; results at status['create
   }
 });
 
-Deno.test("await kopf.execute({ fns }) sets both statuses; the code after it runs once (13.2)", async () => {
+Deno.test("await kopf.execute({ fns }) sets both statuses; the code after it runs once", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "sub-execute");
   const registry = new kopf.Registry();
@@ -88,7 +87,7 @@ Deno.test("await kopf.execute({ fns }) sets both statuses; the code after it run
   }
 });
 
-Deno.test("a child failing temporarily re-invokes the parent until done; 'Leaving' once (13.3)", async () => {
+Deno.test("a child failing temporarily re-invokes the parent until done; 'Leaving' once", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "sub-retry");
   const registry = new kopf.Registry();
@@ -126,7 +125,7 @@ Deno.test("a child failing temporarily re-invokes the parent until done; 'Leavin
   }
 });
 
-Deno.test("children in progress have their own progress annotations; the parent lists them in subrefs (13.4, 10.1)", async () => {
+Deno.test("children in progress have their own progress annotations; the parent lists them in subrefs", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "sub-progress");
   const registry = new kopf.Registry();

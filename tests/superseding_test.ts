@@ -1,5 +1,5 @@
 /**
- * A cause superseded by a newer one (kopf-features 9.4), with the operator's log captured.
+ * A cause superseded by a newer one (an update by the deletion), with the operator's log captured.
  */
 
 import assert from "node:assert/strict";
@@ -17,7 +17,7 @@ import {
 import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
 
-Deno.test("an update still retrying is superseded by the deletion, which runs at once (9.4)", async () => {
+Deno.test("an update still retrying is superseded by the deletion, which runs at once", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "supersede");
   const lines: string[] = [];

@@ -1,8 +1,7 @@
 /**
  * Failure isolation against a real API server, through `kopf run`: a handler result that JSON
  * cannot encode, and an unexpected framework error for one object (a corrupt progress record),
- * each next to an object created at the same time that is handled normally (kopf-features areas
- * 1.12 and 30).
+ * each next to an object created at the same time that is handled normally.
  */
 
 import assert from "node:assert/strict";
@@ -33,7 +32,7 @@ type Status = Record<string, unknown>;
  * fault is the handler's, it stays visible on the object, and the handler's own retry settings
  * (`backoff`, `retries`, `timeout`, `errors`) apply. Either way, other objects are not affected.
  */
-Deno.test("a result that JSON cannot encode is the handler's error, retried with backoff; others are handled (1.12)", async () => {
+Deno.test("a result that JSON cannot encode is the handler's error, retried with backoff; others are handled", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "unencodable");
   await using kopf = await KopfProcess.start(namespace, [HANDLERS]);
@@ -60,7 +59,7 @@ Deno.test("a result that JSON cannot encode is the handler's error, retried with
   assert.deepEqual(kopf.lines.filter((line) => line.includes(`[${namespace}/good]`) && /ERROR|WARN/.test(line)), []);
 });
 
-Deno.test("an unexpected error for one object is throttled 1, 1, 2… s; the other object is handled normally (30.1, 1.12)", async () => {
+Deno.test("an unexpected error for one object is throttled 1, 1, 2… s; the other object is handled normally", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "throttled");
   await using kopf = await KopfProcess.start(namespace, [HANDLERS]);
@@ -97,7 +96,7 @@ Deno.test("an unexpected error for one object is throttled 1, 1, 2… s; the oth
 });
 
 Deno.test({
-  name: "the end of a throttling is logged: 'Throttling is over. Switching back to normal operations.' (30.1)",
+  name: "the end of a throttling is logged: 'Throttling is over. Switching back to normal operations.'",
   fn: async () => {
     const { client } = await testCluster();
     const namespace = await freshNamespace(client, "throttle-over");

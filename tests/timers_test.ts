@@ -1,5 +1,5 @@
 /**
- * Timers against a real API server (kopf-features area 15): intervals, sharp grids, idle
+ * Timers against a real API server: intervals, sharp grids, idle
  * periods, the initial delay, one-shot timers, errors rescheduling the next call, stopping on
  * deletion, and no request at all for a result that the object already has.
  */
@@ -27,7 +27,7 @@ async function statusOf(namespace: string, name: string): Promise<Status> {
   return ((await getExample(client, namespace, name)).status ?? {}) as Status;
 }
 
-Deno.test("interval: a timer is called again and again, and its results reach the status (15.1, 16.2)", async () => {
+Deno.test("interval: a timer is called again and again, and its results reach the status", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "timer");
   const registry = new kopf.Registry();
@@ -47,7 +47,7 @@ Deno.test("interval: a timer is called again and again, and its results reach th
   }
 });
 
-Deno.test("a timer never runs twice at once for one object, also when a call outlasts the interval (15.1, 15.2)", async () => {
+Deno.test("a timer never runs twice at once for one object, also when a call outlasts the interval", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "timer");
   const registry = new kopf.Registry();
@@ -74,7 +74,7 @@ Deno.test("a timer never runs twice at once for one object, also when a call out
   }
 });
 
-Deno.test("idle: a timer waits until the object has not changed for so long; changes of its status do not count (15.3)", async () => {
+Deno.test("idle: a timer waits until the object has not changed for so long; changes of its status do not count", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "timer");
   const registry = new kopf.Registry();
@@ -103,7 +103,7 @@ Deno.test("idle: a timer waits until the object has not changed for so long; cha
   }
 });
 
-Deno.test("initialDelay: the first call comes no sooner than the delay (15.4)", async () => {
+Deno.test("initialDelay: the first call comes no sooner than the delay", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "timer");
   const registry = new kopf.Registry();
@@ -122,7 +122,7 @@ Deno.test("initialDelay: the first call comes no sooner than the delay (15.4)", 
   }
 });
 
-Deno.test("a timer with neither interval nor idle is called exactly once per object (15.5)", async () => {
+Deno.test("a timer with neither interval nor idle is called exactly once per object", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "timer");
   const registry = new kopf.Registry();
@@ -146,7 +146,7 @@ Deno.test("a timer with neither interval nor idle is called exactly once per obj
   }
 });
 
-Deno.test("errors: a failing timer is retried after its backoff, and the retry counter restarts after a success (15.6)", async () => {
+Deno.test("errors: a failing timer is retried after its backoff, and the retry counter restarts after a success", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "timer");
   const registry = new kopf.Registry();
@@ -165,7 +165,7 @@ Deno.test("errors: a failing timer is retried after its backoff, and the retry c
   }
 });
 
-Deno.test("a timer failing permanently is not called again and releases the object (15.6)", async () => {
+Deno.test("a timer failing permanently is not called again and releases the object", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "timer");
   const registry = new kopf.Registry();
@@ -191,7 +191,7 @@ Deno.test("a timer failing permanently is not called again and releases the obje
   }
 });
 
-Deno.test("deleting an object stops its timer and the object goes away (15.7)", async () => {
+Deno.test("deleting an object stops its timer and the object goes away", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "timer");
   const registry = new kopf.Registry();
