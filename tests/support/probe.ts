@@ -7,6 +7,8 @@
  * cycle of that state is over; if the object is still in that state then, the cycle wrote nothing.
  * A probe in a registry that several operators use one after another remembers what the earlier
  * ones saw: ask it once the later operator is ready (its listed objects are queued by then).
+ * The metrics are the process's: the queues of every operator running in the test count, and
+ * `kopf_background_running` likewise says when daemons and timers have ended.
  *
  * @module
  */
@@ -34,7 +36,7 @@ export function backgroundRunning(kind: "daemon" | "timer"): number {
   return kopfMetrics.background.get([kind]);
 }
 
-/** Waits until no daemon or timer of the kind runs in this process: those that ended have ended for good or stopped. */
+/** Waits until no daemon or timer of the kind runs in this process: each has returned, failed for good, or stopped. */
 export async function backgroundEnded(kind: "daemon" | "timer"): Promise<void> {
   await eventually(`every ${kind} to end`, () => backgroundRunning(kind) === 0);
 }
