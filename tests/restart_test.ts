@@ -189,9 +189,11 @@ Deno.test("SIGKILL 4 s into a slow handler: its sibling that finished at once is
   }
   // The scenario of the report: the kill comes while the 15 s handler runs, after its sibling's
   // success is written (if it never is, slowFn finishes before the kill and is not re-run below).
-  const beforeKill = await eventually("instantFn's success to be written", async () => {
+  // The checkpoint writes the object, then its status subresource: both are awaited.
+  const beforeKill = await eventually("instantFn's success and result to be written", async () => {
     const body = await getExample(client, namespace, "c");
-    return JSON.parse(body.metadata.annotations?.["kopf.zalando.org/instantFn"] ?? "null")?.success ? body : undefined;
+    const record = JSON.parse(body.metadata.annotations?.["kopf.zalando.org/instantFn"] ?? "null");
+    return record?.success && (body.status as Status | undefined)?.instantFn !== undefined ? body : undefined;
   });
   const killed = await first.stop("SIGKILL");
   assert.equal(killed.signal, "SIGKILL");
