@@ -1,5 +1,5 @@
 /**
- * Operator activities against a real API server (kopf-features area 19, 6.2, 1.13): startup
+ * Operator activities against a real API server: startup
  * handlers run before anything touches the API and may change the settings and the memo; a
  * startup failing for good stops the operator (exit code 1) before any object is touched;
  * cleanup handlers run after the streams have stopped, on SIGTERM (exit code 0), on the stop
@@ -10,7 +10,8 @@
 import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
-import { createExample, freshNamespace, getExample, settle, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, getExample, settle, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { KopfProcess } from "./support/kopf_process.ts";
 import { runOperator } from "./support/operator.ts";
 import { TcpProxy } from "./support/tcp_proxy.ts";
@@ -28,13 +29,13 @@ function indexOf(lines: string[], pattern: RegExp): number {
   return lines.findIndex((line) => pattern.test(line));
 }
 
-Deno.test("kopf run: startup runs first and configures, objects see its memo, cleanup runs on SIGTERM, exit 0 (19.1, 19.2)", async () => {
+Deno.test("kopf run: startup runs first and configures, objects see its memo, cleanup runs on SIGTERM, exit 0", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "activities");
   await createExample(client, namespace, "before");
   await using operator = await KopfProcess.start(namespace, ["tests/fixtures/activities/lifecycle.ts"]);
   await operator.waitForLine(/Handler 'createFn' succeeded/);
-  const body = await waitFor("the creation handled with the custom finalizer", async () => {
+  const body = await eventually("the creation handled with the custom finalizer", async () => {
     const body = await getExample(client, namespace, "before");
     return (body.status as Record<string, unknown> | undefined)?.createFn ? body : undefined;
   });
@@ -55,7 +56,7 @@ Deno.test("kopf run: startup runs first and configures, objects see its memo, cl
   assert.ok(lines.some((line) => /Activity 'farewell' succeeded\./.test(line)), operator.output);
 });
 
-Deno.test("kopf run: a startup handler failing for good exits 1 naming it, touching no object, no cleanup (19.1)", async () => {
+Deno.test("kopf run: a startup handler failing for good exits 1 naming it, touching no object, no cleanup", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "failstart");
   await createExample(client, namespace, "untouched");
@@ -159,7 +160,7 @@ Deno.test("in-process: startup runs before any connection, ready comes after it,
     order.push("running");
     assert.equal(openDuringStartup, 0, "no connection to the API before the startup handlers finished");
     await createExample(client, namespace, "a");
-    const body = await waitFor("the creation handled", async () => {
+    const body = await eventually("the creation handled", async () => {
       const body = await getExample(client, namespace, "a");
       return (body.status as Record<string, unknown> | undefined)?.createFn ? body : undefined;
     });
@@ -237,7 +238,7 @@ Deno.test("in-process: a stop while a startup handler is retrying ends the opera
   });
   const controller = new AbortController();
   const done = kopf.operator({ registry, standalone: true, signal: controller.signal });
-  await waitFor("the first attempt", () => calls.length ? true : undefined);
+  await eventually("the first attempt", () => calls.length ? true : undefined);
   const stopping = Date.now();
   controller.abort();
   await done;

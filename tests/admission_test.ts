@@ -1,5 +1,5 @@
 /**
- * Admission webhooks end to end (kopf-features area 18, 4.14, 5.10, 6.8, 16.5, 7.2): the real
+ * Admission webhooks end to end: the real
  * kube-apiserver calls the operator's HTTPS webhook server on 127.0.0.1 through the managed
  * webhook configurations that `startAdmission` writes, and API requests are denied, warned, or
  * mutated. Every test's handlers filter on a label with a unique value, so the configurations'
@@ -16,7 +16,8 @@ import { resourcePath } from "../src/api/paths.ts";
 import { webhookConfigurationPath } from "../src/api/webhook_configurations.ts";
 import { NO_SERVER_MESSAGE, type RunningAdmission, startAdmission } from "../src/engines/admission_startup.ts";
 import type { JsonObject, KubernetesObject } from "../src/model/body.ts";
-import { freshNamespace, KOPFEXAMPLES, type TestCluster, testCluster, waitFor } from "./support/cluster.ts";
+import { freshNamespace, KOPFEXAMPLES, type TestCluster, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 
 const LABEL = "admission-test";
 
@@ -124,14 +125,14 @@ async function withAdmission(
 
 /** Repeats a dry-run probe until the API server applies the new webhooks (their configuration arrives asynchronously). */
 function untilActive<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  return waitFor(`the webhooks to be active (${what})`, probe, 60);
+  return eventually(`the webhooks to be active (${what})`, probe, { seconds: 60 });
 }
 
 function statusOf(response: KubeResponse): { code?: number; message?: string } {
   return response.body as { code?: number; message?: string };
 }
 
-Deno.test("a validate handler's AdmissionError denies a creation with its message and code (18.1, 4.14)", async () => {
+Deno.test("a validate handler's AdmissionError denies a creation with its message and code", async () => {
   const id = uniqueId();
   const registry = new kopf.Registry();
   kopf.on.validate("kopfexamples", { registry, labels: { [LABEL]: id } }, function meh() {
@@ -161,7 +162,7 @@ Deno.test("a validate handler's AdmissionError denies a creation with its messag
   });
 });
 
-Deno.test("admission warnings reach the API client: operation, dryrun, userinfo, headers (18.1, 18.4, 18.5, 6.8)", async () => {
+Deno.test("admission warnings reach the API client: operation, dryrun, userinfo, headers", async () => {
   const id = uniqueId();
   const registry = new kopf.Registry();
   const seen: boolean[] = [];
@@ -195,7 +196,7 @@ Deno.test("admission warnings reach the API client: operation, dryrun, userinfo,
   });
 });
 
-Deno.test("a mutate handler's patch is applied: the created object has the fields (18.2)", async () => {
+Deno.test("a mutate handler's patch is applied: the created object has the fields", async () => {
   const id = uniqueId();
   const registry = new kopf.Registry();
   kopf.on.mutate("kopfexamples", { registry, labels: { [LABEL]: id } }, function defaults({ spec, patch }) {
@@ -220,7 +221,7 @@ Deno.test("a mutate handler's patch is applied: the created object has the field
   });
 });
 
-Deno.test("a handler's arbitrary error denies with code 500 and its message; with ignoreFailures it admits (18.1)", async () => {
+Deno.test("a handler's arbitrary error denies with code 500 and its message; with ignoreFailures it admits", async () => {
   const id = uniqueId();
   const registry = new kopf.Registry();
   kopf.on.validate("kopfexamples", { registry, labels: { [LABEL]: id, broken: "yes" } }, function broken() {
@@ -252,7 +253,7 @@ Deno.test("a handler's arbitrary error denies with code 500 and its message; wit
   });
 });
 
-Deno.test("the webhook server answers crafted reviews at /<id>; malformed ones get 4xx, never a crash (18.3, 18.8)", async () => {
+Deno.test("the webhook server answers crafted reviews at /<id>; malformed ones get 4xx, never a crash", async () => {
   const id = uniqueId();
   const cadump = await Deno.makeTempFile({ suffix: ".pem" });
   const registry = new kopf.Registry();
@@ -358,7 +359,7 @@ Deno.test("the webhook server answers crafted reviews at /<id>; malformed ones g
   void id;
 });
 
-Deno.test("admission handlers without settings.admission.server refuse to start with Kopf's message (18.6)", async () => {
+Deno.test("admission handlers without settings.admission.server refuse to start with Kopf's message", async () => {
   const cluster = await testCluster();
   const registry = new kopf.Registry();
   kopf.on.validate("kopfexamples", { registry }, function check() {});
@@ -378,7 +379,7 @@ Deno.test("admission handlers without settings.admission.server refuse to start 
   await idle.done;
 });
 
-Deno.test("managed configurations: one webhook per handler with Kopf's fields; only persistent ones stay after close (18.10, 5.10)", async () => {
+Deno.test("managed configurations: one webhook per handler with Kopf's fields; only persistent ones stay after close", async () => {
   const id = uniqueId();
   const registry = new kopf.Registry();
   kopf.on.validate("kopfexamples", { registry, labels: { [LABEL]: id, a: kopf.PRESENT } }, function check_numbers() {});
@@ -469,7 +470,7 @@ Deno.test("managed configurations: one webhook per handler with Kopf's fields; o
   }
 });
 
-Deno.test("a custom server's client config goes into the managed configuration with the handler id appended (18.7)", async () => {
+Deno.test("a custom server's client config goes into the managed configuration with the handler id appended", async () => {
   const id = uniqueId();
   const registry = new kopf.Registry();
   kopf.on.validate("kopfexamples", { registry, labels: { [LABEL]: id }, ignoreFailures: true }, function hooked() {});
@@ -497,7 +498,7 @@ Deno.test("a custom server's client config goes into the managed configuration w
   await admission.done;
 });
 
-Deno.test("operations: an UPDATE-only handler does not review creations but denies updates (18.11)", async () => {
+Deno.test("operations: an UPDATE-only handler does not review creations but denies updates", async () => {
   const id = uniqueId();
   const registry = new kopf.Registry();
   kopf.on.validate("kopfexamples", { registry, labels: { [LABEL]: id }, operations: ["UPDATE"] }, function noUpdates() {
@@ -519,7 +520,7 @@ Deno.test("operations: an UPDATE-only handler does not review creations but deni
   });
 });
 
-Deno.test("two validate handlers are two webhooks; a creation reports one of their messages (18.12)", async () => {
+Deno.test("two validate handlers are two webhooks; a creation reports one of their messages", async () => {
   const id = uniqueId();
   const registry = new kopf.Registry();
   kopf.on.validate("kopfexamples", { registry, labels: { [LABEL]: id } }, function one() {
@@ -541,7 +542,7 @@ Deno.test("two validate handlers are two webhooks; a creation reports one of the
   });
 });
 
-Deno.test("admission memos: every CREATE gets a throw-away copy, UPDATEs of one object share its memo (16.5)", async () => {
+Deno.test("admission memos: every CREATE gets a throw-away copy, UPDATEs of one object share its memo", async () => {
   const id = uniqueId();
   const registry = new kopf.Registry();
   kopf.on.validate("kopfexamples", { registry, labels: { [LABEL]: id } }, function count({ memo, warnings }) {
@@ -575,7 +576,7 @@ Deno.test("admission memos: every CREATE gets a throw-away copy, UPDATEs of one 
   );
 });
 
-Deno.test("a validate handler's return value appears nowhere (7.2)", async () => {
+Deno.test("a validate handler's return value appears nowhere", async () => {
   const id = uniqueId();
   const registry = new kopf.Registry();
   kopf.on.validate("kopfexamples", { registry, labels: { [LABEL]: id } }, function answer({ warnings }) {
@@ -596,7 +597,7 @@ Deno.test("a validate handler's return value appears nowhere (7.2)", async () =>
   });
 });
 
-Deno.test("an API error on writing the managed configurations fails ready and done (18.10)", async () => {
+Deno.test("an API error on writing the managed configurations fails ready and done", async () => {
   const cluster = await testCluster();
   const registry = new kopf.Registry();
   kopf.on.validate("kopfexamples", { registry }, function check() {});
@@ -609,7 +610,7 @@ Deno.test("an API error on writing the managed configurations fails ready and do
   await admission.close();
 });
 
-Deno.test("subresources and DELETE: a status-only handler reviews status updates; a DELETE-only handler sees the old object (18.11, 6.8)", async () => {
+Deno.test("subresources and DELETE: a status-only handler reviews status updates; a DELETE-only handler sees the old object", async () => {
   const id = uniqueId();
   const registry = new kopf.Registry();
   kopf.on.validate(
@@ -654,7 +655,7 @@ Deno.test("subresources and DELETE: a status-only handler reviews status updates
   });
 });
 
-Deno.test("update(): newly served resources get their rules in the managed configuration (18.10)", async () => {
+Deno.test("update(): newly served resources get their rules in the managed configuration", async () => {
   const id = uniqueId();
   const registry = new kopf.Registry();
   kopf.on.validate("kopfexamples", { registry, labels: { [LABEL]: id } }, function later() {});
@@ -680,7 +681,7 @@ Deno.test("update(): newly served resources get their rules in the managed confi
 });
 
 Deno.test({
-  name: "kopf.operator() with a validate handler and no admission server fails with Kopf's message (18.6)",
+  name: "kopf.operator() with a validate handler and no admission server fails with Kopf's message",
   fn: async () => {
     const cluster = await testCluster();
     const namespace = await freshNamespace(cluster.client, "admission");
@@ -694,8 +695,7 @@ Deno.test({
 });
 
 Deno.test({
-  name:
-    "kopf.operator() serves admission set up by a startup handler; non-persistent webhooks go on exit (18.6, 18.10)",
+  name: "kopf.operator() serves admission set up by a startup handler; non-persistent webhooks go on exit",
   fn: async () => {
     const id = uniqueId();
     const managed = `${id}.admission.kopf.dev`;
@@ -741,7 +741,7 @@ Deno.test({
   },
 });
 
-Deno.test("the operator's stop signal closes admission gracefully: non-persistent webhooks are removed (18.10)", async () => {
+Deno.test("the operator's stop signal closes admission gracefully: non-persistent webhooks are removed", async () => {
   const id = uniqueId();
   const registry = new kopf.Registry();
   kopf.on.validate("kopfexamples", { registry, labels: { [LABEL]: id } }, function transient() {});

@@ -16,9 +16,10 @@ import {
   patchExample,
   settle,
   testCluster,
-  waitFor,
 } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
+import { EventProbe, queuesDrained } from "./support/probe.ts";
 
 /** Writes so far: patches of any kind (merge, status, JSON) and created Events. */
 function writes(counters: RequestCounters): number {
@@ -33,35 +34,37 @@ async function lifecycle(
 ): Promise<{ create: number; update: number; delete: number; idle: number }> {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "budget");
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace, settings ? { settings } : {});
   const counters = operator.running.client.counters;
   try {
     let before = writes(counters);
     await createExample(client, namespace, "b", { x: 1 });
-    await waitFor("the creation to be handled", async () => {
+    await eventually("the creation to be handled", async () => {
       const body = await getExample(client, namespace, "b");
       const handled = body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
       return handled && until.created((body.status ?? {}) as Record<string, unknown>) || undefined;
     });
-    await settle(1.5);
+    await probe.caughtUp(namespace, "b");
     const create = writes(counters) - before;
 
+    // Not a wait but the stretch of time observed: idle means nothing is written while nothing changes.
     before = writes(counters);
     await settle(3);
     const idle = writes(counters) - before;
 
     before = writes(counters);
     await patchExample(client, namespace, "b", { spec: { x: 2 } });
-    await waitFor("the update to be handled", async () => {
+    await eventually("the update to be handled", async () => {
       const body = await getExample(client, namespace, "b");
       return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"]?.includes('"x":2') || undefined;
     });
-    await settle(1.5);
+    await probe.caughtUp(namespace, "b");
     const update = writes(counters) - before;
 
     before = writes(counters);
     await deleteExample(client, namespace, "b");
-    await waitFor("the object to be gone", async () => {
+    await eventually("the object to be gone", async () => {
       try {
         await getExample(client, namespace, "b");
         return undefined;
@@ -70,7 +73,7 @@ async function lifecycle(
         throw error;
       }
     });
-    await settle(1.5);
+    await probe.deleted(namespace, "b");
     return { create, update, delete: writes(counters) - before, idle };
   } finally {
     await operator.stop();
@@ -154,8 +157,8 @@ Deno.test("on.event only: no writes at all, as Kopf 1.44.6", async () => {
     await createExample(client, namespace, "e");
     await patchExample(client, namespace, "e", { spec: { x: 1 } });
     await deleteExample(client, namespace, "e");
-    await waitFor("three events", () => events >= 3 || undefined);
-    await settle(1.5);
+    await eventually("three events", () => events >= 3 || undefined);
+    await queuesDrained();
     assert.equal(writes(operator.running.client.counters), 0);
   } finally {
     await operator.stop();
@@ -174,13 +177,13 @@ Deno.test("a patch that changes nothing is never sent", async () => {
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "n");
-    await waitFor("the phase", async () => {
+    await eventually("the phase", async () => {
       const body = await getExample(client, namespace, "n");
       return (body.status as Record<string, unknown> | undefined)?.phase === "Ready" || undefined;
     });
     await patchExample(client, namespace, "n", { spec: { x: 1 } });
-    await waitFor("the events of the echo and the change", () => events >= 3 || undefined);
-    await settle(1.5);
+    await eventually("the events of the echo and the change", () => events >= 3 || undefined);
+    await queuesDrained();
     assert.equal(writes(operator.running.client.counters), 1, "only the first event changed the phase");
   } finally {
     await operator.stop();
@@ -195,18 +198,20 @@ Deno.test("4 explicit events in a create handler: 1 patch + 4 Events, as Kopf 1.
     kopf.event(body, { type: "Normal", reason: "Custom", message: "A custom event" });
     kopf.exception(body, { reason: "SomeReason", message: "An exception", error: new Error("boom") });
   });
+  const probe = new EventProbe(registry);
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "budget-events");
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "ev");
-    await waitFor("the creation to be handled", async () => {
+    await eventually("the creation to be handled", async () => {
       const body = await getExample(client, namespace, "ev");
       return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
     });
     const counters = operator.running.client.counters;
-    await waitFor("four Events", () => counters.count({ verb: "create", resource: "events" }) >= 4 || undefined);
-    await settle(1.5);
+    await eventually("four Events", () => counters.count({ verb: "create", resource: "events" }) >= 4 || undefined);
+    await probe.caughtUp(namespace, "ev");
+    await operator.stop(); // the operator sends what its poster holds before it stops
     assert.equal(counters.count({ verb: "patch" }), 1);
     assert.equal(counters.count({ verb: "create", resource: "events" }), 4);
   } finally {

@@ -6,7 +6,8 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { createExample, freshNamespace, getExample, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, getExample, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { runKopf } from "./support/kopf_process.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -50,7 +51,7 @@ async function handlesAnObject(child: Deno.ChildProcess, namespace: string, name
   const output = child.output();
   try {
     await createExample(client, namespace, name, { field: "value" });
-    const message = await waitFor(`status.createFn.message of ${name}`, async () => {
+    const message = await eventually(`status.createFn.message of ${name}`, async () => {
       const status = (await getExample(client, namespace, name)).status as
         | { createFn?: { message?: string } }
         | undefined;

@@ -22,19 +22,19 @@ function usageError(fn: () => unknown, pattern: RegExp): void {
   });
 }
 
-Deno.test("environment variables are named KOPF_<COMMAND>_<OPTION> (26)", () => {
+Deno.test("environment variables are named KOPF_<COMMAND>_<OPTION>", () => {
   assert.equal(envName("run", "log-format"), "KOPF_RUN_LOG_FORMAT");
   assert.equal(envName("freeze", "lifetime"), "KOPF_FREEZE_LIFETIME");
   assert.equal(envName("resume", "all-namespaces"), "KOPF_RESUME_ALL_NAMESPACES");
 });
 
-Deno.test("kopf run takes several files and -m specifiers, in order (26.1)", () => {
+Deno.test("kopf run takes several files and -m specifiers, in order", () => {
   const options = parseRunOptions(["-A", "a.ts", "b.ts", "-m", "npm:x", "--module", "./c.ts"], NO_ENV);
   assert.deepEqual(options.files, ["a.ts", "b.ts"]);
   assert.deepEqual(options.modules, ["npm:x", "./c.ts"]);
 });
 
-Deno.test("a -m path is resolved against the working directory; URLs and bare names stay (26.1)", () => {
+Deno.test("a -m path is resolved against the working directory; URLs and bare names stay", () => {
   assert.equal(resolveSpecifier("./x/c.ts"), new URL("x/c.ts", `file://${Deno.cwd()}/`).href);
   assert.equal(resolveSpecifier("../c.ts"), new URL("../c.ts", `file://${Deno.cwd()}/`).href);
   assert.equal(resolveSpecifier("/abs/c.ts"), "file:///abs/c.ts");
@@ -43,11 +43,11 @@ Deno.test("a -m path is resolved against the working directory; URLs and bare na
   }
 });
 
-Deno.test("-n with -A is a usage error (26.3)", () => {
+Deno.test("-n with -A is a usage error", () => {
   usageError(() => parseRunOptions(["-n", "a", "-A", "x.ts"], NO_ENV), /--namespace or --all-namespaces/);
 });
 
-Deno.test("priority is an integer; --dev is 666; -P gives the peering name (26.4, 25.6)", () => {
+Deno.test("priority is an integer; --dev is 666; -P gives the peering name", () => {
   assert.equal(parseRunOptions(["-p", "10", "x.ts"], NO_ENV).priority, 10);
   assert.equal(parseRunOptions(["--priority=-5", "x.ts"], NO_ENV).priority, -5);
   assert.equal(parseRunOptions(["--dev", "x.ts"], NO_ENV).priority, 666);
@@ -59,7 +59,7 @@ Deno.test("priority is an integer; --dev is 666; -P gives the peering name (26.4
   usageError(() => parseRunOptions(["-P", "Not_Valid", "x.ts"], NO_ENV), /--peering must be the name/);
 });
 
-Deno.test("--leader-elect and its options: durations in seconds, names checked, nothing without --leader-elect (26.4)", () => {
+Deno.test("--leader-elect and its options: durations in seconds, names checked, nothing without --leader-elect", () => {
   assert.equal(parseRunOptions(["x.ts"], NO_ENV).leaderElection, undefined);
   assert.deepEqual(parseRunOptions(["--leader-elect", "x.ts"], NO_ENV).leaderElection, {
     leaseName: undefined,
@@ -118,7 +118,7 @@ Deno.test("--shard-group and its options; not with --leader-elect; nothing witho
   );
 });
 
-Deno.test("KOPF_RUN_<OPTION> gives defaults for every option; the command line wins (26)", () => {
+Deno.test("KOPF_RUN_<OPTION> gives defaults for every option; the command line wins", () => {
   const defaults = env({
     KOPF_RUN_STANDALONE: "true",
     KOPF_RUN_LIVENESS: "http://0.0.0.0:8080/healthz",
@@ -155,7 +155,7 @@ Deno.test("KOPF_RUN_<OPTION> gives defaults for every option; the command line w
   assert.equal(parseRunOptions(["x.ts"], env({ KOPF_RUN_DEV: "1" })).priority, 666);
 });
 
-Deno.test("KOPF_RUN_NAMESPACE adds namespaces to -n; -A on the command line ignores it (26)", () => {
+Deno.test("KOPF_RUN_NAMESPACE adds namespaces to -n; -A on the command line ignores it", () => {
   assert.deepEqual(parseRunOptions(["x.ts"], env({ KOPF_RUN_NAMESPACE: "a b" })).namespaces, ["a", "b"]);
   const patterns = parseRunOptions(["x.ts"], env({ KOPF_RUN_NAMESPACE: " app-*,!app-test\tother " })).namespaces;
   assert.deepEqual(patterns, ["app-*,!app-test", "other"]);
@@ -174,7 +174,7 @@ Deno.test("KOPF_RUN_NAMESPACE adds namespaces to -n; -A on the command line igno
   );
 });
 
-Deno.test("bad environment values are usage errors naming the variable (26)", () => {
+Deno.test("bad environment values are usage errors naming the variable", () => {
   usageError(() => parseRunOptions(["x.ts"], env({ KOPF_RUN_STANDALONE: "maybe" })), /^KOPF_RUN_STANDALONE must be/);
   usageError(() => parseRunOptions(["x.ts"], env({ KOPF_RUN_LOG_FORMAT: "xml" })), /^KOPF_RUN_LOG_FORMAT must be/);
   usageError(() => parseRunOptions(["x.ts"], env({ KOPF_RUN_PRIORITY: "hi" })), /^KOPF_RUN_PRIORITY must be/);
@@ -182,13 +182,13 @@ Deno.test("bad environment values are usage errors naming the variable (26)", ()
   assert.equal(parseRunOptions(["x.ts"], env({ KOPF_RUN_STANDALONE: "", KOPF_RUN_LOG_FORMAT: "" })).format, "full");
 });
 
-Deno.test("--help skips validation and the environment (26)", () => {
+Deno.test("--help skips validation and the environment", () => {
   assert.equal(parseRunOptions(["--help"], env({ KOPF_RUN_STANDALONE: "maybe" })).help, true);
   assert.equal(parseFreezeOptions(["-h"], NO_ENV).help, true);
   assert.equal(parseResumeOptions(["--help"], NO_ENV).help, true);
 });
 
-Deno.test("kopf freeze: --peering and --lifetime are required; priority 100 by default, --dev 666 (26.6)", () => {
+Deno.test("kopf freeze: --peering and --lifetime are required; priority 100 by default, --dev 666", () => {
   usageError(() => parseFreezeOptions(["--peering=default"], NO_ENV), /Missing option '-t' \/ '--lifetime'/);
   usageError(() => parseFreezeOptions(["-A", "--lifetime=60"], NO_ENV), /Missing option '-P' \/ '--peering'/);
   usageError(() => parseFreezeOptions(["-A", "-P", "default", "-t", "soon"], NO_ENV), /--lifetime must be an integer/);
@@ -212,7 +212,7 @@ Deno.test("kopf freeze: --peering and --lifetime are required; priority 100 by d
   assert.equal(parseFreezeOptions(["-A", "-P", "p", "-t", "5", "-p", "7"], NO_ENV).priority, 7);
 });
 
-Deno.test("kopf freeze and resume take KOPF_FREEZE_*/KOPF_RESUME_* defaults (26.6, 26.7)", () => {
+Deno.test("kopf freeze and resume take KOPF_FREEZE_*/KOPF_RESUME_* defaults", () => {
   const freeze = parseFreezeOptions(
     ["-A"],
     env({ KOPF_FREEZE_PEERING: "default", KOPF_FREEZE_LIFETIME: "30", KOPF_FREEZE_ID: "ops" }),
@@ -225,14 +225,14 @@ Deno.test("kopf freeze and resume take KOPF_FREEZE_*/KOPF_RESUME_* defaults (26.
   usageError(() => parseFreezeOptions(["-A", "-P", "d"], env({ KOPF_FREEZE_LIFETIME: "x" })), /KOPF_FREEZE_LIFETIME/);
 });
 
-Deno.test("kopf resume: --peering is required; without -n and -A it is cluster-wide (26.7)", () => {
+Deno.test("kopf resume: --peering is required; without -n and -A it is cluster-wide", () => {
   usageError(() => parseResumeOptions(["-A"], NO_ENV), /Missing option '-P' \/ '--peering'/);
   usageError(() => parseResumeOptions(["-A", "-P", "d", "-t", "5"], NO_ENV), /Unknown option '-t'/);
   const options = parseResumeOptions(["-P", "default"], NO_ENV);
   assert.deepEqual([options.clusterwide, options.scopeDefaulted], [true, true]);
 });
 
-Deno.test("each command's --help names every option and its KOPF_<COMMAND>_<OPTION> variable (26)", () => {
+Deno.test("each command's --help names every option and its KOPF_<COMMAND>_<OPTION> variable", () => {
   const commands = [["run", RUN_OPTIONS, RUN_HELP], ["freeze", FREEZE_OPTIONS, FREEZE_HELP], [
     "resume",
     RESUME_OPTIONS,

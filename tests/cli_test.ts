@@ -4,7 +4,8 @@
  */
 
 import assert from "node:assert/strict";
-import { createExample, freshNamespace, getExample, testCluster, waitFor, waitForStatus } from "./support/cluster.ts";
+import { createExample, freshNamespace, getExample, testCluster, waitForStatus } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { meaningful, runKopf } from "./support/kopf_process.ts";
 
 const CLI = new URL("../cli/main.ts", import.meta.url).pathname;
@@ -26,7 +27,7 @@ Deno.test("kopf run examples/01-minimal sets status.createFn.message, and exits 
   const output = child.output();
   try {
     await createExample(client, namespace, "kopf-example-1", { field: "value" });
-    const message = await waitFor("status.createFn.message", async () => {
+    const message = await eventually("status.createFn.message", async () => {
       const body = await getExample(client, namespace, "kopf-example-1");
       return ((body.status as { createFn?: { message?: string } } | undefined)?.createFn?.message);
     });
@@ -67,7 +68,7 @@ Deno.test("--log-format json prints one JSON object per line; object lines carry
   let uid: string | undefined;
   try {
     uid = (await createExample(client, namespace, "json-1")).metadata.uid;
-    await waitFor("status.createFn", async () => {
+    await eventually("status.createFn", async () => {
       const body = await getExample(client, namespace, "json-1");
       return (body.status as Record<string, unknown> | undefined)?.createFn;
     });
@@ -180,7 +181,7 @@ function spawnKopf(args: string[], env: Record<string, string>) {
   };
 }
 
-Deno.test("kopf run with two files and two -m modules: the handlers of all four are active (26.1)", async () => {
+Deno.test("kopf run with two files and two -m modules: the handlers of all four are active", async () => {
   const { client, kubeconfig } = await testCluster();
   const namespace = await freshNamespace(client, "cli-multi");
   const moduleD = new URL("./fixtures/cli/module_d.ts", import.meta.url).href;
@@ -209,13 +210,13 @@ Deno.test("kopf run with two files and two -m modules: the handlers of all four 
   assert.equal(result.code, 0, result.stderr);
 });
 
-Deno.test("a -m module that cannot be imported: the specifier and the problem, exit code 1 (26.1)", async () => {
+Deno.test("a -m module that cannot be imported: the specifier and the problem, exit code 1", async () => {
   const { code, stderr } = await kopf(["run", "-A", "--standalone", "-m", "./tests/fixtures/cli/no_such.ts"]);
   assert.equal(code, 1);
   assert.match(stderr, /\.\/tests\/fixtures\/cli\/no_such\.ts: failed to import/);
 });
 
-Deno.test("kopf run -n a -A: a usage error, exit code 2 (26.3)", async () => {
+Deno.test("kopf run -n a -A: a usage error, exit code 2", async () => {
   const { code, stdout, stderr } = await kopf(["run", "-n", "a", "-A", "x.ts"]);
   assert.equal(code, 2);
   assert.equal(stdout, "");
@@ -223,7 +224,7 @@ Deno.test("kopf run -n a -A: a usage error, exit code 2 (26.3)", async () => {
   assert.match(stderr, /^Error: Either --namespace or --all-namespaces can be used, not both\.$/m);
 });
 
-Deno.test("KOPF_RUN_NAMESPACE, KOPF_RUN_STANDALONE and KOPF_RUN_LOG_FORMAT=json are defaults of run (26)", async () => {
+Deno.test("KOPF_RUN_NAMESPACE, KOPF_RUN_STANDALONE and KOPF_RUN_LOG_FORMAT=json are defaults of run", async () => {
   const { client, kubeconfig } = await testCluster();
   const namespace = await freshNamespace(client, "cli-env");
   const kopfRun = spawnKopf(["run", "examples/01-minimal/example.ts"], {
@@ -249,7 +250,7 @@ Deno.test("KOPF_RUN_NAMESPACE, KOPF_RUN_STANDALONE and KOPF_RUN_LOG_FORMAT=json 
   assert.ok(!records.some((record) => /No namespaces are given/.test(record.message)), result.stderr);
 });
 
-Deno.test("the command line wins over KOPF_RUN_*; KOPF_RUN_NAMESPACE adds to -n (26)", async () => {
+Deno.test("the command line wins over KOPF_RUN_*; KOPF_RUN_NAMESPACE adds to -n", async () => {
   const { client, kubeconfig } = await testCluster();
   const given = await freshNamespace(client, "cli-given");
   const extra = await freshNamespace(client, "cli-extra");
@@ -282,13 +283,13 @@ Deno.test("the command line wins over KOPF_RUN_*; KOPF_RUN_NAMESPACE adds to -n 
   assert.ok(lines.every((line) => !line.startsWith("{")), result.stderr); // plain, not json
 });
 
-Deno.test("a bad KOPF_RUN_* value: a usage error naming the variable, exit code 2 (26)", async () => {
+Deno.test("a bad KOPF_RUN_* value: a usage error naming the variable, exit code 2", async () => {
   const { code, stderr } = await kopf(["run", "-A", "x.ts"], { KOPF_RUN_LOG_FORMAT: "xml" });
   assert.equal(code, 2);
   assert.match(stderr, /^Error: KOPF_RUN_LOG_FORMAT must be one of plain, full, json, not "xml"\.$/m);
 });
 
-Deno.test("--help on every command and on kopf itself, exit code 0 (26)", async () => {
+Deno.test("--help on every command and on kopf itself, exit code 0", async () => {
   const expected: Record<string, string[]> = {
     run: [
       "--module",
@@ -329,14 +330,14 @@ Deno.test("--help on every command and on kopf itself, exit code 0 (26)", async 
   for (const command of ["run", "freeze", "resume"]) assert.match(stdout, new RegExp(`^  ${command} `, "m"));
 });
 
-Deno.test("--version prints the version of the CLI, exit code 0 (26)", async () => {
+Deno.test("--version prints the version of the CLI, exit code 0", async () => {
   const { code, stdout } = await kopf(["--version"]);
   assert.equal(code, 0);
   const { version } = JSON.parse(await Deno.readTextFile(new URL("../cli/deno.json", import.meta.url)));
   assert.equal(stdout.trim(), `kopf ${version}`);
 });
 
-Deno.test("--leader-elect-* options without --leader-elect, or durations that are not positive: one line, exit code 2 (26.4)", async () => {
+Deno.test("--leader-elect-* options without --leader-elect, or durations that are not positive: one line, exit code 2", async () => {
   const cases: [string[], RegExp][] = [
     [["--leader-elect-resource-name", "mine"], /^Error: --leader-elect-resource-name needs --leader-elect/m],
     [
@@ -365,13 +366,13 @@ Deno.test("--leader-elect-* options without --leader-elect, or durations that ar
   assert.match(fromEnv.stderr, /KOPF_RUN_LEADER_ELECT_RETRY_PERIOD needs --leader-elect/);
 });
 
-Deno.test("peering options are checked: a priority that is not an integer is a usage error, exit code 2 (26.4)", async () => {
+Deno.test("peering options are checked: a priority that is not an integer is a usage error, exit code 2", async () => {
   const { code, stderr } = await kopf(["run", "-A", "--standalone", "-p", "high", "x.ts"]);
   assert.equal(code, 2);
   assert.match(stderr, /^Error: --priority must be an integer, not "high"\.$/m);
 });
 
-Deno.test("peering options with --standalone are accepted: the operator runs (26.4, 25.8)", async () => {
+Deno.test("peering options with --standalone are accepted: the operator runs", async () => {
   const { client, kubeconfig } = await testCluster();
   const namespace = await freshNamespace(client, "cli-dev");
   const kopfRun = spawnKopf(
@@ -388,7 +389,7 @@ Deno.test("peering options with --standalone are accepted: the operator runs (26
   assert.equal(result.code, 0, result.stderr);
 });
 
-Deno.test("kopf freeze --peering=default without --lifetime: a usage error, exit code 2 (26.6)", async () => {
+Deno.test("kopf freeze --peering=default without --lifetime: a usage error, exit code 2", async () => {
   const { code, stdout, stderr } = await kopf(["freeze", "--peering=default"]);
   assert.equal(code, 2);
   assert.equal(stdout, "");
@@ -397,7 +398,7 @@ Deno.test("kopf freeze --peering=default without --lifetime: a usage error, exit
   assert.match(stderr, /^Error: Missing option '-t' \/ '--lifetime'/m);
 });
 
-Deno.test("kopf resume without --peering: a usage error, exit code 2 (26.7)", async () => {
+Deno.test("kopf resume without --peering: a usage error, exit code 2", async () => {
   const { code, stderr } = await kopf(["resume", "-A"]);
   assert.equal(code, 2);
   assert.match(stderr, /^Error: Missing option '-P' \/ '--peering'/m);

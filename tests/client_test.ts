@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
 import type { V1ConfigMap } from "@kopf/kopf/types";
 import { LocalCluster } from "../testing.ts";
-import { createExample, freshNamespace, KOPFEXAMPLES, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, KOPFEXAMPLES, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
 
 /** The example resource's type, as far as these tests read it. */
@@ -271,7 +272,7 @@ Deno.test("api in handlers: the operator's own client creates children; startup 
   const operator = await runOperator(registry, namespace, { liveness: "http://127.0.0.1:0/healthz" });
   try {
     await createExample(client, namespace, "parent");
-    const result = await waitFor("the handler's result", async () => {
+    const result = await eventually("the handler's result", async () => {
       const reader = await kopf.connect({ kubeconfig: (await testCluster()).kubeconfig });
       try {
         const parent = await reader.get<Example>("kopfexamples", "parent", { namespace });
@@ -314,17 +315,19 @@ Deno.test("watch: an async iterable that resumes after an API server restart, de
       else seen.push(`${event.type ?? "LISTED-OBJECT"} ${event.object.metadata?.name} ${event.object.data?.n ?? ""}`);
     }
   })();
-  await waitFor("the listing", () => listed || undefined);
+  await eventually("the listing", () => listed || undefined);
   await api.create(configMap("w1", { n: "1" }, { watched: "yes" }), { namespace });
   await api.create(configMap("ignored", { n: "1" }), { namespace });
-  await waitFor("w1 added", () => seen.includes("ADDED w1 1") || undefined);
+  await eventually("w1 added", () => seen.includes("ADDED w1 1") || undefined);
 
   await cluster.stopApiserver();
   await cluster.startApiserver();
-  await waitFor("the patch after the restart", async () => {
+  await eventually("the patch after the restart", async () => {
     return await api.patch("configmaps", "w1", { data: { n: "2" } }, { namespace });
-  }, 120);
-  await waitFor("the change after the restart", () => seen.some((line) => line.endsWith("w1 2")) || undefined, 120);
+  }, { seconds: 120 });
+  await eventually("the change after the restart", () => seen.some((line) => line.endsWith("w1 2")) || undefined, {
+    seconds: 120,
+  });
   controller.abort();
   await watching;
   assert.ok(!seen.some((line) => line.includes("ignored")), "the label selector goes to the server");

@@ -1,5 +1,6 @@
 /**
- * What handlers receive and how they cooperate (kopf-features areas 4.2, 4.5, 6, 7.3, 8.6, 8.10, 12.5).
+ * What handlers receive and how they cooperate: their context, param, each other's results,
+ * timeouts, retries and backoff, how failures are logged, and what a failure leaves behind.
  */
 
 import assert from "node:assert/strict";
@@ -11,16 +12,16 @@ import {
   freshNamespace,
   getExample,
   patchExample,
-  settle,
   testCluster,
-  waitFor,
   waitForStatus,
 } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
+import { EventProbe } from "./support/probe.ts";
 
 type Status = Record<string, unknown>;
 
-Deno.test("a change handler gets exactly the documented context, and no settings (6.3, 6.5, 6.10)", async () => {
+Deno.test("a change handler gets exactly the documented context, and no settings", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "context");
   const registry = new kopf.Registry();
@@ -70,7 +71,7 @@ Deno.test("a change handler gets exactly the documented context, and no settings
   }
 });
 
-Deno.test("param tells registrations of one function apart (4.2)", async () => {
+Deno.test("param tells registrations of one function apart", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "param");
   const registry = new kopf.Registry();
@@ -88,7 +89,7 @@ Deno.test("param tells registrations of one function apart (4.2)", async () => {
   }
 });
 
-Deno.test("an on.event handler's error is logged and ignored; the next change invokes it again (4.5)", async () => {
+Deno.test("an on.event handler's error is logged and ignored; the next change invokes it again", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "event-error");
   const lines: string[] = [];
@@ -102,9 +103,9 @@ Deno.test("an on.event handler's error is logged and ignored; the next change in
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "e");
-    await waitFor("the first call", () => calls >= 1 || undefined);
+    await eventually("the first call", () => calls >= 1 || undefined);
     await patchExample(client, namespace, "e", { spec: { x: 1 } });
-    await waitFor("the second call", () => calls >= 2 || undefined);
+    await eventually("the second call", () => calls >= 2 || undefined);
     assert.ok(lines.some((line) => line.includes("Handler 'failingFn' failed with an exception. Will ignore.")));
   } finally {
     await operator.stop();
@@ -112,7 +113,7 @@ Deno.test("an on.event handler's error is logged and ignored; the next change in
   }
 });
 
-Deno.test("handlers read each other's results from status and wait with retries (7.3)", async () => {
+Deno.test("handlers read each other's results from status and wait with retries", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "cooperate");
   const registry = new kopf.Registry();
@@ -133,7 +134,7 @@ Deno.test("handlers read each other's results from status and wait with retries 
   }
 });
 
-Deno.test("a handler past its timeout is given up; the cause finishes without it (8.6, 8.9)", async () => {
+Deno.test("a handler past its timeout is given up; the cause finishes without it", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "timeout");
   const lines: string[] = [];
@@ -147,7 +148,7 @@ Deno.test("a handler past its timeout is given up; the cause finishes without it
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "t");
-    await waitFor("the cause to finish", async () => {
+    await eventually("the cause to finish", async () => {
       const body = await getExample(client, namespace, "t");
       return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
     });
@@ -160,7 +161,7 @@ Deno.test("a handler past its timeout is given up; the cause finishes without it
   }
 });
 
-Deno.test("the recipe to exclude a handler forever: an annotation set before a permanent failure (8.10)", async () => {
+Deno.test("the recipe to exclude a handler forever: an annotation set before a permanent failure", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "never");
   const registry = new kopf.Registry();
@@ -175,27 +176,28 @@ Deno.test("the recipe to exclude a handler forever: an annotation set before a p
     },
   );
   await createExample(client, namespace, "n", { x: 0 });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
-    await waitFor("the diff-base", async () => {
+    await eventually("the diff-base", async () => {
       const body = await getExample(client, namespace, "n");
       return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
     });
     await patchExample(client, namespace, "n", { spec: { x: 1 } });
-    const body: KubernetesObject = await waitFor("the annotation", async () => {
+    const body: KubernetesObject = await eventually("the annotation", async () => {
       const body = await getExample(client, namespace, "n");
       return body.metadata.annotations?.["update-fn-never-again"] === "yes" ? body : undefined;
     });
     assert.ok(body);
     await patchExample(client, namespace, "n", { spec: { x: 2 } });
-    await settle();
+    await probe.caughtUp(namespace, "n");
     assert.equal(calls, 1);
   } finally {
     await operator.stop();
   }
 });
 
-Deno.test("updates log their diff (debug) and their summary (12.5)", async () => {
+Deno.test("updates log their diff (debug) and their summary", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "update-log");
   const lines: string[] = [];
@@ -205,12 +207,12 @@ Deno.test("updates log their diff (debug) and their summary (12.5)", async () =>
   await createExample(client, namespace, "u", { x: 1 });
   const operator = await runOperator(registry, namespace);
   try {
-    await waitFor("the diff-base", async () => {
+    await eventually("the diff-base", async () => {
       const body = await getExample(client, namespace, "u");
       return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
     });
     await patchExample(client, namespace, "u", { spec: { x: 2 } });
-    await waitFor(
+    await eventually(
       "the summary",
       () => lines.some((line) => line.includes("Updating is processed: 1 succeeded; 0 failed.")) || undefined,
     );
@@ -221,7 +223,7 @@ Deno.test("updates log their diff (debug) and their summary (12.5)", async () =>
   }
 });
 
-Deno.test("a cluster-scoped object has no namespace in the context (6.3)", async () => {
+Deno.test("a cluster-scoped object has no namespace in the context", async () => {
   const { client } = await testCluster();
   const crd = {
     apiVersion: "apiextensions.k8s.io/v1",
@@ -244,7 +246,7 @@ Deno.test("a cluster-scoped object has no namespace in the context (6.3)", async
     .catch((error) => {
       if (!String(error).includes("409")) throw error;
     });
-  await waitFor("the CRD to be served", async () => {
+  await eventually("the CRD to be served", async () => {
     await client.request({ path: "/apis/kopf.dev/v1/clusterexamples" });
     return true;
   });
@@ -265,7 +267,7 @@ Deno.test("a cluster-scoped object has no namespace in the context (6.3)", async
       path: "/apis/kopf.dev/v1/clusterexamples",
       body: { apiVersion: "kopf.dev/v1", kind: "ClusterExample", metadata: { name, labels: { test: namespace } } },
     });
-    const status = await waitFor("status.fn", async () => {
+    const status = await eventually("status.fn", async () => {
       const body = await client.request<KubernetesObject>({ path: `/apis/kopf.dev/v1/clusterexamples/${name}` });
       return (body.status as Status | undefined)?.fn;
     });
@@ -275,7 +277,7 @@ Deno.test("a cluster-scoped object has no namespace in the context (6.3)", async
   }
 });
 
-Deno.test("retry counts the earlier attempts; started is the first attempt's, as its progress record says (6.1)", async () => {
+Deno.test("retry counts the earlier attempts; started is the first attempt's, as its progress record says", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "retry-started");
   const registry = new kopf.Registry();
@@ -306,7 +308,7 @@ Deno.test("retry counts the earlier attempts; started is the first attempt's, as
   }
 });
 
-Deno.test("how each kind of failure is logged and counted: permanently, Will stop, Will ignore, Will retry (8.2, 8.3)", async () => {
+Deno.test("how each kind of failure is logged and counted: permanently, Will stop, Will ignore, Will retry", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "failures");
   const lines: string[] = [];
@@ -330,14 +332,15 @@ Deno.test("how each kind of failure is logged and counted: permanently, Will sto
     if (retry === 0) throw new Error("once");
     return "retried";
   });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "f");
-    await waitFor("the cause to finish", async () => {
+    await eventually("the cause to finish", async () => {
       const body = await getExample(client, namespace, "f");
       return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"] ? body : undefined;
     });
-    await settle();
+    await probe.caughtUp(namespace, "f");
     // Read again: with a status subresource, the status lands in a second request after the annotations.
     const body = await getExample(client, namespace, "f");
     const text = lines.join("\n");
@@ -364,7 +367,7 @@ Deno.test("how each kind of failure is logged and counted: permanently, Will sto
   }
 });
 
-Deno.test("backoff is the delay after an arbitrary exception; 60 s by default (8.4)", async () => {
+Deno.test("backoff is the delay after an arbitrary exception; 60 s by default", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "backoff");
   const registry = new kopf.Registry();
@@ -377,7 +380,7 @@ Deno.test("backoff is the delay after an arbitrary exception; 60 s by default (8
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "b");
-    const records = await waitFor("both records", async () => {
+    const records = await eventually("both records", async () => {
       const annotations = (await getExample(client, namespace, "b")).metadata.annotations ?? {};
       const texts = [annotations["kopf.zalando.org/backoffFn"], annotations["kopf.zalando.org/defaultFn"]];
       return texts.every(Boolean) ? texts.map((text) => JSON.parse(text!)) : undefined;
@@ -398,7 +401,7 @@ Deno.test("backoff is the delay after an arbitrary exception; 60 s by default (8
  * Kopf 1.40+ (which we follow) gives up right after the attempt whose next retry the limit would
  * forbid; 1.37 gave up before that next attempt. Either way N attempts are made, then the log line.
  */
-Deno.test("retries=N: N attempts, then 'has exceeded N retries.' (8.5, 8.9)", async () => {
+Deno.test("retries=N: N attempts, then 'has exceeded N retries.'", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "retries");
   const lines: string[] = [];
@@ -413,14 +416,15 @@ Deno.test("retries=N: N attempts, then 'has exceeded N retries.' (8.5, 8.9)", as
     calls.once.push(retry);
     throw new Error("always");
   });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "n");
-    await waitFor("the cause to finish", async () => {
+    await eventually("the cause to finish", async () => {
       const body = await getExample(client, namespace, "n");
       return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
     });
-    await settle();
+    await probe.caughtUp(namespace, "n");
     const text = lines.join("\n");
     assert.deepEqual(calls, { three: [0, 1, 2], once: [0] });
     assert.ok(lines.some((line) => line.includes("Handler 'threeFn' has exceeded 3 retries.")), text);
@@ -432,7 +436,7 @@ Deno.test("retries=N: N attempts, then 'has exceeded N retries.' (8.5, 8.9)", as
   }
 });
 
-Deno.test("a permanent failure leaves no progress behind, only the diff-base (8.7)", async () => {
+Deno.test("a permanent failure leaves no progress behind, only the diff-base", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "failure-trace");
   const registry = new kopf.Registry();
@@ -441,14 +445,15 @@ Deno.test("a permanent failure leaves no progress behind, only the diff-base (8.
     calls++;
     throw new kopf.PermanentError("no way");
   });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "p");
-    const body = await waitFor("the cause to finish", async () => {
+    const body = await eventually("the cause to finish", async () => {
       const body = await getExample(client, namespace, "p");
       return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"] ? body : undefined;
     });
-    await settle();
+    await probe.caughtUp(namespace, "p");
     const after = await getExample(client, namespace, "p");
     assert.equal(after.metadata.annotations?.["kopf.zalando.org/createFn"], undefined);
     assert.equal(((after.status ?? {}) as Status).kopf, undefined, "nothing in status.kopf.progress");

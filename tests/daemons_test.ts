@@ -1,5 +1,5 @@
 /**
- * Daemons against a real API server (kopf-features area 14): spawning with the finalizer, the
+ * Daemons against a real API server: spawning with the finalizer, the
  * initial delay, exiting on their own, retries, the stop signal and its reasons on deletion, on
  * a filter mismatch and on the operator's exit (in-process, and `kopf run` on SIGTERM), the
  * cancellation stages, and the live body.
@@ -17,12 +17,12 @@ import {
   freshNamespace,
   getExample,
   patchExample,
-  settle,
   testCluster,
-  waitFor,
 } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { captureLogs } from "./support/logs.ts";
 import { runOperator } from "./support/operator.ts";
+import { backgroundEnded, backgroundRunning, EventProbe } from "./support/probe.ts";
 
 const FINALIZER = "kopf.zalando.org/KopfFinalizerMarker";
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -32,7 +32,7 @@ function indexOf(lines: readonly string[], pattern: RegExp): number {
   return lines.findIndex((line) => pattern.test(line));
 }
 
-Deno.test("a daemon starts for an object soon after it appears, and the object gets the finalizer (14.1)", async () => {
+Deno.test("a daemon starts for an object soon after it appears, and the object gets the finalizer", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "daemon");
   const registry = new kopf.Registry();
@@ -46,7 +46,7 @@ Deno.test("a daemon starts for an object soon after it appears, and the object g
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "d1");
-    await waitFor("ticks", () => ticks.length >= 3 || undefined);
+    await eventually("ticks", () => ticks.length >= 3 || undefined);
     const body = await getExample(client, namespace, "d1");
     assert.ok(body.metadata.finalizers?.includes(FINALIZER), `finalizers: ${body.metadata.finalizers}`);
     assert.ok(ticks.every((name) => name === "d1"));
@@ -57,7 +57,7 @@ Deno.test("a daemon starts for an object soon after it appears, and the object g
   }
 });
 
-Deno.test("initialDelay: the first call comes no sooner than the delay after the object appears (14.2)", async () => {
+Deno.test("initialDelay: the first call comes no sooner than the delay after the object appears", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "daemon");
   const registry = new kopf.Registry();
@@ -70,7 +70,7 @@ Deno.test("initialDelay: the first call comes no sooner than the delay after the
   try {
     const created = Date.now();
     await createExample(client, namespace, "d2");
-    await waitFor("the first call", () => calls.length > 0 || undefined);
+    await eventually("the first call", () => calls.length > 0 || undefined);
     // A lower bound only: a slow machine makes the gap longer, never shorter.
     assert.ok(calls[0] - created >= 3000, `called ${calls[0] - created} ms after the creation`);
   } finally {
@@ -78,7 +78,7 @@ Deno.test("initialDelay: the first call comes no sooner than the delay after the
   }
 });
 
-Deno.test("a daemon that returns is done: its result is stored, it is not called again, and it no longer holds the finalizer (14.3, 14.10)", async () => {
+Deno.test("a daemon that returns is done: its result is stored, it is not called again, and it no longer holds the finalizer", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "daemon");
   const registry = new kopf.Registry();
@@ -89,25 +89,28 @@ Deno.test("a daemon that returns is done: its result is stored, it is not called
     patch.status.note = "patched by the daemon";
     return { finished: true };
   });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "d3");
-    const body = await waitFor("the result and no finalizer", async () => {
+    const body = await eventually("the result and no finalizer", async () => {
       const body = await getExample(client, namespace, "d3");
       const status = body.status as Record<string, unknown> | undefined;
       const released = !body.metadata.finalizers?.includes(FINALIZER);
       return (status?.once as { finished?: boolean } | undefined)?.finished && released ? body : undefined;
     });
     assert.equal((body.status as Record<string, unknown>).note, "patched by the daemon");
+    await backgroundEnded("daemon");
     await patchExample(client, namespace, "d3", { spec: { touched: 1 } });
-    await settle(2);
+    await probe.caughtUp(namespace, "d3");
+    assert.equal(backgroundRunning("daemon"), 0, "not started again");
     assert.equal(calls, 1);
   } finally {
     await operator.stop();
   }
 });
 
-Deno.test("a daemon failing with TemporaryError is called again after the delay, with retry counting up (14.4)", async () => {
+Deno.test("a daemon failing with TemporaryError is called again after the delay, with retry counting up", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "daemon");
   const registry = new kopf.Registry();
@@ -120,18 +123,18 @@ Deno.test("a daemon failing with TemporaryError is called again after the delay,
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "d4");
-    await waitFor("the result", async () => {
+    await eventually("the result", async () => {
       const status = (await getExample(client, namespace, "d4")).status as Record<string, unknown> | undefined;
       return status?.flaky ?? undefined;
     });
-    await settle(1.5);
+    await backgroundEnded("daemon");
     assert.deepEqual(retries, [0, 1, 2, 3]);
   } finally {
     await operator.stop();
   }
 });
 
-Deno.test("a daemon failing permanently is not called again (14.4)", async () => {
+Deno.test("a daemon failing permanently is not called again", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "daemon");
   const registry = new kopf.Registry();
@@ -140,23 +143,26 @@ Deno.test("a daemon failing permanently is not called again (14.4)", async () =>
     calls++;
     throw new kopf.PermanentError("no way");
   });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "d5");
-    await waitFor("the call", () => calls > 0 || undefined);
+    await eventually("the call", () => calls > 0 || undefined);
     // Having ended for good, it no longer holds the finalizer.
-    await waitFor("the finalizer's removal", async () => {
+    await eventually("the finalizer's removal", async () => {
       const body = await getExample(client, namespace, "d5");
       return !body.metadata.finalizers?.includes(FINALIZER) || undefined;
     });
-    await settle(1);
+    await backgroundEnded("daemon");
+    await probe.caughtUp(namespace, "d5");
+    assert.equal(backgroundRunning("daemon"), 0, "not started again");
     assert.equal(calls, 1);
   } finally {
     await operator.stop();
   }
 });
 
-Deno.test("deleting the object stops its daemon at once (resourceDeleted) and the object goes away (14.5, 14.6, 21.34)", async () => {
+Deno.test("deleting the object stops its daemon at once (resourceDeleted) and the object goes away", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "daemon");
   const registry = new kopf.Registry();
@@ -171,14 +177,14 @@ Deno.test("deleting the object stops its daemon at once (resourceDeleted) and th
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "d6");
-    await waitFor("the daemon", () => running || undefined);
-    await waitFor("the finalizer", async () => {
+    await eventually("the daemon", () => running || undefined);
+    await eventually("the finalizer", async () => {
       return (await getExample(client, namespace, "d6")).metadata.finalizers?.includes(FINALIZER) || undefined;
     });
     await deleteExample(client, namespace, "d6");
     await exampleGone(client, namespace, "d6");
     assert.deepEqual(reasons, [["resourceDeleted"]]);
-    // It exited within the instant-exit turns (21.34): the deletion never had to wait for it.
+    // It exited within the instant-exit turns: the deletion never had to wait for it.
     assert.ok(!lines.some((line) => line.includes("is still exiting")), lines.join("\n"));
   } finally {
     await operator.stop();
@@ -186,7 +192,7 @@ Deno.test("deleting the object stops its daemon at once (resourceDeleted) and th
   }
 });
 
-Deno.test("a daemon that ignores the stop: cancellationTimeout leaves it orphaned and releases the object (14.6)", async () => {
+Deno.test("a daemon that ignores the stop: cancellationTimeout leaves it orphaned and releases the object", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "daemon");
   const registry = new kopf.Registry();
@@ -200,8 +206,8 @@ Deno.test("a daemon that ignores the stop: cancellationTimeout leaves it orphane
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "d7");
-    await waitFor("the daemon", () => running || undefined);
-    await waitFor("the finalizer", async () => {
+    await eventually("the daemon", () => running || undefined);
+    await eventually("the finalizer", async () => {
       return (await getExample(client, namespace, "d7")).metadata.finalizers?.includes(FINALIZER) || undefined;
     });
     await deleteExample(client, namespace, "d7");
@@ -214,7 +220,7 @@ Deno.test("a daemon that ignores the stop: cancellationTimeout leaves it orphane
   }
 });
 
-Deno.test("a daemon that ignores the stop and has no cancellationTimeout holds the deletion until it exits (14.6, 21.32)", async () => {
+Deno.test("a daemon that ignores the stop and has no cancellationTimeout holds the deletion until it exits", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "daemon");
   const registry = new kopf.Registry();
@@ -226,20 +232,20 @@ Deno.test("a daemon that ignores the stop and has no cancellationTimeout holds t
   });
   const settings = new kopf.Settings();
   const lines = await captureLogs();
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace, { settings });
   try {
     await createExample(client, namespace, "d8");
-    await waitFor("the daemon", () => running || undefined);
-    await waitFor("the finalizer", async () => {
+    await eventually("the daemon", () => running || undefined);
+    await eventually("the finalizer", async () => {
       return (await getExample(client, namespace, "d8")).metadata.finalizers?.includes(FINALIZER) || undefined;
     });
     await deleteExample(client, namespace, "d8");
-    await waitFor("the waiting message", () => {
+    await eventually("the waiting message", () => {
       return lines.some((line) => line.includes("Daemon 'slow' is still exiting. The next check is in 7 seconds.")) ||
         undefined;
     });
-    await settle(2);
-    const body = await getExample(client, namespace, "d8");
+    const body = await probe.caughtUp(namespace, "d8");
     assert.ok(body.metadata.deletionTimestamp && body.metadata.finalizers?.includes(FINALIZER));
     // Once the daemon exits, the object is looked at again at once, not at the next poll.
     release.abort();
@@ -251,7 +257,7 @@ Deno.test("a daemon that ignores the stop and has no cancellationTimeout holds t
   }
 });
 
-Deno.test("stopping the operator stops the daemons (operatorExiting) and the operator finishes (14.7)", async () => {
+Deno.test("stopping the operator stops the daemons (operatorExiting) and the operator finishes", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "daemon");
   const registry = new kopf.Registry();
@@ -267,7 +273,7 @@ Deno.test("stopping the operator stops the daemons (operatorExiting) and the ope
   try {
     await createExample(client, namespace, "d9a");
     await createExample(client, namespace, "d9b");
-    await waitFor("two daemons", () => running === 2 || undefined);
+    await eventually("two daemons", () => running === 2 || undefined);
     await operator.stop();
     stopped = true;
     assert.deepEqual(reasons, [["operatorExiting"], ["operatorExiting"]]);
@@ -279,7 +285,7 @@ Deno.test("stopping the operator stops the daemons (operatorExiting) and the ope
   }
 });
 
-Deno.test("a daemon is stopped when its filters stop matching (filtersMismatch) and started again when they match (14.8, 5.8)", async () => {
+Deno.test("a daemon is stopped when its filters stop matching (filtersMismatch) and started again when they match", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "daemon");
   const registry = new kopf.Registry();
@@ -296,18 +302,18 @@ Deno.test("a daemon is stopped when its filters stop matching (filtersMismatch) 
       path: `/apis/kopf.dev/v1/namespaces/${namespace}/kopfexamples`,
       body: { apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name: "d10", labels: { run: "yes" } } },
     });
-    await waitFor("the start", () => log.length === 1 || undefined);
+    await eventually("the start", () => log.length === 1 || undefined);
     await patchExample(client, namespace, "d10", { metadata: { labels: { run: "no" } } });
-    await waitFor("the stop", () => log.length === 2 || undefined);
+    await eventually("the stop", () => log.length === 2 || undefined);
     await patchExample(client, namespace, "d10", { metadata: { labels: { run: "yes" } } });
-    await waitFor("the second start", () => log.length === 3 || undefined);
+    await eventually("the second start", () => log.length === 3 || undefined);
     assert.deepEqual(log, ["start", "stop filtersMismatch", "start"]);
   } finally {
     await operator.stop();
   }
 });
 
-Deno.test("a daemon sees the latest state of its object, also through values destructured at its start (14.9)", async () => {
+Deno.test("a daemon sees the latest state of its object, also through values destructured at its start", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "daemon");
   const registry = new kopf.Registry();
@@ -321,16 +327,16 @@ Deno.test("a daemon sees the latest state of its object, also through values des
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "d11", { field: "before" });
-    await waitFor("the first value", () => seen.length > 0 || undefined);
+    await eventually("the first value", () => seen.length > 0 || undefined);
     await patchExample(client, namespace, "d11", { spec: { field: "after" } });
-    await waitFor("the new value", () => JSON.stringify(seen.at(-1)) === '["after","after"]' || undefined);
+    await eventually("the new value", () => JSON.stringify(seen.at(-1)) === '["after","after"]' || undefined);
     assert.deepEqual(seen[0], ["before", "before"]);
   } finally {
     await operator.stop();
   }
 });
 
-Deno.test("kopf run: SIGTERM stops the daemons (operatorExiting), the cleanup runs after them, exit 0 (14.7, 19.2)", async () => {
+Deno.test("kopf run: SIGTERM stops the daemons (operatorExiting), the cleanup runs after them, exit 0", async () => {
   const { client, kubeconfig } = await testCluster();
   const namespace = await freshNamespace(client, "daemon-exit");
   await createExample(client, namespace, "e1");
@@ -344,7 +350,7 @@ Deno.test("kopf run: SIGTERM stops the daemons (operatorExiting), the cleanup ru
   });
   await runner.waitFor(/Daemon 'waiting' has started for e1\./);
   await runner.waitFor(/Daemon 'waiting' has started for e2\./);
-  await waitFor("the finalizers", async () => {
+  await eventually("the finalizers", async () => {
     for (const name of ["e1", "e2"]) {
       if (!(await getExample(client, namespace, name)).metadata.finalizers?.includes(FINALIZER)) return undefined;
     }
@@ -375,7 +381,7 @@ Deno.test("kopf run: SIGTERM stops the daemons (operatorExiting), the cleanup ru
   }
 });
 
-Deno.test("kopf run: on SIGTERM, a daemon that ignores its stop is left orphaned; the cleanup still runs, exit 0 (14.7, 19.2)", async () => {
+Deno.test("kopf run: on SIGTERM, a daemon that ignores its stop is left orphaned; the cleanup still runs, exit 0", async () => {
   const { client, kubeconfig } = await testCluster();
   const namespace = await freshNamespace(client, "daemon-exit");
   await client.request({

@@ -1,5 +1,6 @@
 /**
- * Finalizers and deletion against a real API server (kopf-features areas 4.8, 5.9, 11).
+ * Finalizers and deletion against a real API server: delete handlers and the finalizer they need, the
+ * finalizer following the handlers' filters, and objects that are not ours to finalize.
  */
 
 import assert from "node:assert/strict";
@@ -12,13 +13,13 @@ import {
   getExample,
   patchExample,
   testCluster,
-  waitFor,
 } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
 
 const FINALIZER = "kopf.zalando.org/KopfFinalizerMarker";
 
-Deno.test("a mandatory delete handler puts the finalizer on; deletion waits for the handler (4.8, 11.2, 11.3)", async () => {
+Deno.test("a mandatory delete handler puts the finalizer on; deletion waits for the handler", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "delete");
   const registry = new kopf.Registry();
@@ -34,13 +35,13 @@ Deno.test("a mandatory delete handler puts the finalizer on; deletion waits for 
   try {
     await createExample(client, namespace, "d", { keep: "foreign" });
     await patchExample(client, namespace, "d", { metadata: { finalizers: ["example.com/foreign"] } });
-    await waitFor("our finalizer", async () => {
+    await eventually("our finalizer", async () => {
       const body = await getExample(client, namespace, "d");
       return body.metadata.finalizers?.includes(FINALIZER) || undefined;
     });
-    await waitFor("the creation", () => calls.includes("create") || undefined);
+    await eventually("the creation", () => calls.includes("create") || undefined);
     await deleteExample(client, namespace, "d");
-    await waitFor("our finalizer to be removed", async () => {
+    await eventually("our finalizer to be removed", async () => {
       const body = await getExample(client, namespace, "d");
       return body.metadata.finalizers?.includes(FINALIZER) ? undefined : body;
     });
@@ -54,7 +55,7 @@ Deno.test("a mandatory delete handler puts the finalizer on; deletion waits for 
   }
 });
 
-Deno.test("only optional delete handlers: no finalizer, and the handler is never called (4.8)", async () => {
+Deno.test("only optional delete handlers: no finalizer, and the handler is never called", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "optional");
   const registry = new kopf.Registry();
@@ -68,7 +69,7 @@ Deno.test("only optional delete handlers: no finalizer, and the handler is never
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "o");
-    await waitFor("the creation", () => calls.includes("create") || undefined);
+    await eventually("the creation", () => calls.includes("create") || undefined);
     const body = await getExample(client, namespace, "o");
     assert.equal(body.metadata.finalizers, undefined);
     await deleteExample(client, namespace, "o");
@@ -80,7 +81,7 @@ Deno.test("only optional delete handlers: no finalizer, and the handler is never
   }
 });
 
-Deno.test("the finalizer follows the filters: removed when the object stops matching (5.9, 11.3)", async () => {
+Deno.test("the finalizer follows the filters: removed when the object stops matching", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "filtered");
   const registry = new kopf.Registry();
@@ -89,12 +90,12 @@ Deno.test("the finalizer follows the filters: removed when the object stops matc
   try {
     await createExample(client, namespace, "m");
     await patchExample(client, namespace, "m", { metadata: { labels: { f: "y" } } });
-    await waitFor("the finalizer", async () => {
+    await eventually("the finalizer", async () => {
       const body = await getExample(client, namespace, "m");
       return body.metadata.finalizers?.includes(FINALIZER) || undefined;
     });
     await patchExample(client, namespace, "m", { metadata: { labels: { f: null } } });
-    await waitFor("the finalizer to go", async () => {
+    await eventually("the finalizer to go", async () => {
       const body = await getExample(client, namespace, "m");
       return body.metadata.finalizers?.includes(FINALIZER) ? undefined : true;
     });
@@ -103,7 +104,7 @@ Deno.test("the finalizer follows the filters: removed when the object stops matc
   }
 });
 
-Deno.test("an object being deleted without our finalizer is not ours: no delete handler (11.4)", async () => {
+Deno.test("an object being deleted without our finalizer is not ours: no delete handler", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "free");
   const registry = new kopf.Registry();
@@ -131,7 +132,7 @@ Deno.test("an object being deleted without our finalizer is not ours: no delete 
   }
 });
 
-Deno.test("the finalizer comes first: the create handler already sees it on the object (11.2)", async () => {
+Deno.test("the finalizer comes first: the create handler already sees it on the object", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "finalizer-first");
   const registry = new kopf.Registry();
@@ -142,7 +143,7 @@ Deno.test("the finalizer comes first: the create handler already sees it on the 
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "f");
-    const result = await waitFor("status.createFn", async () => {
+    const result = await eventually("status.createFn", async () => {
       const body = await getExample(client, namespace, "f");
       return (body.status as Record<string, unknown> | undefined)?.createFn;
     });
@@ -152,7 +153,7 @@ Deno.test("the finalizer comes first: the create handler already sees it on the 
   }
 });
 
-Deno.test("a delete handler failing for good still lets the object go (11.3)", async () => {
+Deno.test("a delete handler failing for good still lets the object go", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "delete-fails");
   const registry = new kopf.Registry();
@@ -164,7 +165,7 @@ Deno.test("a delete handler failing for good still lets the object go (11.3)", a
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "p");
-    await waitFor("our finalizer", async () => {
+    await eventually("our finalizer", async () => {
       const body = await getExample(client, namespace, "p");
       return body.metadata.finalizers?.includes(FINALIZER) || undefined;
     });
@@ -176,7 +177,7 @@ Deno.test("a delete handler failing for good still lets the object go (11.3)", a
   }
 });
 
-Deno.test("restarted without delete handlers, the operator takes its finalizer off existing objects (11.3)", async () => {
+Deno.test("restarted without delete handlers, the operator takes its finalizer off existing objects", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "no-more-delete");
   const before = new kopf.Registry();
@@ -185,7 +186,7 @@ Deno.test("restarted without delete handlers, the operator takes its finalizer o
   let operator = await runOperator(before, namespace);
   try {
     await createExample(client, namespace, "r");
-    await waitFor("our finalizer and the creation", async () => {
+    await eventually("our finalizer and the creation", async () => {
       const body = await getExample(client, namespace, "r");
       const done = body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
       return done && body.metadata.finalizers?.includes(FINALIZER) || undefined;
@@ -201,7 +202,7 @@ Deno.test("restarted without delete handlers, the operator takes its finalizer o
   });
   operator = await runOperator(after, namespace);
   try {
-    await waitFor("the finalizer to be removed", async () => {
+    await eventually("the finalizer to be removed", async () => {
       const body = await getExample(client, namespace, "r");
       return body.metadata.finalizers?.includes(FINALIZER) ? undefined : true;
     });

@@ -1,5 +1,5 @@
 // API discovery against a real kube-apiserver (LocalCluster): CRDs created through the API are
-// discovered in both the aggregated and the classic form, and the selectors of area 2 resolve.
+// discovered in both the aggregated and the classic form, and the selectors of handlers resolve.
 
 import assert from "node:assert/strict";
 import { ApiClient } from "../src/api/client.ts";
@@ -8,6 +8,7 @@ import { discoverResources, Discovery, type DiscoveryClient, resolveSelectors } 
 import { LocalCluster } from "../src/kits/local_cluster/local_cluster.ts";
 import { type Resource, resourceName } from "../src/model/resource.ts";
 import { EVERYTHING, Selector } from "../src/model/selector.ts";
+import { eventually } from "./support/eventually.ts";
 
 const CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 
@@ -56,17 +57,15 @@ function crd(options: {
   };
 }
 
-/** Polls until discovery serves all given resource names (CRDs appear there a moment after creation). */
-async function waitDiscovered(client: DiscoveryClient, names: string[], seconds = 30): Promise<Resource[]> {
-  const deadline = Date.now() + seconds * 1000;
-  for (;;) {
+/** Waits until discovery serves all given resource names (CRDs appear there a moment after creation). */
+function waitDiscovered(client: DiscoveryClient, names: string[]): Promise<Resource[]> {
+  return eventually(`discovery to serve ${names.join(", ")}`, async () => {
     const resources = await discoverResources(client);
     const found = new Set(resources.map(resourceName));
     const missing = names.filter((name) => !found.has(name));
-    if (missing.length === 0) return resources;
-    if (Date.now() > deadline) assert.fail(`Not discovered within ${seconds} s: ${missing.join(", ")}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+    if (missing.length) throw new Error(`not discovered yet: ${missing.join(", ")}`);
+    return resources;
+  }, { seconds: 30, interval: 0.2 });
 }
 
 /** The same client, but it never asks for the aggregated form: the server answers classically. */
@@ -200,13 +199,10 @@ Deno.test("discovery against a real API server", async (t) => {
     const discovery = new Discovery(client, { groups: ["", "b.example"] });
     await discovery.resources();
     await client.request({ method: "DELETE", path: `${CRDS}/widgets.b.example` });
-    const deadline = Date.now() + 30_000;
-    let resources = await discovery.refresh({ groups: ["b.example"] });
-    while (resources.some((resource) => resource.group === "b.example")) {
-      assert.ok(Date.now() < deadline, "widgets.b.example is still discovered 30 s after its CRD was deleted");
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      resources = await discovery.refresh({ groups: ["b.example"] });
-    }
+    const resources = await eventually("widgets.b.example to leave the discovery", async () => {
+      const resources = await discovery.refresh({ groups: ["b.example"] });
+      return resources.some((resource) => resource.group === "b.example") ? undefined : resources;
+    }, { seconds: 30, interval: 0.2 });
     assert.ok(resources.some((resource) => resourceName(resource) === "pods.v1"), "the core group stays cached");
   });
 });

@@ -5,7 +5,8 @@
  */
 
 import assert from "node:assert/strict";
-import { createExample, freshNamespace, getExample, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, getExample, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { meaningful } from "./support/kopf_process.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -25,7 +26,7 @@ async function runProgram(env: Record<string, string>): Promise<{ stdout: string
   }).spawn();
   const output = child.output();
   await createExample(client, namespace, "logged-1");
-  await waitFor("status.createFn", async () => {
+  await eventually("status.createFn", async () => {
     return ((await getExample(client, namespace, "logged-1")).status as Record<string, unknown> | undefined)?.createFn;
   });
   const result = await output;
@@ -72,7 +73,7 @@ Deno.test("deno task kopf run --log-format json: stdout has only JSON lines, the
   const output = child.output();
   try {
     await createExample(client, namespace, "json-task-1");
-    await waitFor("status.createFn", async () => {
+    await eventually("status.createFn", async () => {
       return ((await getExample(client, namespace, "json-task-1")).status as Record<string, unknown> | undefined)
         ?.createFn;
     });

@@ -1,5 +1,5 @@
 /**
- * Embedding (kopf-features area 28): operators run inside any Deno program — also one that just
+ * Embedding: operators run inside any Deno program — also one that just
  * awaits `kopf.operator()` at its top level and ends by itself after SIGINT — stop by their
  * signal, and several of them with their own registries share one process without seeing each
  * other's handlers.
@@ -9,13 +9,15 @@ import assert from "node:assert/strict";
 import { getConfig, reset } from "@logtape/logtape";
 import * as kopf from "@kopf/kopf";
 import { KopfRunner } from "../testing.ts";
-import { createExample, freshNamespace, getExample, settle, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, getExample, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
+import { EventProbe } from "./support/probe.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const PROGRAM = new URL("./fixtures/embedding/program.ts", import.meta.url);
 
-Deno.test("two operators with their own registries in one process each handle only their own objects (28.6)", async () => {
+Deno.test("two operators with their own registries in one process each handle only their own objects", async () => {
   const { client } = await testCluster();
   const [a, b] = [await freshNamespace(client, "emb"), await freshNamespace(client, "emb")];
   const calls: string[] = [];
@@ -27,24 +29,26 @@ Deno.test("two operators with their own registries in one process each handle on
       return label;
     });
   }
+  const probes = registries.map((registry) => new EventProbe(registry));
   const operators = [await runOperator(registries[0], a), await runOperator(registries[1], b)];
   try {
     await createExample(client, a, "x");
     await createExample(client, b, "y");
     for (const [namespace, name, label] of [[a, "x", "first"], [b, "y", "second"]]) {
-      await waitFor(`${name} handled`, async () => {
+      await eventually(`${name} handled`, async () => {
         return ((await getExample(client, namespace, name)).status as Record<string, unknown> | undefined)?.created ===
             label || undefined;
       });
     }
-    await settle(1);
+    await probes[0].caughtUp(a, "x");
+    await probes[1].caughtUp(b, "y");
     assert.deepEqual(calls.sort(), ["first a/x", "second b/y"]);
   } finally {
     for (const operator of operators) await operator.stop();
   }
 });
 
-Deno.test("two operators started at once in a process without logging configured both come up, handle objects and stop; one's stop leaves the other's logging (issue 19)", async () => {
+Deno.test("two operators started at once in a process without logging configured both come up, handle objects and stop; one's stop leaves the other's logging", async () => {
   const { client } = await testCluster();
   const [a, b] = [await freshNamespace(client, "emb-twin"), await freshNamespace(client, "emb-twin")];
   const registries = [new kopf.Registry(), new kopf.Registry()];
@@ -58,7 +62,7 @@ Deno.test("two operators started at once in a process without logging configured
   try {
     const handled = async (namespace: string, name: string, label: string) => {
       await createExample(client, namespace, name);
-      await waitFor(`${name} handled`, async () => {
+      await eventually(`${name} handled`, async () => {
         const status = (await getExample(client, namespace, name)).status as Record<string, unknown> | undefined;
         return status?.created === label || undefined;
       });
@@ -75,7 +79,7 @@ Deno.test("two operators started at once in a process without logging configured
   }
 });
 
-Deno.test("an embedded operator handles objects; its `ready` comes only after its startup handlers, and its signal stops it (28.1, 28.4)", async () => {
+Deno.test("an embedded operator handles objects; its `ready` comes only after its startup handlers, and its signal stops it", async () => {
   const { client, credentials } = await testCluster();
   const namespace = await freshNamespace(client, "emb");
   const registry = new kopf.Registry();
@@ -97,9 +101,9 @@ Deno.test("an embedded operator handles objects; its `ready` comes only after it
     signal: controller.signal,
     ready: () => order.push("ready"),
   });
-  await waitFor("readiness", () => order.includes("ready") || undefined);
+  await eventually("readiness", () => order.includes("ready") || undefined);
   await createExample(client, namespace, "e1");
-  await waitFor("e1 handled", async () => {
+  await eventually("e1 handled", async () => {
     return ((await getExample(client, namespace, "e1")).status as Record<string, unknown> | undefined)?.createFn;
   });
   controller.abort();
@@ -107,7 +111,7 @@ Deno.test("an embedded operator handles objects; its `ready` comes only after it
   assert.deepEqual(order, ["startup", "ready", "created e1"]);
 });
 
-Deno.test("a program that awaits kopf.operator() at its top level handles objects; on SIGINT the operator returns and the program ends by itself, exit 0 (28.2)", async () => {
+Deno.test("a program that awaits kopf.operator() at its top level handles objects; on SIGINT the operator returns and the program ends by itself, exit 0", async () => {
   const { client, kubeconfig } = await testCluster();
   const namespace = await freshNamespace(client, "emb-program");
   // KopfRunner runs any Deno module: here the program instead of the kopf command. A stop not
@@ -121,7 +125,7 @@ Deno.test("a program that awaits kopf.operator() at its top level handles object
     stopTimeout: 60,
   });
   await createExample(client, namespace, "p1");
-  const status = await waitFor("p1 handled", async () => {
+  const status = await eventually("p1 handled", async () => {
     return ((await getExample(client, namespace, "p1")).status as Record<string, unknown> | undefined)?.createFn;
   });
   assert.deepEqual(status, { embedded: true });

@@ -1,23 +1,17 @@
 /**
  * Handler filters against a real API server: labels and annotations (exact values, presence
  * markers, per-value callbacks), field/value, old/new, `when`, the callback combinators, and
- * stealth objects that no handler matches (kopf-features areas 5 and 1.11).
+ * stealth objects that no handler matches.
  */
 
 import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
 import { resourcePath } from "../src/api/paths.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
-import {
-  freshNamespace,
-  getExample,
-  KOPFEXAMPLES,
-  patchExample,
-  settle,
-  testCluster,
-  waitFor,
-} from "./support/cluster.ts";
+import { freshNamespace, getExample, KOPFEXAMPLES, patchExample, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
+import { EventProbe } from "./support/probe.ts";
 
 const DIFF_BASE = "kopf.zalando.org/last-handled-configuration";
 
@@ -45,7 +39,7 @@ async function createKex(namespace: string, name: string, options: KexOptions = 
 /** Waits until the object's diff-base is stored, i.e. its creation is fully handled. */
 async function handled(namespace: string, name: string): Promise<KubernetesObject> {
   const { client } = await testCluster();
-  return await waitFor(`${name} to be handled`, async () => {
+  return await eventually(`${name} to be handled`, async () => {
     const body = await getExample(client, namespace, name);
     return body.metadata.annotations?.[DIFF_BASE] !== undefined ? body : undefined;
   });
@@ -58,7 +52,7 @@ function controlHandler(registry: kopf.Registry, seen: string[]): void {
   });
 }
 
-Deno.test("labels: an exact value matches only that value (5.1)", async () => {
+Deno.test("labels: an exact value matches only that value", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "labels");
   const registry = new kopf.Registry();
@@ -68,6 +62,7 @@ Deno.test("labels: an exact value matches only that value (5.1)", async () => {
   kopf.on.create("kopfexamples", { registry, labels: { a: "b" } }, function labelledFn({ name }) {
     matched.push(name!);
   });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await createKex(namespace, "ab", { labels: { a: "b" } });
@@ -75,15 +70,15 @@ Deno.test("labels: an exact value matches only that value (5.1)", async () => {
     await createKex(namespace, "empty", { labels: { a: "" } });
     await createKex(namespace, "none");
     await createKex(namespace, "other", { labels: { x: "b" } });
-    await waitFor("all creations", () => seen.length >= 5 || undefined);
-    await settle();
+    await eventually("all creations", () => seen.length >= 5 || undefined);
+    for (const name of ["ab", "ac", "empty", "none", "other"]) await probe.caughtUp(namespace, name);
     assert.deepEqual(matched, ["ab"]);
   } finally {
     await operator.stop();
   }
 });
 
-Deno.test("presence markers: PRESENT accepts an empty value; ABSENT is suppressed by skip='' (5.2)", async () => {
+Deno.test("presence markers: PRESENT accepts an empty value; ABSENT is suppressed by skip=''", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "markers");
   const registry = new kopf.Registry();
@@ -107,29 +102,30 @@ Deno.test("presence markers: PRESENT accepts an empty value; ABSENT is suppresse
       calls.push(`update ${name}`);
     },
   );
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await createKex(namespace, "plain");
     await createKex(namespace, "skipped", { annotations: { skip: "" } });
     await createKex(namespace, "marked", { labels: { p: "" } });
-    await waitFor("all creations", () => seen.length >= 3 || undefined);
+    await eventually("all creations", () => seen.length >= 3 || undefined);
     for (const name of ["plain", "skipped", "marked"]) await handled(namespace, name);
 
     // Annotating an object with skip="" later suppresses its update handler; others still run.
     await patchExample(client, namespace, "plain", { metadata: { annotations: { skip: "" } } });
-    await waitFor("the annotation change", () => updates.includes("plain") || undefined);
+    await eventually("the annotation change", () => updates.includes("plain") || undefined);
     await patchExample(client, namespace, "plain", { spec: { x: 1 } });
     await patchExample(client, namespace, "marked", { spec: { x: 1 } });
-    await waitFor("the updates", () => updates.filter((name) => name === "plain").length >= 2 || undefined);
-    await waitFor("the update of marked", () => updates.includes("marked") || undefined);
-    await settle();
+    await eventually("the updates", () => updates.filter((name) => name === "plain").length >= 2 || undefined);
+    await eventually("the update of marked", () => updates.includes("marked") || undefined);
+    for (const name of ["plain", "skipped", "marked"]) await probe.caughtUp(namespace, name);
     assert.deepEqual(calls.sort(), ["absent marked", "absent plain", "present marked", "update marked"]);
   } finally {
     await operator.stop();
   }
 });
 
-Deno.test("per-value callbacks: called with the value (undefined if absent) and the context (5.3)", async () => {
+Deno.test("per-value callbacks: called with the value (undefined if absent) and the context", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "callbacks");
   const registry = new kopf.Registry();
@@ -159,13 +155,14 @@ Deno.test("per-value callbacks: called with the value (undefined if absent) and 
       calls.push(`size ${name}`);
     },
   );
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await createKex(namespace, "n6", { labels: { n: "6" }, spec: { size: 20 } });
     await createKex(namespace, "n3", { labels: { n: "3" }, spec: { size: 5 } });
     await createKex(namespace, "none");
-    await waitFor("all creations", () => seen.length >= 3 || undefined);
-    await settle();
+    await eventually("all creations", () => seen.length >= 3 || undefined);
+    for (const name of ["n6", "n3", "none"]) await probe.caughtUp(namespace, name);
     assert.deepEqual(calls.sort(), ["label n6", "size n6"]);
     assert.ok(values.some(([name, value]) => name === "none" && value === undefined), JSON.stringify(values));
     assert.ok(values.some(([name, value]) => name === "n3" && value === "3"), JSON.stringify(values));
@@ -174,7 +171,7 @@ Deno.test("per-value callbacks: called with the value (undefined if absent) and 
   }
 });
 
-Deno.test("field/value on update: either the old or the new value may match (5.4)", async () => {
+Deno.test("field/value on update: either the old or the new value may match", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "value");
   const registry = new kopf.Registry();
@@ -187,14 +184,15 @@ Deno.test("field/value on update: either the old or the new value may match (5.4
     matched.push(`${old}->${now}`);
   });
   await createKex(namespace, "s", { spec: { x: "on" } });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await handled(namespace, "s");
     for (const [index, value] of ["off", "on", "a", "b"].entries()) {
       await patchExample(client, namespace, "s", { spec: { x: value } });
-      await waitFor(`the update to ${value}`, () => updates.length > index || undefined);
+      await eventually(`the update to ${value}`, () => updates.length > index || undefined);
     }
-    await settle();
+    await probe.caughtUp(namespace, "s");
     assert.equal(updates.length, 4, updates.join("\n"));
     assert.deepEqual(matched, ["on->off", "off->on", "on->a"], "a → b matches on neither side");
   } finally {
@@ -202,7 +200,7 @@ Deno.test("field/value on update: either the old or the new value may match (5.4
   }
 });
 
-Deno.test("old=ABSENT, new=PRESENT: the handler fires only when the field is added (5.5)", async () => {
+Deno.test("old=ABSENT, new=PRESENT: the handler fires only when the field is added", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "old-new");
   const registry = new kopf.Registry();
@@ -219,6 +217,7 @@ Deno.test("old=ABSENT, new=PRESENT: the handler fires only when the field is add
     },
   );
   await createKex(namespace, "a", { spec: { y: 1 } });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await handled(namespace, "a");
@@ -226,9 +225,9 @@ Deno.test("old=ABSENT, new=PRESENT: the handler fires only when the field is add
     const patches = [{ x: 1 }, { x: 2 }, { x: null }, { x: 3 }, { y: 2 }];
     for (const [index, spec] of patches.entries()) {
       await patchExample(client, namespace, "a", { spec });
-      await waitFor(`the update ${JSON.stringify(spec)}`, () => updates.length > index || undefined);
+      await eventually(`the update ${JSON.stringify(spec)}`, () => updates.length > index || undefined);
     }
-    await settle();
+    await probe.caughtUp(namespace, "a");
     assert.equal(updates.length, 5, updates.join("\n"));
     assert.deepEqual(added, [[null, 1], [null, 3]], "added twice; changed, removed and unrelated changes do not fire");
   } finally {
@@ -236,7 +235,7 @@ Deno.test("old=ABSENT, new=PRESENT: the handler fires only when the field is add
   }
 });
 
-Deno.test("when: a callback over the whole context selects the objects (5.6)", async () => {
+Deno.test("when: a callback over the whole context selects the objects", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "when");
   const registry = new kopf.Registry();
@@ -250,13 +249,14 @@ Deno.test("when: a callback over the whole context selects the objects (5.6)", a
       matched.push(name!);
     },
   );
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await createKex(namespace, "x-1");
     await createKex(namespace, "y-1");
     await createKex(namespace, "x-2");
-    await waitFor("all creations", () => seen.length >= 3 || undefined);
-    await settle();
+    await eventually("all creations", () => seen.length >= 3 || undefined);
+    for (const name of ["x-1", "y-1", "x-2"]) await probe.caughtUp(namespace, name);
     assert.deepEqual(matched.sort(), ["x-1", "x-2"]);
   } finally {
     await operator.stop();
@@ -264,7 +264,7 @@ Deno.test("when: a callback over the whole context selects the objects (5.6)", a
 });
 
 Deno.test({
-  name: "when: the callback also sees the cause's reason (5.6)",
+  name: "when: the callback also sees the cause's reason",
   fn: async () => {
     const { client } = await testCluster();
     const namespace = await freshNamespace(client, "when-reason");
@@ -285,11 +285,12 @@ Deno.test({
         seen.push(`byReason ${name}`);
       },
     );
+    const probe = new EventProbe(registry);
     const operator = await runOperator(registry, namespace);
     try {
       await createKex(namespace, "r");
-      await waitFor("the creation", () => seen.includes("r") || undefined);
-      await settle();
+      await eventually("the creation", () => seen.includes("r") || undefined);
+      await probe.caughtUp(namespace, "r");
       assert.ok(reasons.includes("create"), `the reasons seen: ${JSON.stringify(reasons)}`);
       assert.ok(seen.includes("byReason r"));
     } finally {
@@ -298,7 +299,7 @@ Deno.test({
   },
 });
 
-Deno.test("combinators: not, anyOf, allOf, noneOf over whole-body and per-value callbacks (5.7)", async () => {
+Deno.test("combinators: not, anyOf, allOf, noneOf over whole-body and per-value callbacks", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "combinators");
   const registry = new kopf.Registry();
@@ -331,14 +332,15 @@ Deno.test("combinators: not, anyOf, allOf, noneOf over whole-body and per-value 
       calls.push(`none ${name}`);
     },
   );
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await createKex(namespace, "a", { labels: { tier: "front" } });
     await createKex(namespace, "b", { labels: { tier: "back" } });
     await createKex(namespace, "c", { labels: { tier: "front" } });
     await createKex(namespace, "d");
-    await waitFor("all creations", () => seen.length >= 4 || undefined);
-    await settle();
+    await eventually("all creations", () => seen.length >= 4 || undefined);
+    for (const name of ["a", "b", "c", "d"]) await probe.caughtUp(namespace, name);
     assert.deepEqual(calls.sort(), [
       "all c",
       "any a",
@@ -354,7 +356,7 @@ Deno.test("combinators: not, anyOf, allOf, noneOf over whole-body and per-value 
   }
 });
 
-Deno.test("stealth objects: no state for objects no handler matches; matching later is a creation (1.11)", async () => {
+Deno.test("stealth objects: no state for objects no handler matches; matching later is a creation", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "stealth");
   const registry = new kopf.Registry();
@@ -371,13 +373,14 @@ Deno.test("stealth objects: no state for objects no handler matches; matching la
     calls.push(`${reason} ${name}`);
   });
   kopf.on.delete("kopfexamples", { registry, labels: { x: "y" } }, function deleteFn() {});
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await createKex(namespace, "s", { spec: { a: 1 } });
-    await waitFor("the object to be seen", () => events.includes("ADDED s") || undefined);
+    await eventually("the object to be seen", () => events.includes("ADDED s") || undefined);
     await patchExample(client, namespace, "s", { spec: { a: 2 } });
-    await waitFor("the change to be seen", () => events.includes("MODIFIED s") || undefined);
-    await settle(2);
+    await eventually("the change to be seen", () => events.includes("MODIFIED s") || undefined);
+    await probe.caughtUp(namespace, "s");
     let body = await getExample(client, namespace, "s");
     const ours = Object.keys(body.metadata.annotations ?? {}).filter((key) => key.startsWith("kopf.zalando.org/"));
     assert.deepEqual(ours, [], "no kopf.zalando.org/* annotations");
@@ -386,9 +389,9 @@ Deno.test("stealth objects: no state for objects no handler matches; matching la
     assert.deepEqual(calls, []);
 
     await patchExample(client, namespace, "s", { metadata: { labels: { x: "y" } } });
-    await waitFor("the creation", () => calls.length >= 1 || undefined);
+    await eventually("the creation", () => calls.length >= 1 || undefined);
     body = await handled(namespace, "s");
-    await settle();
+    body = await probe.caughtUp(namespace, "s");
     assert.deepEqual(calls, ["create s"], "seen as new: on.create, not on.update");
     assert.ok(body.metadata.finalizers?.includes("kopf.zalando.org/KopfFinalizerMarker"));
   } finally {
@@ -396,7 +399,7 @@ Deno.test("stealth objects: no state for objects no handler matches; matching la
   }
 });
 
-Deno.test("filter callbacks get the context without param/retry/started/runtime, and whole-object old/new (6.9)", async () => {
+Deno.test("filter callbacks get the context without param/retry/started/runtime, and whole-object old/new", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "filter-context");
   const registry = new kopf.Registry();
@@ -422,16 +425,17 @@ Deno.test("filter callbacks get the context without param/retry/started/runtime,
       fired.push(`${reason} ${old} ${now}`);
     },
   );
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await createKex(namespace, "w", { spec: { a: 1 } });
     await handled(namespace, "w");
-    await settle();
+    await probe.caughtUp(namespace, "w");
     assert.deepEqual(fired, [], "not on creation");
     await patchExample(client, namespace, "w", { spec: { a: 2 } });
-    await waitFor("the update", () => seen.includes("update w") || undefined);
-    await waitFor("the field handler", () => fired.length >= 1 || undefined);
-    await settle();
+    await eventually("the update", () => seen.includes("update w") || undefined);
+    await eventually("the field handler", () => fired.length >= 1 || undefined);
+    await probe.caughtUp(namespace, "w");
     assert.deepEqual(fired, ["update 1 2"]);
 
     const last = contexts.at(-1)!;

@@ -14,12 +14,12 @@ import {
   exampleGone,
   freshNamespace,
   getExample,
-  settle,
   testCluster,
-  waitFor,
 } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { captureLogs } from "./support/logs.ts";
 import { runOperator } from "./support/operator.ts";
+import { EventProbe } from "./support/probe.ts";
 
 /** A promise that never settles and holds no timer: a handler stuck on something that never answers. */
 function never(): Promise<never> {
@@ -46,14 +46,15 @@ Deno.test("a create handler past its timeout fails for good at the deadline; del
   kopf.on.delete("kopfexamples", { registry }, function deleteFn() {
     calls.push("deleteFn");
   });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "h");
-    const body = await waitFor("both creation handlers to be given up", async () => {
+    const body = await eventually("both creation handlers to be given up", async () => {
       const body = await getExample(client, namespace, "h");
       const done = body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
       return done ? body : undefined;
-    }, 90);
+    }, { seconds: 90 });
     assert.equal(body.metadata.annotations?.["kopf.zalando.org/hungFn"], undefined, "progress purged once done");
     const text = lines.join("\n");
     assert.match(text, /Handler 'hungFn' ignored its signal and is still running at its 2 s deadline/);
@@ -69,7 +70,7 @@ Deno.test("a create handler past its timeout fails for good at the deadline; del
 
     await deleteExample(client, namespace, "h");
     await exampleGone(client, namespace, "h");
-    await settle();
+    await probe.deleted(namespace, "h");
     assert.deepEqual(calls, ["hungFn", "politeFn", "deleteFn"], "given up for good: not retried");
   } finally {
     await operator.stop();
@@ -92,7 +93,9 @@ Deno.test("settings.execution.handlerTimeout bounds handlers without a timeout o
   const operator = await runOperator(registry, namespace, { settings });
   try {
     await createExample(client, namespace, "d");
-    await waitFor("the timed-out line", () => lines.find((line) => /has timed out after 1 s/.test(line)), 60);
+    await eventually("the timed-out line", () => lines.find((line) => /has timed out after 1 s/.test(line)), {
+      seconds: 60,
+    });
     await deleteExample(client, namespace, "d");
     await exampleGone(client, namespace, "d");
     assert.match(lines.join("\n"), /Handler 'slowFn' failed permanently: Handler 'slowFn' has timed out after 1 s\./);
@@ -115,10 +118,10 @@ Deno.test("a timer call past its timeout fails for good; the object's deletion i
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "t");
-    await waitFor(
+    await eventually(
       "the timer to be given up",
       () => lines.find((line) => /Timer 'hungTimer' failed permanently/.test(line)),
-      60,
+      { seconds: 60 },
     );
     const text = lines.join("\n");
     assert.match(text, /Timer 'hungTimer' ignored its signal and is still running at its 2 s deadline/);
@@ -145,10 +148,10 @@ Deno.test("a daemon past its timeout is given up and left behind: a deletion is 
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "d");
-    await waitFor(
+    await eventually(
       "the daemon to be given up",
       () => lines.find((line) => /Daemon 'hungDaemon' failed permanently/.test(line)),
-      60,
+      { seconds: 60 },
     );
     assert.match(lines.join("\n"), /Daemon 'hungDaemon' ignored its signal and is still running at its 2 s deadline/);
     await deleteExample(client, namespace, "d");
@@ -174,7 +177,7 @@ Deno.test("the operator's stop aborts a handler's signal: nothing is recorded, a
   let operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "s");
-    await waitFor("the handler to start", () => calls.length > 0 || undefined);
+    await eventually("the handler to start", () => calls.length > 0 || undefined);
     await operator.stop();
     assert.match(
       lines.join("\n"),
@@ -184,7 +187,7 @@ Deno.test("the operator's stop aborts a handler's signal: nothing is recorded, a
     assert.equal((stopped.status as Record<string, unknown> | undefined)?.waitingFn, undefined, "no outcome recorded");
 
     operator = await runOperator(registry, namespace);
-    const done = await waitFor("the second run's result", async () => {
+    const done = await eventually("the second run's result", async () => {
       const body = await getExample(client, namespace, "s");
       return (body.status as Record<string, unknown> | undefined)?.waitingFn;
     });

@@ -19,11 +19,11 @@ import {
   KOPFEXAMPLES,
   patchExample,
   testCluster,
-  waitFor,
 } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
 
-Deno.test("an adopted ConfigMap is garbage-collected with its owner; a released one survives (24.1, 24.2, 24.6)", async () => {
+Deno.test("an adopted ConfigMap is garbage-collected with its owner; a released one survives", async () => {
   await using cluster = await LocalCluster.start({ controllers: ["garbagecollector"] });
   const { client } = await connect(cluster.kubeconfig);
   try {
@@ -57,7 +57,7 @@ Deno.test("an adopted ConfigMap is garbage-collected with its owner; a released 
     await deleteExample(client, namespace, "parent");
     const get = (name: string) =>
       client.request<KubernetesObject>({ path: resourcePath(CONFIGMAPS, { namespace, name }) });
-    await waitFor("the adopted ConfigMap to be garbage-collected", async () => {
+    await eventually("the adopted ConfigMap to be garbage-collected", async () => {
       try {
         await get(child.metadata.name!);
         return undefined;
@@ -65,7 +65,7 @@ Deno.test("an adopted ConfigMap is garbage-collected with its owner; a released 
         if (error instanceof ApiNotFoundError) return true;
         throw error;
       }
-    }, 120);
+    }, { seconds: 120 });
     const kept = await get(survivor.metadata.name!);
     assert.equal(kept.metadata.uid, survivor.metadata.uid, "the released ConfigMap survives its former owner");
   } finally {
@@ -73,7 +73,7 @@ Deno.test("an adopted ConfigMap is garbage-collected with its owner; a released 
   }
 });
 
-Deno.test("inside a handler, the helpers default to the handled object: naming, namespace, labels, references (24.3–24.5, 24.7)", async () => {
+Deno.test("inside a handler, the helpers default to the handled object: naming, namespace, labels, references", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "hierarchy-helpers");
   const registry = new kopf.Registry();
@@ -128,7 +128,7 @@ Deno.test("inside a handler, the helpers default to the handled object: naming, 
       path: resourcePath(KOPFEXAMPLES, { namespace }),
       body: { apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name: "p", labels: { app: "demo" } } },
     });
-    await waitFor("the children", () => created.deployment);
+    await eventually("the children", () => created.deployment);
     const parent = await client.request<KubernetesObject>({
       path: resourcePath(KOPFEXAMPLES, { namespace, name: "p" }),
     });
@@ -160,7 +160,7 @@ Deno.test("inside a handler, the helpers default to the handled object: naming, 
   }
 });
 
-Deno.test("outside of a handler, the helpers need the owner explicitly (24)", () => {
+Deno.test("outside of a handler, the helpers need the owner explicitly", () => {
   assert.throws(() => kopf.adopt({ kind: "ConfigMap" }), /called outside of a handler/);
   assert.throws(() => kopf.label({ kind: "ConfigMap" }), /called outside of a handler/);
   assert.throws(() => kopf.harmonizeNaming({ kind: "ConfigMap" }), /called outside of a handler/);

@@ -1,5 +1,5 @@
 /**
- * In-memory indexes against a real API server (kopf-features area 17): contents kept current by
+ * In-memory indexes against a real API server: contents kept current by
  * watch events across namespaces, keys dropped with their last value, errors excluding an object
  * for a while, the documented recipes, and handlers that never see a partial index.
  */
@@ -16,9 +16,9 @@ import {
   getExample,
   patchExample,
   testCluster,
-  waitFor,
   waitForStatus,
 } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
 
 type Status = Record<string, unknown>;
@@ -44,7 +44,7 @@ function deleteConfigMap(client: ApiClient, namespace: string, name: string) {
   return client.request({ method: "DELETE", path: resourcePath(CONFIGMAPS, { namespace, name }) });
 }
 
-Deno.test("an index follows its objects: values by key, across namespaces, keys dropped with their last value (17.2, 17.3)", async () => {
+Deno.test("an index follows its objects: values by key, across namespaces, keys dropped with their last value", async () => {
   const { client } = await testCluster();
   const [a, b] = [await freshNamespace(client, "idx"), await freshNamespace(client, "idx")];
   const registry = new kopf.Registry();
@@ -90,7 +90,7 @@ Deno.test("an index follows its objects: values by key, across namespaces, keys 
   }
 });
 
-Deno.test("an indexer failing with TemporaryError removes the object's values until its next event after the delay (17.4)", async () => {
+Deno.test("an indexer failing with TemporaryError removes the object's values until its next event after the delay", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "idx");
   const registry = new kopf.Registry();
@@ -124,7 +124,7 @@ Deno.test("an indexer failing with TemporaryError removes the object's values un
   }
 });
 
-Deno.test("recipes: a non-object result goes under the key null; tuples are values (17.7)", async () => {
+Deno.test("recipes: a non-object result goes under the key null; tuples are values", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "idx");
   const registry = new kopf.Registry();
@@ -149,7 +149,7 @@ Deno.test("recipes: a non-object result goes under the key null; tuples are valu
   }
 });
 
-Deno.test("handlers wait until every indexed resource is listed and indexed: they never see a partial index (17.5, 17.6, 1.10)", async () => {
+Deno.test("handlers wait until every indexed resource is listed and indexed: they never see a partial index", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "idx");
   for (let i = 0; i < 30; i++) await createConfigMap(client, namespace, `cm-${i}`);
@@ -181,7 +181,7 @@ Deno.test("handlers wait until every indexed resource is listed and indexed: the
   await patchExample(client, namespace, "early", { spec: { done: true } });
 });
 
-Deno.test("indexes exist, empty, from the start: a startup handler sees them; probes see them filled (17.1)", async () => {
+Deno.test("indexes exist, empty, from the start: a startup handler sees them; probes see them filled", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "idx");
   await createConfigMap(client, namespace, "c1");
@@ -206,7 +206,7 @@ Deno.test("indexes exist, empty, from the start: a startup handler sees them; pr
   }
 });
 
-Deno.test("an indexer's patch is never applied to its object (6.7)", async () => {
+Deno.test("an indexer's patch is never applied to its object", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "idx");
   const registry = new kopf.Registry();
@@ -220,9 +220,9 @@ Deno.test("an indexer's patch is never applied to its object (6.7)", async () =>
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "patched");
-    await waitFor("the indexer's call", () => calls > 0 || undefined);
+    await eventually("the indexer's call", () => calls > 0 || undefined);
     await patchExample(client, namespace, "patched", { spec: { touched: 1 } });
-    await waitFor("the second call", () => calls > 1 || undefined);
+    await eventually("the second call", () => calls > 1 || undefined);
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const body = await getExample(client, namespace, "patched");
     assert.deepEqual(body.spec, { touched: 1 });

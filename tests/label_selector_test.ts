@@ -10,7 +10,8 @@
 
 import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
-import { CONFIGMAPS, freshNamespace, testCluster, waitFor } from "./support/cluster.ts";
+import { CONFIGMAPS, freshNamespace, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { captureLogs } from "./support/logs.ts";
 import { runOperator } from "./support/operator.ts";
 import { resourcePath } from "../src/api/paths.ts";
@@ -62,7 +63,7 @@ Deno.test("literal label filters of every handler go to the server: unmatched ob
   });
   const operator = await runOperator(registry, namespace);
   try {
-    await waitFor("the picked objects' events", () => events.size === 3 || undefined);
+    await eventually("the picked objects' events", () => events.size === 3 || undefined);
     const requests = configMapRequests(lines, namespace);
     const lists = requests.filter((request) => !request.includes("watch=true"));
     const watches = requests.filter((request) => request.includes("watch=true"));
@@ -74,15 +75,15 @@ Deno.test("literal label filters of every handler go to the server: unmatched ob
     // A change that makes an object match brings it in; one that makes it stop matching takes it out.
     using api = await kopf.connect({ kubeconfig: (await testCluster()).kubeconfig });
     await api.patch("configmaps", "plain-0", { metadata: { labels: { app: "picked" } } }, { namespace });
-    await waitFor("the newly matching object", () => events.has("plain-0") || undefined);
+    await eventually("the newly matching object", () => events.has("plain-0") || undefined);
     assert.ok(!delivered.has("plain-1"));
 
     // Leaving the selection is a change that no longer matches (the server reports it as a deletion).
     await api.patch("configmaps", "picked-1", { metadata: { labels: { app: null } } }, { namespace });
-    await waitFor("the daemon's stop", () => stops.length > 0 || undefined);
+    await eventually("the daemon's stop", () => stops.length > 0 || undefined);
     assert.deepEqual(stops, ["picked-1 filtersMismatch"]);
     await api.delete("configmaps", "picked-2", { namespace });
-    await waitFor("the daemon's stop", () => stops.length > 1 || undefined);
+    await eventually("the daemon's stop", () => stops.length > 1 || undefined);
     assert.deepEqual(stops, ["picked-1 filtersMismatch", "picked-2 resourceDeleted"]);
   } finally {
     await operator.stop();
@@ -108,11 +109,11 @@ Deno.test("mixed filters fall back to client-side filtering: no selector, every 
   kopf.on.event("configmaps", { registry }, function all() {});
   const operator = await runOperator(registry, namespace);
   try {
-    await waitFor("the picked objects' events", () => events.size === 3 || undefined);
+    await eventually("the picked objects' events", () => events.size === 3 || undefined);
     const requests = configMapRequests(lines, namespace);
     assert.ok(requests.length >= 2, requests.join("\n"));
     for (const request of requests) assert.doesNotMatch(request, /labelSelector/, request);
-    await waitFor("every object delivered", () => delivered.size === 24 || undefined);
+    await eventually("every object delivered", () => delivered.size === 24 || undefined);
     assert.deepEqual([...events].sort(), ["picked-0", "picked-1", "picked-2"], "still filtered client-side");
   } finally {
     await operator.stop();
@@ -130,7 +131,7 @@ Deno.test("a mandatory deletion handler keeps filtering client-side: its finaliz
   kopf.on.delete("configmaps", { registry, labels: { app: "picked" } }, function gone() {});
   const operator = await runOperator(registry, namespace);
   try {
-    await waitFor("the picked objects' events", () => events.size === 3 || undefined);
+    await eventually("the picked objects' events", () => events.size === 3 || undefined);
     for (const request of configMapRequests(lines, namespace)) assert.doesNotMatch(request, /labelSelector/);
   } finally {
     await operator.stop();

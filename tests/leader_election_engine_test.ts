@@ -5,6 +5,7 @@
  */
 
 import assert from "node:assert/strict";
+import { reset } from "@logtape/logtape";
 import { ApiClient } from "../src/api/client.ts";
 import { createLease, getLease, LEASES, type LeaseTarget, replaceLease } from "../src/api/leases.ts";
 import { Watcher } from "../src/api/watching.ts";
@@ -12,7 +13,9 @@ import { LeaderElector } from "../src/engines/leader_election.ts";
 import { formatMicroTime, type Lease } from "../src/model/lease.ts";
 import { LeaderElectionSettings } from "../src/settings/leader_election.ts";
 import { WatchingSettings } from "../src/settings/watching.ts";
-import { freshNamespace, settle, testCluster, waitFor } from "./support/cluster.ts";
+import { freshNamespace, settle, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
+import { captureLogs } from "./support/logs.ts";
 
 /** One replica: its own client (so its requests are counted apart), elector, and transitions seen. */
 interface Replica {
@@ -71,7 +74,7 @@ function leaders(replicas: Replica[]): Replica[] {
 
 /** Waits until exactly one replica leads; returns it. */
 function oneLeader(replicas: Replica[]): Promise<Replica> {
-  return waitFor("exactly one leader", () => {
+  return eventually("exactly one leader", () => {
     const found = leaders(replicas);
     return found.length === 1 ? found[0] : undefined;
   });
@@ -106,6 +109,7 @@ async function holders(lease: LeaseTarget): Promise<{ seen: string[]; stop: () =
 Deno.test("of three electors exactly one leads, and the standbys write and read nothing while it lives", async () => {
   const { client } = await testCluster();
   const lease = await target();
+  const lines = await captureLogs();
   const replicas = await Promise.all(["a", "b", "c"].map((name) => replica(lease, `replica-${name}`)));
   try {
     assert.equal(replicas[0].elector.lease, `${lease.namespace}/${lease.name}`);
@@ -117,8 +121,10 @@ Deno.test("of three electors exactly one leads, and the standbys write and read 
     assert.equal(record.spec?.leaseDurationSeconds, 3);
     assert.equal(record.spec?.leaseTransitions, 0);
 
-    // Let the standbys see the leader's record, then count what they send over two lease durations.
-    await settle(1);
+    // Once the standbys have seen the leader's record (each says so once), count what they send
+    // over two lease durations: an observation window, which no positive signal can replace.
+    const standingBy = `Standing by: the Lease ${lease.namespace}/${lease.name} is held by ${leader.identity}.`;
+    await eventually("both standbys to stand by", () => lines.filter((line) => line.includes(standingBy)).length >= 2);
     const before = standbys.map((r) => ({ writes: writes(r), gets: r.client.counters.count({ verb: "get" }) }));
     const leaderUpdates = leader.client.counters.count({ verb: "update", resource: "leases" });
     await settle(6);
@@ -139,6 +145,7 @@ Deno.test("of three electors exactly one leads, and the standbys write and read 
     assert.equal(renewed.spec?.acquireTime, record.spec?.acquireTime);
   } finally {
     await stopAll(replicas);
+    await reset();
   }
 });
 
@@ -147,7 +154,7 @@ Deno.test("close() of a lone leader releases the Lease: no holder, 1-second dura
   const lease = await target();
   const only = await replica(lease, "lone");
   try {
-    await waitFor("the lone replica to lead", () => only.elector.leading || undefined);
+    await eventually("the lone replica to lead", () => only.elector.leading || undefined);
     await only.elector.close();
     assert.equal(only.elector.leading, false);
     assert.deepEqual(only.changes, [true, false]);
@@ -155,6 +162,7 @@ Deno.test("close() of a lone leader releases the Lease: no holder, 1-second dura
     assert.equal(record.spec?.holderIdentity, "");
     assert.equal(record.spec?.leaseDurationSeconds, 1);
     const writesAfterClose = writes(only);
+    // An observation window: after close(), nothing is left to happen that a test could wait for.
     await settle(1);
     assert.equal(writes(only), writesAfterClose, "a closed elector kept writing");
   } finally {
@@ -175,14 +183,17 @@ Deno.test("close() of the leader hands over through a release: another elector l
     const second = await oneLeader(rest);
     assert.deepEqual(second.changes, [true]);
     assert.equal(first.elector.leading, false);
-    const record = await waitFor("the Lease to name the new leader", async () => {
+    const record = await eventually("the Lease to name the new leader", async () => {
       const current = await getLease(client, lease);
       return current.spec?.holderIdentity === second.identity ? current : undefined;
     });
     assert.equal(record.spec?.leaseTransitions, 1);
     assert.equal(record.spec?.leaseDurationSeconds, 3);
     // The watch saw every version: the old leader, nobody (the release), the new leader.
-    await waitFor("the test's watch to see the new leader", () => watch.seen.at(-1) === second.identity || undefined);
+    await eventually(
+      "the test's watch to see the new leader",
+      () => watch.seen.at(-1) === second.identity || undefined,
+    );
     assert.deepEqual(watch.seen, [first.identity, "", second.identity]);
   } finally {
     await watch.stop();
@@ -199,19 +210,22 @@ Deno.test("a crashed leader (aborted, no release) is replaced once its Lease exp
     const first = await oneLeader(replicas);
     const before = await getLease(client, lease);
     first.crash.abort();
-    await waitFor("the crashed replica to stop leading", () => !first.elector.leading || undefined);
+    await eventually("the crashed replica to stop leading", () => !first.elector.leading || undefined);
     assert.deepEqual(first.changes, [true, false]);
     const writesAfterCrash = writes(first);
     const rest = replicas.filter((r) => r !== first);
     const second = await oneLeader(rest);
-    const after = await waitFor("the Lease to name the new leader", async () => {
+    const after = await eventually("the Lease to name the new leader", async () => {
       const current = await getLease(client, lease);
       return current.spec?.holderIdentity === second.identity ? current : undefined;
     });
     assert.ok((after.spec?.leaseTransitions ?? 0) > (before.spec?.leaseTransitions ?? 0), "no transition counted");
     assert.equal(writes(first), writesAfterCrash, "the crashed replica wrote after its abort");
     // No release: the Lease went straight from the old holder to the new one.
-    await waitFor("the test's watch to see the new leader", () => watch.seen.at(-1) === second.identity || undefined);
+    await eventually(
+      "the test's watch to see the new leader",
+      () => watch.seen.at(-1) === second.identity || undefined,
+    );
     assert.deepEqual(watch.seen, [first.identity, second.identity]);
   } finally {
     await watch.stop();
@@ -235,6 +249,7 @@ Deno.test("a Lease that a foreign holder keeps renewing is never taken; once it 
     // Renew as the foreign holder for three lease durations.
     const until = Date.now() + 9_000;
     while (Date.now() < until) {
+      // Not a wait: the pace of the foreign holder's renewals is the scenario.
       await settle(0.5);
       record = await replaceLease(client, record, { ...record.spec, renewTime: formatMicroTime(new Date()) });
     }

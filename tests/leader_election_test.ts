@@ -15,7 +15,8 @@
 import assert from "node:assert/strict";
 import { resourcePath } from "../src/api/paths.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
-import { createExample, freshNamespace, testCluster, waitFor, waitForStatus } from "./support/cluster.ts";
+import { createExample, freshNamespace, testCluster, waitForStatus } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { KopfProcess } from "./support/kopf_process.ts";
 import { createPeering, peeringStatus } from "./support/peering.ts";
 
@@ -73,14 +74,14 @@ Deno.test("three replicas with --leader-elect: each object is handled exactly on
       for (const name of objects) await waitForStatus(namespace, name, "createFn");
     };
 
-    const first = await waitFor("a leader", async () => (await holderOf(namespace, lease)) || undefined);
+    const first = await eventually("a leader", async () => (await holderOf(namespace, lease)) || undefined);
     assert.ok(replicas.has(first), first);
     await createBatch("first", first);
 
     // A crash: no release; another replica takes the Lease once it expires.
     await replicas.get(first)!.stop("SIGKILL");
     await createBatch("second", "");
-    const second = await waitFor("a new leader", async () => {
+    const second = await eventually("a new leader", async () => {
       const holder = await holderOf(namespace, lease);
       return holder && holder !== first ? holder : undefined;
     });
@@ -144,10 +145,10 @@ Deno.test("three --leader-elect replicas with peering: after a SIGKILL of the le
       process.lines.filter((line) => /Pausing/.test(line)).map((line) => `${identity}: ${line}`)
     );
   try {
-    const first = await waitFor("a leader", async () => (await holderOf(namespace, lease)) || undefined);
+    const first = await eventually("a leader", async () => (await holderOf(namespace, lease)) || undefined);
     await createExample(client, namespace, "before");
     await waitForStatus(namespace, "before", "createFn");
-    const records = await waitFor("the leader's peering record", async () => {
+    const records = await eventually("the leader's peering record", async () => {
       const keys = Object.keys(await peeringStatus(namespace, "default"));
       return keys.length ? keys : undefined;
     });
@@ -156,7 +157,7 @@ Deno.test("three --leader-elect replicas with peering: after a SIGKILL of the le
     // A crash: the dead leader's record stays fresh for the peering lifetime (60 s).
     await replicas.get(first)!.stop("SIGKILL");
     await createExample(client, namespace, "after");
-    const second = await waitFor("a new leader", async () => {
+    const second = await eventually("a new leader", async () => {
       const holder = await holderOf(namespace, lease);
       return holder && holder !== first ? holder : undefined;
     });
@@ -164,11 +165,15 @@ Deno.test("three --leader-elect replicas with peering: after a SIGKILL of the le
     const pausing = new AbortController();
     await Promise.race([
       waitForStatus(namespace, "after", "createFn"),
-      waitFor("a replica to pause", () => pausing.signal.aborted ? true : paused().length ? paused() : undefined, 120)
+      eventually(
+        "a replica to pause",
+        () => pausing.signal.aborted ? true : paused().length ? paused() : undefined,
+        { seconds: 120 },
+      )
         .then((lines) => lines === true || assert.fail(`a replica pauses for its group:\n${lines.join("\n")}`)),
     ]).finally(() => pausing.abort());
     // The operator writes its log in batches (within 50 ms): the line may follow the status by a moment.
-    await waitFor("the new leader's success line", () => successes(replicas.get(second)!, "after") > 0 || undefined);
+    await eventually("the new leader's success line", () => successes(replicas.get(second)!, "after") > 0 || undefined);
     assert.equal(successes(replicas.get(second)!, "after"), 1, replicas.get(second)!.output);
     assert.deepEqual(paused(), [], "no replica pauses for another one of its group");
     assert.deepEqual(

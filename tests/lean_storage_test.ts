@@ -16,11 +16,11 @@ import {
   freshNamespace,
   getExample,
   patchExample,
-  settle,
   testCluster,
-  waitFor,
 } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
+import { EventProbe } from "./support/probe.ts";
 import { ensurePythonKopf } from "./support/python_kopf.ts";
 
 const installation = await ensurePythonKopf();
@@ -56,16 +56,17 @@ Deno.test("lean: a create with one handler returning a result costs 1 write, a s
   kopf.on.create("kopfexamples", { registry, id: "done" }, () => ({ ok: true }));
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "lean-create");
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace, { settings: leanSettings() });
   const counters = operator.running.client.counters;
   try {
     const before = writes(counters);
     await createExample(client, namespace, "one", { field: "value" });
-    const body = await waitFor("the result and the diff-base in the status", async () => {
+    const body = await eventually("the result and the diff-base in the status", async () => {
       const body = await getExample(client, namespace, "one");
       return statusOf(body).done !== undefined && leanDiffBase(body) ? body : undefined;
     });
-    await settle(1.5);
+    await probe.caughtUp(namespace, "one");
     assert.equal(writes(counters) - before, 1);
     assert.equal(counters.count({ verb: "patch", resource: "kopfexamples/status" }), 1);
     assert.equal(counters.count({ verb: "patch", resource: "kopfexamples" }), 0);
@@ -92,26 +93,27 @@ Deno.test("lean: create / update / delete handlers cost 2 / 1 / 1 writes, and up
   kopf.on.delete("kopfexamples", { registry }, function deleteFn() {});
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "lean-crud");
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace, { settings: leanSettings() });
   const counters = operator.running.client.counters;
   try {
     let before = writes(counters);
     await createExample(client, namespace, "b", { x: 1 });
-    await waitFor("the creation to be handled", async () => {
+    await eventually("the creation to be handled", async () => {
       const body = await getExample(client, namespace, "b");
       return statusOf(body).createFn !== undefined && leanDiffBase(body) || undefined;
     });
-    await settle(1.5);
+    await probe.caughtUp(namespace, "b");
     const create = writes(counters) - before;
 
     for (const x of [2, 3]) {
       before = writes(counters);
       await patchExample(client, namespace, "b", { spec: { x } });
-      await waitFor(`the update to x=${x} to be handled`, async () => {
+      await eventually(`the update to x=${x} to be handled`, async () => {
         const body = await getExample(client, namespace, "b");
         return (leanDiffBase(body)?.spec as Record<string, unknown> | undefined)?.x === x || undefined;
       });
-      await settle(1.5);
+      await probe.caughtUp(namespace, "b");
       assert.equal(writes(counters) - before, 1, `the update to x=${x}`);
     }
     assert.deepEqual(olds, [{ x: 1 }, { x: 2 }]);
@@ -119,7 +121,7 @@ Deno.test("lean: create / update / delete handlers cost 2 / 1 / 1 writes, and up
     before = writes(counters);
     await deleteExample(client, namespace, "b");
     await exampleGone(client, namespace, "b");
-    await settle(1.5);
+    await probe.deleted(namespace, "b");
     assert.deepEqual({ create, delete: writes(counters) - before }, { create: 2, delete: 1 });
   } finally {
     await operator.stop();
@@ -138,11 +140,13 @@ Deno.test("lean: objects handled with Kopf's annotations (default storages) are 
   kopf.on.update("kopfexamples", { registry, id: "update_fn" }, ({ name, old }) => {
     calls.push(`update ${name} from ${JSON.stringify((old as KubernetesObject).spec)}`);
   });
+  // A probe remembers what the first operator saw too: the second one is asked once it has listed.
+  const probe = new EventProbe(registry);
 
   const annotated = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "old", { x: 1 });
-    await waitFor("the annotation diff-base", async () => {
+    await eventually("the annotation diff-base", async () => {
       const body = await getExample(client, namespace, "old");
       return body.metadata.annotations?.[DIFFBASE] && statusOf(body).create_fn ? true : undefined;
     });
@@ -155,7 +159,7 @@ Deno.test("lean: objects handled with Kopf's annotations (default storages) are 
   const lean = await runOperator(registry, namespace, { settings: leanSettings() });
   const counters = lean.running.client.counters;
   try {
-    await settle(2);
+    await probe.caughtUp(namespace, "old");
     assert.deepEqual(calls, ["create old"], "not created again");
     assert.equal(writes(counters), 0, "nothing written for an unchanged object");
     assert.equal(
@@ -164,11 +168,14 @@ Deno.test("lean: objects handled with Kopf's annotations (default storages) are 
     );
 
     await patchExample(client, namespace, "old", { spec: { x: 2 } });
-    await waitFor("the update against the annotation", () => calls.length >= 2 || undefined);
-    await waitFor("the diff-base in the status", async () => leanDiffBase(await getExample(client, namespace, "old")));
+    await eventually("the update against the annotation", () => calls.length >= 2 || undefined);
+    await eventually(
+      "the diff-base in the status",
+      async () => leanDiffBase(await getExample(client, namespace, "old")),
+    );
     await patchExample(client, namespace, "old", { spec: { x: 3 } });
-    await waitFor("the update against the status", () => calls.length >= 3 || undefined);
-    await settle(1.5);
+    await eventually("the update against the status", () => calls.length >= 3 || undefined);
+    await probe.caughtUp(namespace, "old");
     assert.deepEqual(calls, ["create old", 'update old from {"x":1}', 'update old from {"x":2}']);
   } finally {
     await lean.stop();
@@ -185,7 +192,7 @@ Deno.test({
     {
       await using python = await installation.start({ file: CREATE_HANDLERS, kubeconfig, namespace });
       await createExample(client, namespace, "by-python", { field: "value" });
-      await waitFor("Python Kopf's result and diff-base", async () => {
+      await eventually("Python Kopf's result and diff-base", async () => {
         const body = await getExample(client, namespace, "by-python");
         return body.metadata.annotations?.[DIFFBASE] && statusOf(body).create_fn ? true : undefined;
       });
@@ -200,15 +207,16 @@ Deno.test({
       calls.push(name!);
       return { message: "hello from deno" };
     });
+    const probe = new EventProbe(registry);
     const operator = await runOperator(registry, namespace, { settings: leanSettings() });
     try {
       await createExample(client, namespace, "by-deno", { field: "value" });
-      await waitFor("our result", async () => {
+      await eventually("our result", async () => {
         const body = await getExample(client, namespace, "by-deno");
         return (statusOf(body).create_fn as { message?: string } | undefined)?.message === "hello from deno" ||
           undefined;
       });
-      await settle(1.5);
+      for (const name of ["by-deno", "by-python"]) await probe.caughtUp(namespace, name);
       assert.deepEqual(calls, ["by-deno"], "the object that Python Kopf created is not created again");
       const after = await getExample(client, namespace, "by-python");
       assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion, "nothing written to it");

@@ -1,5 +1,5 @@
 /**
- * Log lines as Kubernetes Events, through a running operator (kopf-features 22.4, 22.5, 8.1):
+ * Log lines as Kubernetes Events, through a running operator, and failures among them:
  * off by default since Kopf 1.44, on with `settings.posting.loggers`.
  */
 
@@ -8,7 +8,8 @@ import { reset } from "@logtape/logtape";
 import * as kopf from "@kopf/kopf";
 import { postingSink } from "@kopf/kopf/advanced";
 import type { KubernetesObject } from "../src/model/body.ts";
-import { createExample, freshNamespace, getExample, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, getExample, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
 
 interface Event {
@@ -34,7 +35,7 @@ async function withPostingSink(body: () => Promise<void>): Promise<void> {
   }
 }
 
-Deno.test("with posting.loggers on, a handler's logger.info and the framework's lines become Events (22.4, 22.5)", async () => {
+Deno.test("with posting.loggers on, a handler's logger.info and the framework's lines become Events", async () => {
   await withPostingSink(async () => {
     const { client } = await testCluster();
     const namespace = await freshNamespace(client, "log-events");
@@ -51,7 +52,7 @@ Deno.test("with posting.loggers on, a handler's logger.info and the framework's 
     try {
       const created: KubernetesObject = await createExample(client, namespace, "l");
       const uid = created.metadata.uid!;
-      const events = await waitFor("three Events", async () => {
+      const events = await eventually("three Events", async () => {
         const events = await eventsOf(namespace, uid);
         return events.length >= 3 ? events : undefined;
       });
@@ -71,7 +72,7 @@ Deno.test("with posting.loggers on, a handler's logger.info and the framework's 
   });
 });
 
-Deno.test("a temporary failure is posted as an Error Event when posting.loggers is on (8.1)", async () => {
+Deno.test("a temporary failure is posted as an Error Event when posting.loggers is on", async () => {
   await withPostingSink(async () => {
     const { client } = await testCluster();
     const namespace = await freshNamespace(client, "error-events");
@@ -84,7 +85,7 @@ Deno.test("a temporary failure is posted as an Error Event when posting.loggers 
     const operator = await runOperator(registry, namespace, { settings });
     try {
       const uid = (await createExample(client, namespace, "t")).metadata.uid!;
-      const events = await waitFor("the Error Event", async () => {
+      const events = await eventually("the Error Event", async () => {
         const events = await eventsOf(namespace, uid);
         return events.some((event) => event.type === "Error") ? events : undefined;
       });
@@ -109,7 +110,7 @@ Deno.test("by default no log line is posted as an Event (Kopf 1.44)", async () =
     const operator = await runOperator(registry, namespace);
     try {
       const uid = (await createExample(client, namespace, "d")).metadata.uid!;
-      await waitFor("the creation", async () => {
+      await eventually("the creation", async () => {
         const body = await getExample(client, namespace, "d");
         return (body.status as Record<string, unknown> | undefined)?.createFn;
       });
@@ -121,7 +122,7 @@ Deno.test("by default no log line is posted as an Event (Kopf 1.44)", async () =
   });
 });
 
-Deno.test("with posting.loggers on, an arbitrary exception is posted as an Error Event with its stack (8.8)", async () => {
+Deno.test("with posting.loggers on, an arbitrary exception is posted as an Error Event with its stack", async () => {
   await withPostingSink(async () => {
     const { client } = await testCluster();
     const namespace = await freshNamespace(client, "exception-events");
@@ -134,7 +135,7 @@ Deno.test("with posting.loggers on, an arbitrary exception is posted as an Error
     const operator = await runOperator(registry, namespace, { settings });
     try {
       const uid = (await createExample(client, namespace, "x")).metadata.uid!;
-      const events = await waitFor("the Error Event", async () => {
+      const events = await eventually("the Error Event", async () => {
         const events = await eventsOf(namespace, uid);
         return events.some((event) => event.type === "Error") ? events : undefined;
       });
@@ -152,7 +153,7 @@ Deno.test("with posting.loggers on, an arbitrary exception is posted as an Error
   });
 });
 
-Deno.test("an on.event handler's failure is logged locally, never posted, even with posting.loggers on (4.5, 22.5)", async () => {
+Deno.test("an on.event handler's failure is logged locally, never posted, even with posting.loggers on", async () => {
   await withPostingSink(async () => {
     const { client } = await testCluster();
     const namespace = await freshNamespace(client, "event-failure");
@@ -170,11 +171,11 @@ Deno.test("an on.event handler's failure is logged locally, never posted, even w
     const operator = await runOperator(registry, namespace, { settings });
     try {
       const uid = (await createExample(client, namespace, "e")).metadata.uid!;
-      await waitFor("the create handler's Event", async () => {
+      await eventually("the create handler's Event", async () => {
         const events = await eventsOf(namespace, uid);
         return events.some((event) => event.message === "posted") || undefined;
       });
-      await waitFor("the event handler to be called", () => calls >= 1 || undefined);
+      await eventually("the event handler to be called", () => calls >= 1 || undefined);
       await new Promise((resolve) => setTimeout(resolve, 1000));
       const messages = (await eventsOf(namespace, uid)).map((event) => event.message);
       assert.deepEqual(messages.filter((message) => message.includes("failingFn")), [], messages.join("\n"));
@@ -184,7 +185,7 @@ Deno.test("an on.event handler's failure is logged locally, never posted, even w
   });
 });
 
-Deno.test("posting.level warning: no Events for successes, but failures are posted; explicit info() is held back too (21.3)", async () => {
+Deno.test("posting.level warning: no Events for successes, but failures are posted; explicit info() is held back too", async () => {
   await withPostingSink(async () => {
     const { client } = await testCluster();
     const namespace = await freshNamespace(client, "level-events");
@@ -200,7 +201,7 @@ Deno.test("posting.level warning: no Events for successes, but failures are post
     const operator = await runOperator(registry, namespace, { settings });
     try {
       const uid = (await createExample(client, namespace, "lv")).metadata.uid!;
-      await waitFor("the creation", async () => {
+      await eventually("the creation", async () => {
         const body = await getExample(client, namespace, "lv");
         return (body.status as Record<string, unknown> | undefined)?.createFn;
       });

@@ -1,14 +1,15 @@
 /**
  * Logging of `kopf run` as users see it: verbosity flags, the plain format without the object
  * prefix, exactly which lines a successful creation logs, and that those lines are not posted as
- * Kubernetes Events by default (kopf-features area 22).
+ * Kubernetes Events by default.
  */
 
 import assert from "node:assert/strict";
 import { EVENTS } from "../src/api/events.ts";
 import { resourcePath } from "../src/api/paths.ts";
 import type { KubernetesList } from "../src/model/body.ts";
-import { createExample, freshNamespace, getExample, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, getExample, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { KopfProcess } from "./support/kopf_process.ts";
 
 const HANDLERS = "tests/fixtures/logging_handlers.ts";
@@ -30,7 +31,7 @@ async function runOnce(flags: string[], name = "kex"): Promise<Run> {
   let uid: string;
   try {
     uid = (await createExample(client, namespace, name)).metadata.uid!;
-    await waitFor("status.createFn", async () => {
+    await eventually("status.createFn", async () => {
       const body = await getExample(client, namespace, name);
       return (body.status as Record<string, unknown> | undefined)?.createFn;
     });
@@ -43,25 +44,25 @@ async function runOnce(flags: string[], name = "kex"): Promise<Run> {
   return { namespace, uid, lines: kopf.lines };
 }
 
-Deno.test("no flags: INFO lines and no [DEBUG lines (22.1)", async () => {
+Deno.test("no flags: INFO lines and no [DEBUG lines", async () => {
   const { lines } = await runOnce([]);
   const text = lines.join("\n");
   assert.ok(lines.some((line) => line.includes("[INFO")), text);
   assert.deepEqual(lines.filter((line) => line.includes("[DEBUG")), []);
 });
 
-Deno.test("-v: [DEBUG lines appear (22.1)", async () => {
+Deno.test("-v: [DEBUG lines appear", async () => {
   const { lines } = await runOnce(["-v"]);
   assert.ok(lines.some((line) => line.includes("[DEBUG")), lines.join("\n"));
   assert.ok(lines.some((line) => line.includes("[INFO")), lines.join("\n"));
 });
 
-Deno.test("-q: no [INFO lines (22.1)", async () => {
+Deno.test("-q: no [INFO lines", async () => {
   const { lines } = await runOnce(["-q"]);
   assert.deepEqual(lines.filter((line) => line.includes("[INFO") || line.includes("[DEBUG")), []);
 });
 
-Deno.test("--log-format plain: [ns/name] prefixes by default, none with --no-log-prefix (22.2, 22.3)", async () => {
+Deno.test("--log-format plain: [ns/name] prefixes by default, none with --no-log-prefix", async () => {
   const prefixed = await runOnce(["--log-format", "plain"]);
   assert.ok(
     prefixed.lines.includes(`[${prefixed.namespace}/kex] Handler 'createFn' succeeded.`),
@@ -76,7 +77,7 @@ Deno.test("--log-format plain: [ns/name] prefixes by default, none with --no-log
   assert.deepEqual(bare.lines.filter((line) => /^\[\d{4}-/.test(line)), [], "plain: no timestamps");
 });
 
-Deno.test("a successful creation logs exactly two INFO lines, and no Event is posted for them (22.5, 1.44)", async () => {
+Deno.test("a successful creation logs exactly two INFO lines, and no Event is posted for them", async () => {
   const { client } = await testCluster();
   const { namespace, lines } = await runOnce([], "single");
   const prefix = `[${namespace}/single] `;

@@ -1,5 +1,5 @@
 /**
- * Authentication against a real API server (kopf-features area 20): login handlers and what
+ * Authentication against a real API server: login handlers and what
  * they return (`kopf.ConnectionInfo`, `null`), the ready-made logins without handlers, the
  * vault's re-authentication after a 401 and on expiration, and the ordering after the startup
  * handlers.
@@ -8,7 +8,8 @@
 import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
 import type { ApiClient } from "../src/api/client.ts";
-import { createExample, freshNamespace, getExample, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, getExample, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { KopfProcess } from "./support/kopf_process.ts";
 import { runOperator } from "./support/operator.ts";
 import { TcpProxy } from "./support/tcp_proxy.ts";
@@ -28,7 +29,7 @@ async function clusterAccess(): Promise<{ server: string; caData: string; token:
 /** Creates an example and waits until the create handler has stored its result. */
 async function handled(client: ApiClient, namespace: string, name: string): Promise<unknown> {
   await createExample(client, namespace, name);
-  return await waitFor(`${name} to be handled`, async () => {
+  return await eventually(`${name} to be handled`, async () => {
     const body = await getExample(client, namespace, name);
     return (body.status as Record<string, unknown> | undefined)?.createFn;
   });
@@ -47,7 +48,7 @@ function indexOf(lines: string[], pattern: RegExp): number {
   return lines.findIndex((line) => pattern.test(line));
 }
 
-Deno.test("20.1 kopf run: a login handler returning loginWithKubeconfig() authenticates; objects are handled", async () => {
+Deno.test("kopf run: a login handler returning loginWithKubeconfig() authenticates; objects are handled", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "login-kc");
   await using operator = await KopfProcess.start(namespace, [FIXTURE], { KOPF_TEST_LOGIN: "kubeconfig" });
@@ -57,7 +58,7 @@ Deno.test("20.1 kopf run: a login handler returning loginWithKubeconfig() authen
   assert.equal((await operator.stop()).code, 0, operator.output);
 });
 
-Deno.test("20.1 kopf run: a login handler returning only null fails the operator with one line, exit 1", async () => {
+Deno.test("kopf run: a login handler returning only null fails the operator with one line, exit 1", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "login-null");
   await createExample(client, namespace, "untouched");
@@ -74,7 +75,7 @@ Deno.test("20.1 kopf run: a login handler returning only null fails the operator
   assert.deepEqual(body.metadata.finalizers ?? [], []);
 });
 
-Deno.test("20.1 in-process: null → LoginError; a login handler out of retries → LoginError naming it", async () => {
+Deno.test("in-process: null → LoginError; a login handler out of retries → LoginError naming it", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "login-err");
   const nothing = registryWithCreate();
@@ -100,7 +101,7 @@ Deno.test("20.1 in-process: null → LoginError; a login handler out of retries 
   assert.equal(attempts, 2);
 });
 
-Deno.test("20.2 in-process: ConnectionInfo with a token and base64 CA data works", async () => {
+Deno.test("in-process: ConnectionInfo with a token and base64 CA data works", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "login-token");
   const { server, caData, token } = await clusterAccess();
@@ -121,7 +122,7 @@ Deno.test("20.2 in-process: ConnectionInfo with a token and base64 CA data works
   assert.equal(logins, 1, "no re-authentication was needed");
 });
 
-Deno.test("20.2 in-process: insecure: true without a CA works against the cluster's untrusted certificate", async () => {
+Deno.test("in-process: insecure: true without a CA works against the cluster's untrusted certificate", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "login-insecure");
   const { server, token } = await clusterAccess();
@@ -138,7 +139,7 @@ Deno.test("20.2 in-process: insecure: true without a CA works against the cluste
   }
 });
 
-Deno.test("20.2/20.4 in-process: the highest priority is used first; rejected (401), it gives way to the next", async () => {
+Deno.test("in-process: the highest priority is used first; rejected (401), it gives way to the next", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "login-prio");
   const { server, caData, token } = await clusterAccess();
@@ -162,7 +163,7 @@ Deno.test("20.2/20.4 in-process: the highest priority is used first; rejected (4
   assert.deepEqual(calls, ["revoked", "valid"], "the login handlers ran once: the vault still had valid credentials");
 });
 
-Deno.test("20.3 kopf run without login handlers: the kubeconfig is used; objects are handled", async () => {
+Deno.test("kopf run without login handlers: the kubeconfig is used; objects are handled", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "login-default");
   await using operator = await KopfProcess.start(namespace, [FIXTURE], { KOPF_TEST_LOGIN: "none" });
@@ -171,7 +172,7 @@ Deno.test("20.3 kopf run without login handlers: the kubeconfig is used; objects
   assert.equal((await operator.stop()).code, 0, operator.output);
 });
 
-Deno.test("20.4 kopf run: a bogus token first, valid ones later → re-authentication, then objects are handled", async () => {
+Deno.test("kopf run: a bogus token first, valid ones later → re-authentication, then objects are handled", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "login-reauth");
   await using operator = await KopfProcess.start(namespace, [FIXTURE], { KOPF_TEST_LOGIN: "bogus-first" });
@@ -188,7 +189,7 @@ Deno.test("20.4 kopf run: a bogus token first, valid ones later → re-authentic
   assert.equal((await operator.stop()).code, 0, operator.output);
 });
 
-Deno.test("20.4 in-process: expired credentials make the login handlers run again", async () => {
+Deno.test("in-process: expired credentials make the login handlers run again", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "login-expire");
   const { server, caData, token } = await clusterAccess();
@@ -202,7 +203,7 @@ Deno.test("20.4 in-process: expired credentials make the login handlers run agai
   try {
     assert.deepEqual(await handled(client, namespace, "a"), { handled: true });
     // Any request after the expiration logs in again; creating objects makes requests.
-    await waitFor("a login after the expiration", async () => {
+    await eventually("a login after the expiration", async () => {
       await createExample(client, namespace, `b-${crypto.randomUUID().slice(0, 6)}`);
       return logins >= 2 || undefined;
     });
@@ -211,7 +212,7 @@ Deno.test("20.4 in-process: expired credentials make the login handlers run agai
   }
 });
 
-Deno.test("20.4 in-process: re-authentication giving only rejected credentials fails the operator with LoginError", async () => {
+Deno.test("in-process: re-authentication giving only rejected credentials fails the operator with LoginError", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "login-ranout");
   const { server, caData } = await clusterAccess();
@@ -229,7 +230,7 @@ Deno.test("20.4 in-process: re-authentication giving only rejected credentials f
   assert.equal(logins, 2, "the initial login and one re-authentication: no loop");
 });
 
-Deno.test("20.5 kopf run --debug: the first API request comes after the startup handler and the authentication", async () => {
+Deno.test("kopf run --debug: the first API request comes after the startup handler and the authentication", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "login-order");
   await using operator = await KopfProcess.start(namespace, ["--debug", FIXTURE], { KOPF_TEST_LOGIN: "kubeconfig" });
@@ -243,7 +244,7 @@ Deno.test("20.5 kopf run --debug: the first API request comes after the startup 
   assert.ok(startup >= 0 && initiated > startup && finished > initiated && firstRequest > finished, operator.output);
 });
 
-Deno.test("20.5 in-process: login handlers run after the startup handlers and before any connection", async () => {
+Deno.test("in-process: login handlers run after the startup handlers and before any connection", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "login-order2");
   const { server, caData, token } = await clusterAccess();

@@ -1,7 +1,7 @@
 /**
  * Memos against a real API server: the per-object memo shared by all handlers of an object and
  * kept between its events however far apart, a fresh one for a re-created object, and the
- * operator memo copied shallowly into each object's memo (kopf-features areas 16 and 1.5).
+ * operator memo copied shallowly into each object's memo.
  */
 
 import assert from "node:assert/strict";
@@ -13,9 +13,9 @@ import {
   getExample,
   patchExample,
   testCluster,
-  waitFor,
   waitForStatus,
 } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
 
 type Status = Record<string, unknown>;
@@ -24,7 +24,7 @@ function sleep(seconds: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 }
 
-Deno.test("the per-object memo is shared by an object's handlers and survives idle gaps between events (16.2, 1.5)", async () => {
+Deno.test("the per-object memo is shared by an object's handlers and survives idle gaps between events", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "memo");
   const registry = new kopf.Registry();
@@ -40,7 +40,7 @@ Deno.test("the per-object memo is shared by an object's handlers and survives id
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "m", { step: 0 });
-    await waitFor("the first event", () => counts.includes("m 1") || undefined);
+    await eventually("the first event", () => counts.includes("m 1") || undefined);
     let last = 1;
     for (let step = 1; step <= 3; step++) {
       // Longer than Kopf's worker idle timeout (5 s): whatever per-object worker there was has exited.
@@ -58,9 +58,9 @@ Deno.test("the per-object memo is shared by an object's handlers and survives id
 
     // Another object has its own memo; a re-created object (a new uid) gets a fresh one.
     await createExample(client, namespace, "n");
-    await waitFor("the other object's first event", () => counts.includes("n 1") || undefined);
+    await eventually("the other object's first event", () => counts.includes("n 1") || undefined);
     await deleteExample(client, namespace, "m");
-    await waitFor("m to be gone", async () => {
+    await eventually("m to be gone", async () => {
       try {
         await getExample(client, namespace, "m");
         return undefined;
@@ -70,7 +70,7 @@ Deno.test("the per-object memo is shared by an object's handlers and survives id
     });
     const before = counts.length;
     await createExample(client, namespace, "m");
-    const first = await waitFor("the re-created object's first event", () => {
+    const first = await eventually("the re-created object's first event", () => {
       return counts.slice(before).find((entry) => entry.startsWith("m "));
     });
     assert.equal(first, "m 1", "a new object, a new memo");
@@ -79,7 +79,7 @@ Deno.test("the per-object memo is shared by an object's handlers and survives id
   }
 });
 
-Deno.test("each object's memo is a shallow copy of the operator memo, taken when it is first seen (16.3)", async () => {
+Deno.test("each object's memo is a shallow copy of the operator memo, taken when it is first seen", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "opmemo");
   const registry = new kopf.Registry();

@@ -9,7 +9,8 @@
 
 import assert from "node:assert/strict";
 import { freePort } from "./support/environment.ts";
-import { createExample, freshNamespace, KOPFEXAMPLES, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, KOPFEXAMPLES, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { ApiError } from "../src/api/errors.ts";
 import { resourcePath } from "../src/api/paths.ts";
 import { webhookConfigurationPath } from "../src/api/webhook_configurations.ts";
@@ -51,7 +52,7 @@ Deno.test("kopf run --metrics: valid exposition whose counters follow the handle
   const N = 3;
   for (let i = 0; i < N; i++) await createExample(client, namespace, `ok-${i}`, {});
   await createExample(client, namespace, "flaky", { fail: true });
-  const after = await waitFor("N + 1 successes in the metrics", async () => {
+  const after = await eventually("N + 1 successes in the metrics", async () => {
     const metrics = await scrape(url);
     return total(metrics, "kopf_handler_runs_total", success) >= N + 1 ? metrics : undefined;
   });
@@ -78,10 +79,10 @@ Deno.test("kopf run --metrics: valid exposition whose counters follow the handle
   }
 
   // The server ends each watch request after 2 s: the stream sends another one, a reconnect.
-  const reconnected = await waitFor("a watch reconnect", async () => {
+  const reconnected = await eventually("a watch reconnect", async () => {
     const metrics = await scrape(url);
     return total(metrics, "kopf_watch_reconnects_total", { resource: "kopfexamples" }) >= 1 ? metrics : undefined;
-  }, 30);
+  }, { seconds: 30 });
   assert.ok(total(reconnected, "kopf_api_requests_total", { verb: "watch", resource: "kopfexamples" }) >= 2);
   assert.equal((await operator.stop()).code, 0);
 });
@@ -93,7 +94,7 @@ Deno.test("kopf run --metrics: permanent failures and timeouts are counted as su
   await using operator = await KopfProcess.start(namespace, ["--metrics", url, "tests/fixtures/metrics_handlers.ts"]);
   await operator.waitForLine(/Serving metrics at/);
   await createExample(client, namespace, "troubled", { slow: true, doom: true });
-  const metrics = await waitFor("the slow handler's timeout in the metrics", async () => {
+  const metrics = await eventually("the slow handler's timeout in the metrics", async () => {
     const metrics = await scrape(url);
     return total(metrics, "kopf_handler_runs_total", { handler: "slow", outcome: "timeout" }) >= 1
       ? metrics
@@ -121,7 +122,7 @@ Deno.test("kopf run --metrics on the liveness server's host and port: both paths
   ]);
   await operator.waitForLine(/Serving health status at/);
   await createExample(client, namespace, "one", {});
-  const metrics = await waitFor("a success in the metrics", async () => {
+  const metrics = await eventually("a success in the metrics", async () => {
     const metrics = await scrape(`http://127.0.0.1:${port}/metrics`);
     return total(metrics, "kopf_handler_runs_total", { outcome: "success" }) >= 1 ? metrics : undefined;
   });
@@ -174,7 +175,7 @@ Deno.test("kopf run --metrics: admission handler calls are counted by handler an
         },
       });
     // The API server applies a new webhook configuration asynchronously: the first creations may pass unreviewed.
-    await waitFor("a denial by the webhook", async () => {
+    await eventually("a denial by the webhook", async () => {
       try {
         await create(`deny-${crypto.randomUUID().slice(0, 6)}`, { deny: true });
         return undefined;
@@ -237,7 +238,7 @@ Deno.test("kopf run --metrics with --leader-elect: kopf_leader is 1 on the holde
   }
   /** The replicas' kopf_leader and daemons running, once exactly one of them leads. */
   const leadership = () =>
-    waitFor("exactly one leader in the metrics", async () => {
+    eventually("exactly one leader in the metrics", async () => {
       const states = await Promise.all(
         [...replicas].map(async ([identity, { url }]) => {
           const metrics = await scrape(url);
@@ -254,7 +255,7 @@ Deno.test("kopf run --metrics with --leader-elect: kopf_leader is 1 on the holde
     const initial = await leadership();
     const leader = initial.find((state) => state.leader === 1)!.identity;
     await createExample(client, namespace, "guarded", {});
-    const running = await waitFor("the daemon on the leader", async () => {
+    const running = await eventually("the daemon on the leader", async () => {
       const states = await leadership();
       return states.find((state) => state.identity === leader)!.daemons === 1 ? states : undefined;
     });
@@ -264,7 +265,7 @@ Deno.test("kopf run --metrics with --leader-elect: kopf_leader is 1 on the holde
     assert.equal((await replicas.get(leader)!.process.stop()).code, 0);
     replicas.delete(leader);
     const [[successor]] = [...replicas];
-    const after = await waitFor("the successor leading, with the daemon", async () => {
+    const after = await eventually("the successor leading, with the daemon", async () => {
       const states = await leadership();
       return states[0].daemons === 1 ? states : undefined;
     });

@@ -9,7 +9,8 @@
 import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
 import type { KubernetesObject } from "../src/model/body.ts";
-import { createExample, freshNamespace, getExample, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, getExample, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
 import { ensurePythonKopf, type PythonKopf } from "./support/python_kopf.ts";
 
@@ -33,7 +34,7 @@ function statusOf(body: KubernetesObject): Record<string, unknown> {
 
 /** Waits until `status.create_fn.message` of an object is `message`, and returns the object. */
 function waitForMessage(namespace: string, name: string, message: string): Promise<KubernetesObject> {
-  return waitFor(`status.create_fn.message of ${name} to be "${message}"`, async () => {
+  return eventually(`status.create_fn.message of ${name} to be "${message}"`, async () => {
     const { client } = await testCluster();
     const body = await getExample(client, namespace, name);
     const result = statusOf(body).create_fn as { message?: string } | undefined;
@@ -141,7 +142,7 @@ Deno.test({
     {
       await using python = await pythonKopf().start({ file: FAILING_HANDLERS, kubeconfig, namespace });
       await createExample(client, namespace, "flaky", { field: "value" });
-      await waitFor("the progress record of create_fn", async () => {
+      await eventually("the progress record of create_fn", async () => {
         const body = await getExample(client, namespace, "flaky");
         return body.metadata.annotations?.[PROGRESS];
       });

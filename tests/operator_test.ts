@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
 import { runOperator } from "./support/operator.ts";
-import { createExample, freshNamespace, getExample, patchExample, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, getExample, patchExample, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 
 Deno.test("on.create runs once per object, stores its result in status, and applies the patch", async () => {
   const { client } = await testCluster();
@@ -24,7 +25,7 @@ Deno.test("on.create runs once per object, stores its result in status, and appl
   try {
     await createExample(client, namespace, "created", { size: 2 });
     for (const [name, size] of [["listed", 1], ["created", 2]] as const) {
-      const body = await waitFor(`status.createFn of ${name}`, async () => {
+      const body = await eventually(`status.createFn of ${name}`, async () => {
         const body = await getExample(client, namespace, name);
         return (body.status as Record<string, unknown> | undefined)?.createFn ? body : undefined;
       });
@@ -62,7 +63,7 @@ Deno.test("on.event sees listed objects with type null, then every change", asyn
   try {
     await createExample(client, namespace, "late");
     await patchExample(client, namespace, "late", { spec: { x: 1 } });
-    await waitFor("three events", () => seen.length >= 3 || undefined);
+    await eventually("three events", () => seen.length >= 3 || undefined);
     assert.deepEqual(seen, ["null early 1", "ADDED late 1", "MODIFIED late 2"]);
   } finally {
     await operator.stop();
@@ -95,7 +96,7 @@ Deno.test("events of one object run one at a time; different objects run concurr
     for (let counter = 1; counter <= 3; counter++) {
       await Promise.all(names.map((name) => patchExample(client, namespace, name, { spec: { counter } })));
     }
-    await waitFor("all 20 events", () => handled >= 20 || undefined);
+    await eventually("all 20 events", () => handled >= 20 || undefined);
     assert.equal(maxPerObject, 1, "never two events of one object at once");
     assert.ok(maxOverall > 1, `different objects concurrently (max ${maxOverall})`);
   } finally {
@@ -120,7 +121,7 @@ Deno.test("a temporary error is retried after its delay, and only the failed han
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "x");
-    const body = await waitFor("status.flakyFn", async () => {
+    const body = await eventually("status.flakyFn", async () => {
       const body = await getExample(client, namespace, "x");
       return (body.status as Record<string, unknown> | undefined)?.flakyFn ? body : undefined;
     });
@@ -148,7 +149,7 @@ Deno.test("with nothing changing for 30 s, the operator sends no request besides
   kopf.on.event("kopfexamples", { registry }, function eventFn() {});
   const operator = await runOperator(registry, namespace);
   try {
-    await waitFor("the object to be handled", async () => {
+    await eventually("the object to be handled", async () => {
       const body = await getExample(client, namespace, "settled");
       return (body.status as Record<string, unknown> | undefined)?.createFn ? true : undefined;
     });
@@ -179,7 +180,7 @@ Deno.test("1,000 objects created before the operator starts are all seen through
   settings.watching.listPageSize = 100;
   const operator = await runOperator(registry, namespace, { settings });
   try {
-    await waitFor("all listed objects to be handled", () => listed.size >= names.length || undefined);
+    await eventually("all listed objects to be handled", () => listed.size >= names.length || undefined);
     assert.deepEqual([...listed].sort(), names);
     assert.equal(operator.running.client.counters.count({ verb: "list" }), 10, "ten pages of 100, one listing");
   } finally {

@@ -1,12 +1,12 @@
 /**
- * Patching against a real API server: a schema that prunes what handlers return is reported
- * (kopf-features 1.7).
+ * Patching against a real API server: a schema that prunes what handlers return is reported.
  */
 
 import assert from "node:assert/strict";
 import { ApiConflictError } from "../src/api/errors.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
-import { freshNamespace, testCluster, waitFor } from "./support/cluster.ts";
+import { freshNamespace, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 
 const CLI = new URL("../cli/main.ts", import.meta.url).pathname;
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -37,7 +37,7 @@ const STRICT_CRD = {
   },
 };
 
-Deno.test("a status schema that prunes a handler's result is reported as patching inconsistencies (1.7)", async () => {
+Deno.test("a status schema that prunes a handler's result is reported as patching inconsistencies", async () => {
   const { client, kubeconfig } = await testCluster();
   try {
     await client.request({
@@ -48,7 +48,7 @@ Deno.test("a status schema that prunes a handler's result is reported as patchin
   } catch (error) {
     if (!(error instanceof ApiConflictError)) throw error;
   }
-  await waitFor("the strict CRD to be served", async () => {
+  await eventually("the strict CRD to be served", async () => {
     await client.request({ path: "/apis/kopf.dev/v1/strictexamples" });
     return true;
   });
@@ -68,7 +68,7 @@ Deno.test("a status schema that prunes a handler's result is reported as patchin
       path: `/apis/kopf.dev/v1/namespaces/${namespace}/strictexamples`,
       body: { apiVersion: "kopf.dev/v1", kind: "StrictExample", metadata: { name: "s" }, spec: {} },
     });
-    body = await waitFor("the creation to be handled", async () => {
+    body = await eventually("the creation to be handled", async () => {
       const body = await client.request<KubernetesObject>({
         path: `/apis/kopf.dev/v1/namespaces/${namespace}/strictexamples/s`,
       });

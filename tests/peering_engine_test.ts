@@ -19,7 +19,8 @@ import {
 } from "../src/engines/peering_records.ts";
 import { PeeringSettings } from "../src/settings/peering.ts";
 import { WatchingSettings } from "../src/settings/watching.ts";
-import { applyCrds, freshNamespace, testCluster, waitFor } from "./support/cluster.ts";
+import { applyCrds, freshNamespace, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { captureLogs } from "./support/logs.ts";
 
 let applied: Promise<void> | undefined;
@@ -46,7 +47,7 @@ async function createPeering(target: PeeringTarget): Promise<void> {
     kind: resource.kind,
     metadata: { name: target.name, ...(target.namespace === null ? {} : { namespace: target.namespace }) },
   };
-  await waitFor(`${resource.kind} ${target.name} to be created`, async () => {
+  await eventually(`${resource.kind} ${target.name} to be created`, async () => {
     await client.request({ method: "POST", path: resourcePath(resource, { namespace: target.namespace }), body });
     return true;
   });
@@ -99,7 +100,7 @@ Deno.test("peering engine: the keep-alive record appears with priority, lifetime
   try {
     assert.equal(peering.active, true);
     assert.equal(peering.paused, false);
-    const record = await waitFor("the keep-alive record", async () => (await peeringStatus(target))[identity]);
+    const record = await eventually("the keep-alive record", async () => (await peeringStatus(target))[identity]);
     assert.equal(record.priority, 7);
     assert.equal(record.lifetime, 30);
     const lastseen = parseLastseen(record.lastseen);
@@ -120,11 +121,11 @@ Deno.test("peering engine: a live higher-priority peer pauses; its removal resum
   try {
     assert.equal(peering.paused, false);
     await writePeers(client, target, { "boss@elsewhere": other(100) });
-    await waitFor("the pause", () => changes.length >= 1 || undefined);
+    await eventually("the pause", () => changes.length >= 1 || undefined);
     assert.deepEqual(changes, [true]);
     assert.equal(peering.paused, true);
     await removePeer(client, target, "boss@elsewhere");
-    await waitFor("the resumption", () => changes.length >= 2 || undefined);
+    await eventually("the resumption", () => changes.length >= 2 || undefined);
     assert.deepEqual(changes, [true, false]);
     assert.equal(peering.paused, false);
   } finally {
@@ -157,13 +158,13 @@ Deno.test("peering engine: an expired record is removed from the status", async 
   const { peering, identity } = await startPeering(target.name);
   try {
     assert.equal(peering.paused, false);
-    await waitFor("the removal of the dead record", async () => {
+    await eventually("the removal of the dead record", async () => {
       const status = await peeringStatus(target);
       return !("dead@elsewhere" in status) || undefined;
     });
     const status = await peeringStatus(target);
     assert.ok("live@elsewhere" in status);
-    await waitFor("own record", async () => identity in await peeringStatus(target) || undefined);
+    await eventually("own record", async () => identity in await peeringStatus(target) || undefined);
   } finally {
     await peering.close();
     await deletePeering(target);
@@ -179,7 +180,7 @@ Deno.test("peering engine: mandatory peering without its object pauses until the
     assert.equal(peering.active, true);
     assert.ok(lines.some((line) => line.includes(`ClusterKopfPeering "${target.name}" does not exist`)));
     await createPeering(target);
-    await waitFor("the resumption", () => changes.length >= 1 || undefined);
+    await eventually("the resumption", () => changes.length >= 1 || undefined);
     assert.deepEqual(changes, [false]);
     assert.equal(peering.paused, false);
   } finally {
@@ -197,7 +198,7 @@ Deno.test("peering engine: namespaced peering keeps records in the KopfPeering o
   const { peering, identity } = await startPeering(name, { clusterwide: false }, { namespaces });
   try {
     for (const target of targets) {
-      const record = await waitFor(
+      const record = await eventually(
         `the record in ${target.namespace}`,
         async () => (await peeringStatus(target))[identity],
       );
@@ -205,11 +206,11 @@ Deno.test("peering engine: namespaced peering keeps records in the KopfPeering o
     }
     // A higher peer in one namespace pauses the whole operator.
     await writePeers(client, targets[1], { "boss@elsewhere": other(10) });
-    await waitFor("the pause", () => peering.paused || undefined);
+    await eventually("the pause", () => peering.paused || undefined);
     // A namespace no longer served: its record is removed, and its peers no longer count.
     peering.updateNamespaces([namespaces[0]]);
-    await waitFor("the resumption", () => !peering.paused || undefined);
-    await waitFor(
+    await eventually("the resumption", () => !peering.paused || undefined);
+    await eventually(
       "the removal in the old namespace",
       async () => !(identity in await peeringStatus(targets[1])) || undefined,
     );
@@ -228,8 +229,8 @@ Deno.test("peering engine: stealth suppresses the keep-alive log lines, not the 
   // lifetime 7 → a keep-alive every 1–2 s.
   const { peering, identity } = await startPeering(target.name, { stealth: true, lifetime: 7 });
   try {
-    const first = await waitFor("the first keep-alive", async () => (await peeringStatus(target))[identity]);
-    const refreshed = await waitFor("a refreshed keep-alive", async () => {
+    const first = await eventually("the first keep-alive", async () => (await peeringStatus(target))[identity]);
+    const refreshed = await eventually("a refreshed keep-alive", async () => {
       const record = (await peeringStatus(target))[identity];
       return record && record.lastseen !== first.lastseen ? record : undefined;
     });
@@ -247,7 +248,7 @@ Deno.test("peering engine: without stealth, each keep-alive is logged", async ()
   const lines = await captureLogs();
   const { peering } = await startPeering(target.name, { lifetime: 7 });
   try {
-    await waitFor(
+    await eventually(
       "a keep-alive line",
       () => lines.includes(`Keep-alive in '${target.name}' cluster-wide: ok.`) || undefined,
     );

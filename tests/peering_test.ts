@@ -3,7 +3,7 @@
  * peering.yaml — keep-alive records, auto-detection, mandatory peering, priorities and `--dev`,
  * operators of the same priority pausing together, `kopf freeze`/`kopf resume` pausing a running
  * operator (its daemons stop, objects created meanwhile are handled after), separate peering
- * names, standalone operators, and the `settings.peering` group (areas 21 and 25).
+ * names, standalone operators, and the `settings.peering` group.
  *
  * Every test uses its own namespace or peering name, and removes the cluster-wide peering
  * objects it creates.
@@ -18,11 +18,10 @@ import {
   freshNamespace,
   getExample,
   KOPFEXAMPLES,
-  settle,
   testCluster,
-  waitFor,
   waitForStatus,
 } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { KopfProcess, runKopf } from "./support/kopf_process.ts";
 import {
   applyPeeringCrds,
@@ -49,7 +48,23 @@ async function kopfCommand(args: string[]): Promise<void> {
 
 /** Whether a process has logged the success of the creation handler for the object. */
 function handledBy(process: KopfProcess, name: string): boolean {
-  return process.lines.some((line) => line.includes(`/${name}] Handler 'createFn' succeeded.`));
+  return process.lines.some((line) => isSuccess(line, name));
+}
+
+function isSuccess(line: string, name: string): boolean {
+  return line.includes(`/${name}] Handler 'createFn' succeeded.`);
+}
+
+/**
+ * Waits until the process has handled the object, and asserts that it did so once and only after
+ * it resumed: nothing was handled while it was paused (its log lines are in the order they came).
+ */
+async function assertHandledAfterResuming(process: KopfProcess, name: string): Promise<void> {
+  await eventually(`the success line of ${name}`, () => handledBy(process, name));
+  const resumed = process.lines.findIndex((line) => line.includes("Resuming operations"));
+  const handled = process.lines.flatMap((line, index) => isSuccess(line, name) ? [index] : []);
+  assert.equal(handled.length, 1, process.output);
+  assert.ok(resumed >= 0 && handled[0] > resumed, `handled before resuming:\n${process.output}`);
 }
 
 /** Asserts that no operator has touched the object: no status, no finalizer, no Kopf annotation. */
@@ -77,7 +92,7 @@ function liveRecord(priority: number): Record<string, unknown> {
   return { priority, lifetime: 60, lastseen: formatLastseen(new Date()) };
 }
 
-Deno.test("without the peering CRDs a non-standalone operator runs normally and sends no keep-alives (25.1, 25.3)", async () => {
+Deno.test("without the peering CRDs a non-standalone operator runs normally and sends no keep-alives", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-nocrd");
   await deletePeeringCrds();
@@ -92,7 +107,7 @@ Deno.test("without the peering CRDs a non-standalone operator runs normally and 
   }
 });
 
-Deno.test("with the CRDs but no peering object, the operator runs normally; its keep-alive finds nothing (25.1, 25.3)", async () => {
+Deno.test("with the CRDs but no peering object, the operator runs normally; its keep-alive finds nothing", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-noobj");
   await applyPeeringCrds();
@@ -102,12 +117,12 @@ Deno.test("with the CRDs but no peering object, the operator runs normally; its 
   await waitForStatus(namespace, "noobj-1", "createFn");
 });
 
-Deno.test("kopf run -A writes its record {priority 0, lifetime 60, lastseen} on the ClusterKopfPeering 'default' and removes it on SIGTERM (25.2, 21.5)", async () => {
+Deno.test("kopf run -A writes its record {priority 0, lifetime 60, lastseen} on the ClusterKopfPeering 'default' and removes it on SIGTERM", async () => {
   await createPeering(null, { name: "default" });
   try {
     const label = freshPeeringName("label");
     await using kopf = await operator("op-default", ["-A"], { KOPF_TEST_LABEL: label });
-    const record = await waitFor(
+    const record = await eventually(
       "the operator's record",
       async () => (await peeringStatus(null, "default"))["op-default"],
     );
@@ -124,7 +139,7 @@ Deno.test("kopf run -A writes its record {priority 0, lifetime 60, lastseen} on 
   }
 });
 
-Deno.test("--peering NAME without the object: nothing is handled until it is created (25.3, 21.5)", async () => {
+Deno.test("--peering NAME without the object: nothing is handled until it is created", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-mandatory");
   const name = freshPeeringName();
@@ -132,51 +147,51 @@ Deno.test("--peering NAME without the object: nothing is handled until it is cre
   await using kopf = await operator("op-mandatory", ["-n", namespace, "-P", name]);
   await kopf.waitForLine(new RegExp(`KopfPeering "${name}" in namespace "${namespace}" does not exist`));
   await createExample(client, namespace, "mandatory-1");
-  await settle(3);
   await assertUntouched(namespace, "mandatory-1");
   await createPeering(namespace, { name });
   await waitForStatus(namespace, "mandatory-1", "createFn");
+  await assertHandledAfterResuming(kopf, "mandatory-1");
   assert.ok((await peeringStatus(namespace, name))["op-mandatory"], "a keep-alive record once the object exists");
 });
 
-Deno.test("settings.peering.mandatory at startup: paused while the peering object is missing (21.8)", async () => {
+Deno.test("settings.peering.mandatory at startup: paused while the peering object is missing", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-mandset");
   await applyPeeringCrds();
   await using kopf = await operator("op-mandset", ["-n", namespace], { KOPF_TEST_PEERING_MANDATORY: "1" });
   await kopf.waitForLine(new RegExp(`KopfPeering "default" in namespace "${namespace}" does not exist`));
   await createExample(client, namespace, "mandset-1");
-  await settle(3);
   await assertUntouched(namespace, "mandset-1");
   await createPeering(namespace, { name: "default" });
   await waitForStatus(namespace, "mandset-1", "createFn");
+  await assertHandledAfterResuming(kopf, "mandset-1");
 });
 
-Deno.test("priorities: only the --dev operator handles objects; when it stops, the priority-0 one resumes (25.4, 25.6, 21.6)", async () => {
+Deno.test("priorities: only the --dev operator handles objects; when it stops, the priority-0 one resumes", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-prio");
   const name = await createPeering(namespace);
   await using low = await operator("op-low", ["-n", namespace, "-P", name, "-p", "0"]);
   await using dev = await operator("op-dev", ["-n", namespace, "-P", name, "--dev"]);
   await low.waitForLine(/Pausing operations in favour of \[.*op-dev.*\]/);
-  const record = await waitFor(
+  const record = await eventually(
     "the dev operator's record",
     async () => (await peeringStatus(namespace, name))["op-dev"],
   );
   assert.equal((record as { priority: number }).priority, 666);
   await createExample(client, namespace, "prio-1");
   await waitForStatus(namespace, "prio-1", "createFn");
-  await waitFor("the dev operator's success line", () => handledBy(dev, "prio-1") || undefined);
+  await eventually("the dev operator's success line", () => handledBy(dev, "prio-1") || undefined);
   assert.ok(!handledBy(low, "prio-1"), low.output);
   assert.equal((await dev.stop()).code, 0, dev.output);
   await low.waitForLine(/Resuming operations/);
   await createExample(client, namespace, "prio-2");
   await waitForStatus(namespace, "prio-2", "createFn");
   // The operator writes its log in batches (within 50 ms): the line may follow the status by a moment.
-  await waitFor("the low operator's success line", () => handledBy(low, "prio-2") || undefined);
+  await eventually("the low operator's success line", () => handledBy(low, "prio-2") || undefined);
 });
 
-Deno.test("the same priority: both operators pause with warnings; when one stops, the other resumes (25.4)", async () => {
+Deno.test("the same priority: both operators pause with warnings; when one stops, the other resumes", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-same");
   const name = await createPeering(namespace);
@@ -188,15 +203,15 @@ Deno.test("the same priority: both operators pause with warnings; when one stops
     await kopf.waitForLine(/Pausing all operators, including self/);
   }
   await createExample(client, namespace, "same-1");
-  await settle(3);
   await assertUntouched(namespace, "same-1");
   await second.stop();
   await first.waitForLine(/Resuming operations/);
   await waitForStatus(namespace, "same-1", "createFn");
-  await waitFor("the first operator's success line", () => handledBy(first, "same-1") || undefined);
+  await assertHandledAfterResuming(first, "same-1");
+  assert.ok(!handledBy(second, "same-1"), second.output);
 });
 
-Deno.test("kopf freeze pauses a running operator (its daemons stop with operatorPausing); kopf resume resumes it and objects created meanwhile are handled (25.5, 25.9)", async () => {
+Deno.test("kopf freeze pauses a running operator (its daemons stop with operatorPausing); kopf resume resumes it and objects created meanwhile are handled", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-freeze");
   const name = await createPeering(namespace);
@@ -209,16 +224,16 @@ Deno.test("kopf freeze pauses a running operator (its daemons stop with operator
   await kopf.waitForLine(/Pausing operations in favour of \[.*freezer.*\]/);
   await kopf.waitForLine(/Daemon 'watcher' has stopped for freeze-1: operatorPausing\./);
   await createExample(client, namespace, "freeze-2");
-  await settle(3);
   await assertUntouched(namespace, "freeze-2");
 
   await kopfCommand(["resume", "-n", namespace, "-P", name]);
   await kopf.waitForLine(/Resuming operations/);
   await waitForStatus(namespace, "freeze-2", "createFn");
   await kopf.waitForLine(/Daemon 'watcher' has started for freeze-2\./);
+  await assertHandledAfterResuming(kopf, "freeze-2");
 });
 
-Deno.test("separate peering names never pause each other: both operators handle the object (25.7)", async () => {
+Deno.test("separate peering names never pause each other: both operators handle the object", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-apart");
   const a = await createPeering(namespace);
@@ -229,14 +244,14 @@ Deno.test("separate peering names never pause each other: both operators handle 
   await first.waitForLine(/Keep-alive in .*: ok\./);
   await second.waitForLine(/Keep-alive in .*: ok\./);
   await createExample(client, namespace, "apart-1");
-  await waitFor(
+  await eventually(
     "both operators' success lines",
     () => handledBy(first, "apart-1") && handledBy(second, "apart-1") || undefined,
   );
   assert.ok(![...first.lines, ...second.lines].some((line) => /Pausing/.test(line)));
 });
 
-Deno.test("--standalone: no record on the peering object, never paused by a higher priority (25.8, 21.9)", async () => {
+Deno.test("--standalone: no record on the peering object, never paused by a higher priority", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-alone");
   await createPeering(namespace, { name: "default", status: { "op-high": liveRecord(1000) } });
@@ -247,7 +262,7 @@ Deno.test("--standalone: no record on the peering object, never paused by a high
   assert.ok(!kopf.lines.some((line) => /Keep-alive|Pausing/.test(line)), kopf.output);
 });
 
-Deno.test("no per-object locking: two standalone operators both run the creation handler (25.10)", async () => {
+Deno.test("no per-object locking: two standalone operators both run the creation handler", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-twice");
   // Each keeps its own state on the objects (with shared state, whichever records its success first leaves
@@ -259,19 +274,19 @@ Deno.test("no per-object locking: two standalone operators both run the creation
     KOPF_TEST_PREFIX: "two.kopf.test",
   });
   await createExample(client, namespace, "twice-1");
-  await waitFor(
+  await eventually(
     "both operators' success lines",
     () => handledBy(first, "twice-1") && handledBy(second, "twice-1") || undefined,
   );
 });
 
-Deno.test("dead peers are removed from the peering object and do not pause anyone (25.4)", async () => {
+Deno.test("dead peers are removed from the peering object and do not pause anyone", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-dead");
   const dead = { priority: 1000, lifetime: 10, lastseen: "2020-01-01T00:00:00.000000+00:00" };
   const name = await createPeering(namespace, { status: { "op-dead": dead } });
   await using kopf = await operator("op-alive", ["-n", namespace, "-P", name]);
-  await waitFor("the dead record to be removed", async () => {
+  await eventually("the dead record to be removed", async () => {
     const status = await peeringStatus(namespace, name);
     return status["op-dead"] === undefined && status["op-alive"] !== undefined || undefined;
   });
@@ -280,24 +295,24 @@ Deno.test("dead peers are removed from the peering object and do not pause anyon
   assert.ok(!kopf.lines.some((line) => /Pausing/.test(line)), kopf.output);
 });
 
-Deno.test("settings.peering.lifetime = 20: the record says 20 and its lastseen is refreshed (21.7)", async () => {
+Deno.test("settings.peering.lifetime = 20: the record says 20 and its lastseen is refreshed", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-life");
   const name = await createPeering(namespace);
   await using _kopf = await operator("op-life", ["-n", namespace, "-P", name], { KOPF_TEST_PEERING_LIFETIME: "20" });
-  const first = await waitFor("the first record", async () => (await peeringStatus(namespace, name))["op-life"]) as {
+  const first = await eventually("the first record", async () => (await peeringStatus(namespace, name))["op-life"]) as {
     lifetime: number;
     lastseen: string;
   };
   assert.equal(first.lifetime, 20);
   // Refreshed every 10–15 s: a bound of 60 s only limits how long a broken test waits.
-  await waitFor("a refreshed lastseen", async () => {
+  await eventually("a refreshed lastseen", async () => {
     const record = (await peeringStatus(namespace, name))["op-life"] as { lastseen?: string } | undefined;
     return record?.lastseen && record.lastseen !== first.lastseen ? true : undefined;
   });
 });
 
-Deno.test("settings.peering.stealth: no keep-alive lines with --verbose while the record is still refreshed (21.10)", async () => {
+Deno.test("settings.peering.stealth: no keep-alive lines with --verbose while the record is still refreshed", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-stealth");
   const name = await createPeering(namespace);
@@ -306,23 +321,26 @@ Deno.test("settings.peering.stealth: no keep-alive lines with --verbose while th
     KOPF_TEST_PEERING_STEALTH: "1",
     KOPF_TEST_PEERING_LIFETIME: "7",
   });
-  const first = await waitFor("the first record", async () => (await peeringStatus(namespace, name))["op-stealth"]) as {
+  const first = await eventually(
+    "the first record",
+    async () => (await peeringStatus(namespace, name))["op-stealth"],
+  ) as {
     lastseen: string;
   };
-  await waitFor("a refreshed lastseen", async () => {
+  await eventually("a refreshed lastseen", async () => {
     const record = (await peeringStatus(namespace, name))["op-stealth"] as { lastseen?: string } | undefined;
     return record?.lastseen && record.lastseen !== first.lastseen ? true : undefined;
   });
   assert.ok(!kopf.lines.some((line) => /Keep-alive in/.test(line)), kopf.output);
 });
 
-Deno.test("settings.peering.clusterwide at startup: a namespaced operator keeps its record in the ClusterKopfPeering (21.11)", async () => {
+Deno.test("settings.peering.clusterwide at startup: a namespaced operator keeps its record in the ClusterKopfPeering", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-cw");
   const name = await createPeering(null);
   try {
     await using _kopf = await operator("op-cw", ["-n", namespace, "-P", name], { KOPF_TEST_PEERING_CLUSTERWIDE: "1" });
-    await waitFor("the record on the ClusterKopfPeering", async () => (await peeringStatus(null, name))["op-cw"]);
+    await eventually("the record on the ClusterKopfPeering", async () => (await peeringStatus(null, name))["op-cw"]);
     await createExample(client, namespace, "cw-1");
     await waitForStatus(namespace, "cw-1", "createFn");
   } finally {
@@ -330,7 +348,7 @@ Deno.test("settings.peering.clusterwide at startup: a namespaced operator keeps 
   }
 });
 
-Deno.test("a cluster-wide operator pauses for a higher priority on the ClusterKopfPeering and resumes when that record goes (25.4, 25.5)", async () => {
+Deno.test("a cluster-wide operator pauses for a higher priority on the ClusterKopfPeering and resumes when that record goes", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-cwprio");
   const label = freshPeeringName("label");
@@ -339,11 +357,11 @@ Deno.test("a cluster-wide operator pauses for a higher priority on the ClusterKo
     await using kopf = await operator("op-cwlow", ["-A", "-P", name], { KOPF_TEST_LABEL: label });
     await kopf.waitForLine(/Pausing operations in favour of \[.*op-higher.*\]/);
     await createLabelled(namespace, "cwprio-1", label);
-    await settle(3);
     await assertUntouched(namespace, "cwprio-1");
     await kopfCommand(["resume", "-A", "-P", name, "-i", "op-higher"]);
     await kopf.waitForLine(/Resuming operations/);
     await waitForStatus(namespace, "cwprio-1", "createFn");
+    await assertHandledAfterResuming(kopf, "cwprio-1");
   } finally {
     await deletePeering(null, name);
   }

@@ -23,10 +23,9 @@ import {
   getExample,
   KOPFEXAMPLES,
   NAMESPACES,
-  settle,
   testCluster,
-  waitFor,
 } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
 
 /** A poster with its own client (so that its requests are counted apart from the test's). */
@@ -258,7 +257,7 @@ Deno.test("with posting.loggers on, the handlers' log lines become Logging Event
   assert.deepEqual(seen, ["Error Logging failed", "Normal Logging hello"]);
 });
 
-Deno.test("a handler posts Events about any object: a child it created; Events about Events are dropped (23.3, 23.5)", async () => {
+Deno.test("a handler posts Events about any object: a child it created; Events about Events are dropped", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "posting");
   const registry = new kopf.Registry();
@@ -282,12 +281,12 @@ Deno.test("a handler posts Events about any object: a child it created; Events a
   const operator = await runOperator(registry, namespace);
   try {
     const parent = await createExample(client, namespace, "p");
-    await waitFor(
+    await eventually(
       "the parent's Event",
       async () => (await eventsOf(namespace, parent.metadata.uid!)).length || undefined,
     );
     const child = children[0];
-    const events = await waitFor("the child's Event", async () => {
+    const events = await eventually("the child's Event", async () => {
       const events = await eventsOf(namespace, child.metadata.uid!);
       return events.length ? events : undefined;
     });
@@ -301,7 +300,7 @@ Deno.test("a handler posts Events about any object: a child it created; Events a
       uid: child.metadata.uid,
       namespace,
     });
-    await settle();
+    await operator.stop(); // the operator sends what its poster holds before it stops
     const all = await client.request<KubernetesList>({ path: resourcePath(EVENTS, { namespace }) });
     assert.deepEqual(
       all.items.filter((e) => (e.involvedObject as { kind: string }).kind === "Event" || e.reason === "Storm"),
@@ -317,7 +316,7 @@ Deno.test("a handler posts Events about any object: a child it created; Events a
  * Inside an operator, everything a handler starts (promises, timers) posts through it. Outside of
  * any operator, Kopf raises LookupError; ours posts nothing and logs a warning once (not asserted).
  */
-Deno.test("explicit Events need the operator's context: code started by a handler has it, code outside has not (23.6)", async () => {
+Deno.test("explicit Events need the operator's context: code started by a handler has it, code outside has not", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "posting");
   const outsider = await createExample(client, namespace, "outsider");
@@ -338,14 +337,14 @@ Deno.test("explicit Events need the operator's context: code started by a handle
       body: { apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name: "inside", labels: { later: "yes" } } },
     });
     const uid = (await getExample(client, namespace, "inside")).metadata.uid!;
-    const events = await waitFor("the Event from the timer", async () => {
+    const events = await eventually("the Event from the timer", async () => {
       const events = await eventsOf(namespace, uid);
       return events.length ? events : undefined;
     });
     assert.deepEqual(events.map((e) => `${e.type} ${e.reason} ${e.message}`), [
       "Normal Later from a timer the handler started",
     ]);
-    await settle();
+    await operator.stop(); // the operator sends what its poster holds before it stops
     assert.deepEqual(await eventsOf(namespace, outsider.metadata.uid!), [], "nothing posted outside an operator");
   } finally {
     await operator.stop();

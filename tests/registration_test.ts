@@ -1,26 +1,20 @@
 /**
- * Handler registration against a real API server (kopf-features area 4): bound methods and async
+ * Handler registration against a real API server: bound methods and async
  * functions as handlers, one run per function and id however many selectors match, registries
  * that keep operators apart, and invalid options failing `kopf run` at import.
  */
 
 import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
-import {
-  createExample,
-  freshNamespace,
-  getExample,
-  settle,
-  testCluster,
-  waitFor,
-  waitForStatus,
-} from "./support/cluster.ts";
+import { createExample, freshNamespace, getExample, testCluster, waitForStatus } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { KopfProcess } from "./support/kopf_process.ts";
 import { runOperator } from "./support/operator.ts";
+import { EventProbe } from "./support/probe.ts";
 
 type Status = Record<string, unknown>;
 
-Deno.test("a bound method is registered under the method's name; async handlers work alike (4.4)", async () => {
+Deno.test("a bound method is registered under the method's name; async handlers work alike", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "methods");
   const registry = new kopf.Registry();
@@ -47,7 +41,7 @@ Deno.test("a bound method is registered under the method's name; async handlers 
   }
 });
 
-Deno.test("one function with one id runs once per cause, even when several selectors match the object (4.3)", async () => {
+Deno.test("one function with one id runs once per cause, even when several selectors match the object", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "dedup");
   const registry = new kopf.Registry();
@@ -66,22 +60,23 @@ Deno.test("one function with one id runs once per cause, even when several selec
   kopf.on.create({ group: "kopf.dev", kind: "KopfExample" }, { registry }, function byKindFn({ name }) {
     calls.push(`kind ${name}`);
   });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "d");
     assert.equal(typeof await waitForStatus(namespace, "d", "createFn"), "number");
-    await waitFor("the diff-base", async () => {
+    await eventually("the diff-base", async () => {
       const body = await getExample(client, namespace, "d");
       return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
     });
-    await settle();
+    await probe.caughtUp(namespace, "d");
     assert.deepEqual(calls.sort(), ["d", "kind d", "shortcut d"]);
   } finally {
     await operator.stop();
   }
 });
 
-Deno.test("an operator runs only the handlers of its own registry, not those of the default one (4.19)", async () => {
+Deno.test("an operator runs only the handlers of its own registry, not those of the default one", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "registries");
   const calls: string[] = [];
@@ -94,6 +89,7 @@ Deno.test("an operator runs only the handlers of its own registry, not those of 
     calls.push(`own ${name}`);
     return "own";
   });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await client.request({
@@ -107,7 +103,7 @@ Deno.test("an operator runs only the handlers of its own registry, not those of 
       },
     });
     assert.equal(await waitForStatus(namespace, "r", "ownFn"), "own");
-    await settle();
+    await probe.caughtUp(namespace, "r");
     assert.deepEqual(calls, ["own r"]);
     const body = await getExample(client, namespace, "r");
     assert.equal((body.status as Status).defaultFn, undefined);
@@ -116,7 +112,7 @@ Deno.test("an operator runs only the handlers of its own registry, not those of 
   }
 });
 
-Deno.test("kopf run: value= without field= fails at import with a TypeError, exit code 1 (4.17)", async () => {
+Deno.test("kopf run: value= without field= fails at import with a TypeError, exit code 1", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "invalid");
   await using kopf = await KopfProcess.start(namespace, ["tests/fixtures/invalid_handlers.ts"], {
@@ -128,7 +124,7 @@ Deno.test("kopf run: value= without field= fails at import with a TypeError, exi
   assert.match(kopf.output, /TypeError.*value\/old\/new filters are specified without a mandatory field/);
 });
 
-Deno.test("kopf run: requiresFinalizer is not an option; it fails at import with a TypeError, exit code 1 (4.18)", async () => {
+Deno.test("kopf run: requiresFinalizer is not an option; it fails at import with a TypeError, exit code 1", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "invalid");
   await using kopf = await KopfProcess.start(namespace, ["tests/fixtures/invalid_handlers.ts"], {

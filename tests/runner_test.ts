@@ -1,5 +1,5 @@
 /**
- * KopfRunner against the shared cluster (kopf-features area 27): the documentation's example —
+ * KopfRunner against the shared cluster: the documentation's example —
  * examples/obj.yaml handled by examples/01-minimal, deleted, stopped with exit code 0; a handler
  * file that fails at import re-raised as the runner's error; and settings given to the operator
  * through its handler file, since a child process takes no Settings object from the test.
@@ -19,8 +19,8 @@ import {
   getExample,
   KOPFEXAMPLES,
   testCluster,
-  waitFor,
 } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -37,7 +37,7 @@ async function eventsIn(namespace: string): Promise<KubernetesObject[]> {
   return (await client.request<KubernetesList>({ path: resourcePath(EVENTS, { namespace }) })).items;
 }
 
-Deno.test("KopfRunner, the documented example: examples/obj.yaml handled and deleted; stop() ends it with exit code 0, no error, the handler's line in the output (27.2)", async () => {
+Deno.test("KopfRunner, the documented example: examples/obj.yaml handled and deleted; stop() ends it with exit code 0, no error, the handler's line in the output", async () => {
   const { client, kubeconfig } = await testCluster();
   const namespace = await freshNamespace(client, "runner");
   const obj = parse(await Deno.readTextFile(`${ROOT}examples/obj.yaml`)) as KubernetesObject;
@@ -47,7 +47,7 @@ Deno.test("KopfRunner, the documented example: examples/obj.yaml handled and del
     { kubeconfig, cwd: ROOT },
   );
   await client.request({ method: "POST", path: resourcePath(KOPFEXAMPLES, { namespace }), body: obj });
-  const createFn = await waitFor("status.createFn", async () => {
+  const createFn = await eventually("status.createFn", async () => {
     const body = await getExample(client, namespace, name);
     return (body.status as Record<string, unknown> | undefined)?.createFn;
   }).catch((error) => {
@@ -72,7 +72,7 @@ Deno.test("KopfRunner, the documented example: examples/obj.yaml handled and del
   assert.ok(runner.output.includes("Signal SIGTERM is received. Operator is stopping."), runner.output);
 });
 
-Deno.test("KopfRunner: settings reach the operator through its handler file; with posting off, no Event is posted during the run (27.3)", async () => {
+Deno.test("KopfRunner: settings reach the operator through its handler file; with posting off, no Event is posted during the run", async () => {
   const { client, kubeconfig } = await testCluster();
   const seen: Record<string, string[]> = {};
   for (const posting of ["on", "off"]) {
@@ -82,7 +82,7 @@ Deno.test("KopfRunner: settings reach the operator through its handler file; wit
       { kubeconfig, cwd: ROOT, env: { KOPF_TEST_POSTING: posting }, ready: `Posting is ${posting}.` },
     );
     await createExample(client, namespace, "greeted");
-    await waitFor("status.createFn", async () => {
+    await eventually("status.createFn", async () => {
       return ((await getExample(client, namespace, "greeted")).status as Record<string, unknown> | undefined)
         ?.createFn;
     });
@@ -104,7 +104,7 @@ Deno.test("KopfRunner with ready: start() resolves once the operator printed the
   );
   assert.ok(runner.running);
   // The line is logged before the results are patched onto the object.
-  const createFn = await waitFor("status.createFn", async () => {
+  const createFn = await eventually("status.createFn", async () => {
     const body = await getExample(client, namespace, "runner-ready");
     return (body.status as Record<string, unknown> | undefined)?.createFn;
   });
@@ -113,7 +113,7 @@ Deno.test("KopfRunner with ready: start() resolves once the operator printed the
   assert.equal(runner.exitCode, 0, runner.output);
 });
 
-Deno.test("KopfRunner: a handler file that throws at import — exit code 1, an error naming the file; stop() re-raises it (27.1)", async () => {
+Deno.test("KopfRunner: a handler file that throws at import — exit code 1, an error naming the file; stop() re-raises it", async () => {
   const { kubeconfig } = await testCluster();
   const path = await brokenHandlers();
   try {
@@ -131,7 +131,7 @@ Deno.test("KopfRunner: a handler file that throws at import — exit code 1, an 
   }
 });
 
-Deno.test("KopfRunner: the same failure with reraise: false — stop() resolves, error and exitCode tell it (27.1)", async () => {
+Deno.test("KopfRunner: the same failure with reraise: false — stop() resolves, error and exitCode tell it", async () => {
   const { kubeconfig } = await testCluster();
   const path = await brokenHandlers();
   try {

@@ -9,7 +9,8 @@ import * as kopf from "@kopf/kopf";
 import type { Verb } from "../src/api/counters.ts";
 import { resourcePath } from "../src/api/paths.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
-import { createExample, freshNamespace, KOPFEXAMPLES, settle, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, KOPFEXAMPLES, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
 
 const COUNT = 1000;
@@ -43,16 +44,15 @@ Deno.test("1,000 objects with a timer at interval 1 returning an unchanged value
   });
   const operator = await runOperator(registry, namespace);
   try {
-    await waitFor("every object's first result", async () => {
+    await eventually("every object's first result", async () => {
       const items = await listExamples(namespace);
       return items.every((item) => (item.status as { steady?: unknown } | undefined)?.steady) || undefined;
-    }, 180);
-    await settle(2);
+    }, { seconds: 180 });
     const counters = operator.running.client.counters;
     const writes = () => WRITES.map((verb) => counters.count({ verb })).reduce((a, b) => a + b, 0);
     const before = writes();
     const callsBefore = calls;
-    await settle(5);
+    await eventually("two more ticks of every timer", () => calls - callsBefore >= 2 * COUNT, { seconds: 180 });
     assert.ok(calls - callsBefore >= 2 * COUNT, `the timers kept ticking: ${calls - callsBefore} calls`);
     assert.equal(writes() - before, 0, `writes after the first tick: ${JSON.stringify(counters.snapshot())}`);
   } finally {
@@ -76,12 +76,12 @@ Deno.test("daemons for 1,000 objects start, and stop cleanly when the objects ar
   });
   const operator = await runOperator(registry, namespace);
   try {
-    await waitFor("every daemon", () => started === COUNT || undefined, 180);
+    await eventually("every daemon", () => started === COUNT || undefined, { seconds: 180 });
     await client.request({ method: "DELETE", path: resourcePath(KOPFEXAMPLES, { namespace }) });
-    await waitFor(
+    await eventually(
       "every object to be gone",
       async () => (await listExamples(namespace)).length === 0 || undefined,
-      180,
+      { seconds: 180 },
     );
     assert.equal(exited, COUNT);
     assert.deepEqual([...reasons], ["resourceDeleted"]);

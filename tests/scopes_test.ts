@@ -1,5 +1,5 @@
 /**
- * Scopes and namespaces (area 3, and 21.21) against the shared LocalCluster: exact namespaces,
+ * Scopes and namespaces against the shared LocalCluster: exact namespaces,
  * patterns with globs and negations, namespaces that appear and go while the operator runs,
  * cluster-wide mode, the fallback without permission to list namespaces, and
  * `settings.scanning.disabled`.
@@ -16,16 +16,16 @@ import type { KubernetesObject } from "../src/model/body.ts";
 import { KopfProcess } from "./support/kopf_process.ts";
 import { captureLogs } from "./support/logs.ts";
 import { runOperator } from "./support/operator.ts";
+import { EventProbe } from "./support/probe.ts";
 import {
   createExample,
   freshNamespace,
   getExample,
   NAMESPACES,
-  settle,
   testCluster,
-  waitFor,
   waitForStatus,
 } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 
 const KEX = "kopfexamples.v1.kopf.dev";
 
@@ -59,17 +59,18 @@ function recordingRegistry(options: { labels?: Record<string, string> } = {}): {
   return { registry, seen };
 }
 
-Deno.test("-n ns1 serves ns1 only: objects in another namespace are not touched (3.2)", async () => {
+Deno.test("-n ns1 serves ns1 only: objects in another namespace are not touched", async () => {
   const { client } = await testCluster();
   const ns1 = await freshNamespace(client, "scope-ns1");
   const ns2 = await freshNamespace(client, "scope-ns2");
   const { registry, seen } = recordingRegistry();
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, ns1);
   try {
     await createExample(client, ns2, "other");
     await createExample(client, ns1, "mine");
     assert.deepEqual(await waitForStatus(ns1, "mine", "createFn"), { served: ns1 });
-    await settle(1);
+    await probe.caughtUp(ns1, "mine");
     assert.ok(await untouched(client, ns2, "other"), "the object in ns2 is untouched");
     assert.deepEqual(seen, [`${ns1}/mine`]);
     assert.deepEqual([...operator.running.streams.keys()], [`${KEX} in ${ns1}`]);
@@ -79,11 +80,12 @@ Deno.test("-n ns1 serves ns1 only: objects in another namespace are not touched 
   }
 });
 
-Deno.test("a pattern with globs and negations: myapp-*,!*-pr-*,*-pr-123 serves myapp-live and myapp-pr-123 only (3.3)", async () => {
+Deno.test("a pattern with globs and negations: myapp-*,!*-pr-*,*-pr-123 serves myapp-live and myapp-pr-123 only", async () => {
   const { client } = await testCluster();
   const names = ["myapp-live", "myapp-pr-123", "myapp-pr-456", "otherapp-pr-123"];
   for (const name of names) await ensureNamespace(client, name);
   const { registry, seen } = recordingRegistry();
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, "myapp-*,!*-pr-*,*-pr-123");
   try {
     assert.deepEqual([...operator.running.streams.keys()].sort(), [`${KEX} in myapp-live`, `${KEX} in myapp-pr-123`]);
@@ -92,7 +94,7 @@ Deno.test("a pattern with globs and negations: myapp-*,!*-pr-*,*-pr-123 serves m
     for (const namespace of ["myapp-live", "myapp-pr-123"]) {
       assert.deepEqual(await waitForStatus(namespace, name, "createFn"), { served: namespace });
     }
-    await settle(1);
+    for (const namespace of ["myapp-live", "myapp-pr-123"]) await probe.caughtUp(namespace, name);
     for (const namespace of ["myapp-pr-456", "otherapp-pr-123"]) {
       assert.ok(await untouched(client, namespace, name), `the object in ${namespace} is untouched`);
     }
@@ -102,7 +104,7 @@ Deno.test("a pattern with globs and negations: myapp-*,!*-pr-*,*-pr-123 serves m
   }
 });
 
-Deno.test("namespaces matching a pattern are served when they appear and no longer once deleted (3.4)", async () => {
+Deno.test("namespaces matching a pattern are served when they appear and no longer once deleted", async () => {
   const { client } = await testCluster();
   const prefix = `dyn-${crypto.randomUUID().slice(0, 6)}`;
   const registry = new kopf.Registry();
@@ -128,21 +130,21 @@ Deno.test("namespaces matching a pattern are served when they appear and no long
 
     const dyn1 = `${prefix}-1`;
     await ensureNamespace(client, dyn1);
-    await waitFor(`the stream in ${dyn1}`, () => streams.has(`${KEX} in ${dyn1}`) || undefined);
+    await eventually(`the stream in ${dyn1}`, () => streams.has(`${KEX} in ${dyn1}`) || undefined);
     await createExample(client, dyn1, "late");
     assert.deepEqual(await waitForStatus(dyn1, "late", "createFn"), { served: dyn1 });
-    await waitFor("the daemon", () => daemons.length === 1 || undefined);
+    await eventually("the daemon", () => daemons.length === 1 || undefined);
 
     // Without a namespace controller, a deleted namespace stays terminating: that is enough.
     await client.request({ method: "DELETE", path: resourcePath(NAMESPACES, { name: dyn1 }) });
-    await waitFor(`the stream in ${dyn1} to stop`, () => !streams.has(`${KEX} in ${dyn1}`) || undefined);
-    await waitFor("the daemon to stop", () => daemons[0].causes);
+    await eventually(`the stream in ${dyn1} to stop`, () => !streams.has(`${KEX} in ${dyn1}`) || undefined);
+    await eventually("the daemon to stop", () => daemons[0].causes);
     assert.deepEqual(daemons[0].causes, ["operatorPausing"]);
 
     // Another matching namespace is still served afterwards: the operator goes on.
     const dyn2 = `${prefix}-2`;
     await ensureNamespace(client, dyn2);
-    await waitFor(`the stream in ${dyn2}`, () => streams.has(`${KEX} in ${dyn2}`) || undefined);
+    await eventually(`the stream in ${dyn2}`, () => streams.has(`${KEX} in ${dyn2}`) || undefined);
     await createExample(client, dyn2, "later");
     assert.deepEqual(await waitForStatus(dyn2, "later", "createFn"), { served: dyn2 });
     assert.deepEqual(created, [dyn1, dyn2]);
@@ -160,7 +162,7 @@ Deno.test("namespaces matching a pattern are served when they appear and no long
   }
 });
 
-Deno.test("cluster-wide: objects in a namespace created after the start are handled (3.1)", async () => {
+Deno.test("cluster-wide: objects in a namespace created after the start are handled", async () => {
   const { client } = await testCluster();
   const id = crypto.randomUUID().slice(0, 8);
   // Only objects with this label are ours: the cluster-wide operator sees every test's objects.
@@ -182,13 +184,14 @@ Deno.test("cluster-wide: objects in a namespace created after the start are hand
   }
 });
 
-Deno.test("settings.scanning.disabled: a matching namespace created later is not served; no namespace or CRD requests (21.21)", async () => {
+Deno.test("settings.scanning.disabled: a matching namespace created later is not served; no namespace or CRD requests", async () => {
   const { client } = await testCluster();
   const prefix = `dyn-${crypto.randomUUID().slice(0, 6)}`;
   const exact = await freshNamespace(client, "exact");
   const { registry, seen } = recordingRegistry();
   const settings = new kopf.Settings();
   settings.scanning.disabled = true;
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, exact, { namespaces: [exact, `${prefix}-*`], settings });
   try {
     const later = `${prefix}-1`;
@@ -196,7 +199,7 @@ Deno.test("settings.scanning.disabled: a matching namespace created later is not
     await createExample(client, later, "unserved");
     await createExample(client, exact, "served");
     assert.deepEqual(await waitForStatus(exact, "served", "createFn"), { served: exact });
-    await settle(2);
+    await probe.caughtUp(exact, "served");
     assert.ok(await untouched(client, later, "unserved"), "the object in the later namespace is untouched");
     assert.deepEqual(seen, [`${exact}/served`]);
     assert.deepEqual([...operator.running.streams.keys()], [`${KEX} in ${exact}`]);
@@ -249,7 +252,7 @@ async function restrictedCredentials(client: ApiClient, base: Credentials, rules
   };
 }
 
-Deno.test("without permission to list namespaces: a warning, and only the exact names are served (3.5, 2.8 403)", async () => {
+Deno.test("without permission to list namespaces: a warning, and only the exact names are served", async () => {
   const { client, credentials } = await testCluster();
   const ns1 = await freshNamespace(client, "perm");
   const prefix = `x-${crypto.randomUUID().slice(0, 6)}`;
@@ -262,6 +265,7 @@ Deno.test("without permission to list namespaces: a warning, and only the exact 
   ]);
   const { registry, seen } = recordingRegistry();
   const lines = await captureLogs();
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, ns1, { namespaces: [ns1, `${prefix}-*`], credentials: restricted });
   try {
     assert.ok(
@@ -277,11 +281,11 @@ Deno.test("without permission to list namespaces: a warning, and only the exact 
     await createExample(client, other, "unserved");
     await createExample(client, ns1, "served");
     assert.deepEqual(await waitForStatus(ns1, "served", "createFn"), { served: ns1 });
-    await settle(1);
+    await probe.caughtUp(ns1, "served");
     assert.ok(await untouched(client, other, "unserved"), "the object in the pattern's namespace is untouched");
     assert.deepEqual(seen, [`${ns1}/served`]);
     // No permission to watch CRDs either: a warning, and what was found at start is served.
-    await waitFor(
+    await eventually(
       "the CRD warning",
       () => lines.some((line) => line.includes("Not enough permissions to watch for resources")) || undefined,
     );
@@ -291,7 +295,7 @@ Deno.test("without permission to list namespaces: a warning, and only the exact 
   }
 });
 
-Deno.test("permission to list but not to watch namespaces: a warning, and the listed ones stay served (3.5)", async () => {
+Deno.test("permission to list but not to watch namespaces: a warning, and the listed ones stay served", async () => {
   const { client, credentials } = await testCluster();
   const prefix = `lw-${crypto.randomUUID().slice(0, 6)}`;
   const early = `${prefix}-1`;
@@ -316,7 +320,7 @@ Deno.test("permission to list but not to watch namespaces: a warning, and the li
   }
 });
 
-Deno.test("kopf run -n 'dyn-*': a namespace created after the start is served, its object handled (3.4, CLI)", async () => {
+Deno.test("kopf run -n 'dyn-*': a namespace created after the start is served, its object handled", async () => {
   const { client } = await testCluster();
   const prefix = `dyn-${crypto.randomUUID().slice(0, 6)}`;
   await using kopfRun = await KopfProcess.start(`${prefix}-*`, ["examples/01-minimal/example.ts"]);

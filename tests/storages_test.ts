@@ -1,7 +1,7 @@
 /**
  * Progress and diff-base storages against a real API server: the record format, hashed keys of
  * long handler ids, a custom prefix, the exact diff-base text, what the essence ignores, and a
- * storage transition that does not re-run creation (kopf-features area 10).
+ * storage transition that does not re-run creation.
  */
 
 import assert from "node:assert/strict";
@@ -15,12 +15,12 @@ import {
   getExample,
   KOPFEXAMPLES,
   patchExample,
-  settle,
   testCluster,
-  waitFor,
   waitForStatusSet,
 } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
+import { EventProbe } from "./support/probe.ts";
 
 const DIFF_BASE = "kopf.zalando.org/last-handled-configuration";
 
@@ -32,13 +32,13 @@ type Status = Record<string, unknown>;
 /** Waits until an annotation of an object is set; returns its value. */
 async function annotation(namespace: string, name: string, key: string): Promise<string> {
   const { client } = await testCluster();
-  return await waitFor(`the annotation ${key} of ${name}`, async () => {
+  return await eventually(`the annotation ${key} of ${name}`, async () => {
     const body = await getExample(client, namespace, name);
     return body.metadata.annotations?.[key];
   });
 }
 
-Deno.test("the progress record of a delayed handler has Kopf's fields, order and formats (10.1)", async () => {
+Deno.test("the progress record of a delayed handler has Kopf's fields, order and formats", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "record");
   const registry = new kopf.Registry();
@@ -71,7 +71,7 @@ Deno.test("the progress record of a delayed handler has Kopf's fields, order and
   }
 });
 
-Deno.test("a 70-character handler id gets two hashed annotation names, Kopf's, while in progress (10.3)", async () => {
+Deno.test("a 70-character handler id gets two hashed annotation names, Kopf's, while in progress", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "long-id");
   const registry = new kopf.Registry();
@@ -99,7 +99,7 @@ Deno.test("a 70-character handler id gets two hashed annotation names, Kopf's, w
   }
 });
 
-Deno.test("AnnotationsProgressStorage with a custom prefix: its keys and marker, nothing in status.kopf (10.4)", async () => {
+Deno.test("AnnotationsProgressStorage with a custom prefix: its keys and marker, nothing in status.kopf", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "prefix");
   const registry = new kopf.Registry();
@@ -110,6 +110,7 @@ Deno.test("AnnotationsProgressStorage with a custom prefix: its keys and marker,
   });
   const settings = new kopf.Settings();
   settings.persistence.progressStorage = new kopf.AnnotationsProgressStorage({ prefix: "my-op.example.com" });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace, { settings });
   try {
     await createExample(client, namespace, "p");
@@ -126,8 +127,7 @@ Deno.test("AnnotationsProgressStorage with a custom prefix: its keys and marker,
 
     release = true;
     body = await waitForStatusSet(namespace, "p", "createFn");
-    await settle();
-    body = await getExample(client, namespace, "p");
+    body = await probe.caughtUp(namespace, "p");
     assert.equal((body.status as Status).kopf, undefined, "nothing under status.kopf");
     assert.equal(body.metadata.annotations?.["my-op.example.com/createFn"], undefined, "purged when done");
   } finally {
@@ -135,7 +135,7 @@ Deno.test("AnnotationsProgressStorage with a custom prefix: its keys and marker,
   }
 });
 
-Deno.test("the diff-base annotation is Kopf's exact text (10.5)", async () => {
+Deno.test("the diff-base annotation is Kopf's exact text", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "diffbase");
   const registry = new kopf.Registry();
@@ -159,7 +159,7 @@ Deno.test("the diff-base annotation is Kopf's exact text (10.5)", async () => {
   }
 });
 
-Deno.test("status, system metadata and Kopf's own annotations are not changes; a ConfigMap's data is (10.6)", async () => {
+Deno.test("status, system metadata and Kopf's own annotations are not changes; a ConfigMap's data is", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "essence");
   const registry = new kopf.Registry();
@@ -177,6 +177,7 @@ Deno.test("status, system metadata and Kopf's own annotations are not changes; a
     path: resourcePath(CONFIGMAPS, { namespace }),
     body: { metadata: { name: "cm" }, data: { k: "1" } },
   });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await annotation(namespace, "e", DIFF_BASE);
@@ -196,16 +197,16 @@ Deno.test("status, system metadata and Kopf's own annotations are not changes; a
         },
       },
     });
-    await settle(2);
+    await probe.caughtUp(namespace, "e");
     assert.equal((await getExample(client, namespace, "e")).metadata.generation, generation);
     assert.deepEqual(updates, [], "no update handler for status or non-essential metadata");
 
     await patchExample(client, namespace, "e", { spec: { x: 2 } });
-    await waitFor("the spec update", () => updates.length >= 1 || undefined);
-    await settle();
+    await eventually("the spec update", () => updates.length >= 1 || undefined);
+    await probe.caughtUp(namespace, "e");
     assert.deepEqual(updates, [JSON.stringify([["change", ["spec", "x"], 1, 2]])]);
 
-    await waitFor("the ConfigMap's diff-base", async () => {
+    await eventually("the ConfigMap's diff-base", async () => {
       const cm = await client.request<KubernetesObject>({ path: resourcePath(CONFIGMAPS, { namespace, name: "cm" }) });
       return cm.metadata.annotations?.[DIFF_BASE];
     });
@@ -215,14 +216,14 @@ Deno.test("status, system metadata and Kopf's own annotations are not changes; a
       body: { data: { k: "2" } },
       contentType: "application/merge-patch+json",
     });
-    await waitFor("the ConfigMap update", () => configmapUpdates.length >= 1 || undefined);
+    await eventually("the ConfigMap update", () => configmapUpdates.length >= 1 || undefined);
     assert.deepEqual(configmapUpdates, [[["change", ["data", "k"], "1", "2"]]]);
   } finally {
     await operator.stop();
   }
 });
 
-Deno.test("switching to MultiDiffBaseStorage([status, annotations]) re-runs no creation; the next change writes status.diff-base (10.8)", async () => {
+Deno.test("switching to MultiDiffBaseStorage([status, annotations]) re-runs no creation; the next change writes status.diff-base", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "transition");
   const registry = new kopf.Registry();
@@ -238,6 +239,7 @@ Deno.test("switching to MultiDiffBaseStorage([status, annotations]) re-runs no c
     events.push(`${type} ${name}`);
   });
   await createExample(client, namespace, "t", { x: 1 });
+  const probe = new EventProbe(registry);
   let operator = await runOperator(registry, namespace);
   try {
     await annotation(namespace, "t", DIFF_BASE);
@@ -254,8 +256,8 @@ Deno.test("switching to MultiDiffBaseStorage([status, annotations]) re-runs no c
   events.length = 0;
   operator = await runOperator(registry, namespace, { settings });
   try {
-    await waitFor("the listing of the object", () => events.includes("null t") || undefined);
-    await settle(2);
+    await eventually("the listing of the object", () => events.includes("null t") || undefined);
+    await probe.caughtUp(namespace, "t");
     assert.deepEqual(calls, ["create t"], "the creation is not re-run");
 
     await patchExample(client, namespace, "t", { spec: { x: 2 } });
@@ -274,7 +276,7 @@ Deno.test("switching to MultiDiffBaseStorage([status, annotations]) re-runs no c
  * Kopf 1.44's default, which we follow: records live in annotations only; `status.kopf.progress`
  * (written by Kopf before 1.44, and in 1.37's SmartProgressStorage) is read and purged, never written.
  */
-Deno.test("the default storage: records in annotations while in progress, gone after; status.kopf.progress read and purged (10.2, 1.44)", async () => {
+Deno.test("the default storage: records in annotations while in progress, gone after; status.kopf.progress read and purged", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "smart");
   const registry = new kopf.Registry();
@@ -316,7 +318,7 @@ Deno.test("the default storage: records in annotations while in progress, gone a
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "new");
-    const during = await waitFor("the records of both handlers", async () => {
+    const during = await eventually("the records of both handlers", async () => {
       const body = await getExample(client, namespace, "new");
       const annotations = body.metadata.annotations ?? {};
       return annotations["kopf.zalando.org/firstFn"] && annotations["kopf.zalando.org/secondFn"] ? body : undefined;
@@ -347,11 +349,12 @@ Deno.test("the default storage: records in annotations while in progress, gone a
   }
 });
 
-Deno.test("two operators with their own prefixes and finalizers handle one object once each, no ping-pong (10.7)", async () => {
+Deno.test("two operators with their own prefixes and finalizers handle one object once each, no ping-pong", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "two-operators");
   const calls: string[] = [];
   const operators = [];
+  const probes: EventProbe[] = [];
   for (const who of ["a", "b"]) {
     const prefix = `${who}.example.com`;
     const registry = new kopf.Registry();
@@ -369,16 +372,22 @@ Deno.test("two operators with their own prefixes and finalizers handle one objec
     settings.persistence.finalizer = `${prefix}/finalizer`;
     settings.persistence.progressStorage = new kopf.AnnotationsProgressStorage({ prefix });
     settings.persistence.diffbaseStorage = new kopf.AnnotationsDiffBaseStorage({ prefix });
+    probes.push(new EventProbe(registry));
     operators.push(await runOperator(registry, namespace, { settings }));
   }
+  const bothCaughtUp = () =>
+    eventually("both operators to catch up with x", async () => {
+      const bodies = await Promise.all(probes.map((probe) => probe.caughtUp(namespace, "x")));
+      return bodies.every((body) => body.metadata.resourceVersion === bodies[0].metadata.resourceVersion);
+    });
   try {
     await createExample(client, namespace, "x", { v: 1 });
-    await waitFor("both diff-bases", async () => {
+    await eventually("both diff-bases", async () => {
       const annotations = (await getExample(client, namespace, "x")).metadata.annotations ?? {};
       return annotations["a.example.com/last-handled-configuration"] &&
           annotations["b.example.com/last-handled-configuration"] || undefined;
     });
-    await settle(3);
+    await bothCaughtUp();
     assert.deepEqual(calls.sort(), ["a create x", "b create x"], "no updates caused by the other's annotations");
     const body = await getExample(client, namespace, "x");
     assert.deepEqual(body.metadata.finalizers?.sort(), ["a.example.com/finalizer", "b.example.com/finalizer"]);
@@ -386,14 +395,14 @@ Deno.test("two operators with their own prefixes and finalizers handle one objec
 
     calls.length = 0;
     await patchExample(client, namespace, "x", { spec: { v: 2 } });
-    await waitFor("both updates", () => calls.length >= 2 || undefined);
-    await settle(3);
+    await eventually("both updates", () => calls.length >= 2 || undefined);
+    await bothCaughtUp();
     const change = JSON.stringify([["change", ["spec", "v"], 1, 2]]);
     assert.deepEqual(calls.sort(), [`a update x ${change}`, `b update x ${change}`]);
 
     calls.length = 0;
     await client.request({ method: "DELETE", path: resourcePath(KOPFEXAMPLES, { namespace, name: "x" }) });
-    await waitFor("the object to be gone", async () => {
+    await eventually("the object to be gone", async () => {
       try {
         await getExample(client, namespace, "x");
         return undefined;

@@ -1,14 +1,15 @@
 /**
  * Sub-handlers against a real API server: declared and executed children, their results,
- * progress and retries, the parent's re-invocation, and the purging of all their state
- * (kopf-features areas 13, 4.16, 4.17, 10.1).
+ * progress and retries, the parent's re-invocation, and the purging of all their state.
  */
 
 import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
 import type { KubernetesObject } from "../src/model/body.ts";
-import { createExample, freshNamespace, getExample, settle, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, getExample, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
+import { EventProbe } from "./support/probe.ts";
 
 type Status = Record<string, unknown>;
 
@@ -24,7 +25,7 @@ function statusOf(body: KubernetesObject): Status {
  */
 async function handled(namespace: string, name: string, key: string): Promise<KubernetesObject> {
   const { client } = await testCluster();
-  return await waitFor(`the handling of ${name}`, async () => {
+  return await eventually(`the handling of ${name}`, async () => {
     const body = await getExample(client, namespace, name);
     return body.metadata.annotations?.[DIFFBASE] && statusOf(body)[key] !== undefined ? body : undefined;
   });
@@ -38,7 +39,7 @@ function progressOf(body: KubernetesObject): { annotations: string[]; status: st
   return { annotations, status: Object.keys(kopfStatus?.progress ?? {}) };
 }
 
-Deno.test("declared sub-handlers run after the parent; results at status['createFn/item1'] (13.1)", async () => {
+Deno.test("declared sub-handlers run after the parent; results at status['createFn/item1']", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "sub-declared");
   const registry = new kopf.Registry();
@@ -61,7 +62,7 @@ Deno.test("declared sub-handlers run after the parent; results at status['create
   }
 });
 
-Deno.test("await kopf.execute({ fns }) sets both statuses; the code after it runs once (13.2)", async () => {
+Deno.test("await kopf.execute({ fns }) sets both statuses; the code after it runs once", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "sub-execute");
   const registry = new kopf.Registry();
@@ -71,13 +72,14 @@ Deno.test("await kopf.execute({ fns }) sets both statuses; the code after it run
     leaving++;
     logger.info("Leaving createFn().");
   });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "i");
     const body = await handled(namespace, "i", "createFn/b");
     assert.equal(statusOf(body)["createFn/a"], "A");
     assert.deepEqual(statusOf(body)["createFn/b"], { b: true });
-    await settle();
+    await probe.caughtUp(namespace, "i");
     assert.equal(leaving, 1);
     assert.deepEqual(progressOf(await getExample(client, namespace, "i")), { annotations: [], status: [] });
   } finally {
@@ -85,7 +87,7 @@ Deno.test("await kopf.execute({ fns }) sets both statuses; the code after it run
   }
 });
 
-Deno.test("a child failing temporarily re-invokes the parent until done; 'Leaving' once (13.3)", async () => {
+Deno.test("a child failing temporarily re-invokes the parent until done; 'Leaving' once", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "sub-retry");
   const registry = new kopf.Registry();
@@ -106,11 +108,12 @@ Deno.test("a child failing temporarily re-invokes the parent until done; 'Leavin
     logger.info("Leaving createFn().");
     return "parent";
   });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "r");
     const body = await handled(namespace, "r", "createFn");
-    await settle();
+    await probe.caughtUp(namespace, "r");
     assert.deepEqual(calls, { parent: 3, a: 3, b: 1, leaving: 1 });
     const status = statusOf(body);
     assert.equal(status["createFn/a"], "a");
@@ -122,7 +125,7 @@ Deno.test("a child failing temporarily re-invokes the parent until done; 'Leavin
   }
 });
 
-Deno.test("children in progress have their own progress annotations; the parent lists them in subrefs (13.4, 10.1)", async () => {
+Deno.test("children in progress have their own progress annotations; the parent lists them in subrefs", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "sub-progress");
   const registry = new kopf.Registry();
@@ -137,7 +140,7 @@ Deno.test("children in progress have their own progress annotations; the parent 
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "p");
-    const during = await waitFor("the progress of both children", async () => {
+    const during = await eventually("the progress of both children", async () => {
       const body = await getExample(client, namespace, "p");
       const annotations = body.metadata.annotations ?? {};
       return annotations["kopf.zalando.org/createFn.item1"] && annotations["kopf.zalando.org/createFn.item2"]
@@ -182,11 +185,12 @@ Deno.test("kopf.execute() in an on.event handler fails clearly; sub-handler filt
     subhandler({ id: "unsized", field: "spec.size", value: 2 }, mark("unsized"));
     subhandler({ id: "named", when: ({ name }) => name === "m" }, mark("named"));
   });
+  const probe = new EventProbe(registry);
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "m", { size: 1 });
     await handled(namespace, "m", "createFn/named");
-    await settle();
+    await probe.caughtUp(namespace, "m");
     assert.deepEqual(ran, ["sized", "named"]);
     assert.ok(errors.length > 0);
     assert.match(errors[0], /^TypeError: Sub-handlers are only supported inside change handlers\./);

@@ -1,5 +1,5 @@
 /**
- * A cause superseded by a newer one (kopf-features 9.4), with the operator's log captured.
+ * A cause superseded by a newer one (an update by the deletion), with the operator's log captured.
  */
 
 import assert from "node:assert/strict";
@@ -13,11 +13,11 @@ import {
   getExample,
   patchExample,
   testCluster,
-  waitFor,
 } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
 
-Deno.test("an update still retrying is superseded by the deletion, which runs at once (9.4)", async () => {
+Deno.test("an update still retrying is superseded by the deletion, which runs at once", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "supersede");
   const lines: string[] = [];
@@ -34,17 +34,17 @@ Deno.test("an update still retrying is superseded by the deletion, which runs at
   const operator = await runOperator(registry, namespace);
   try {
     await createExample(client, namespace, "s");
-    await waitFor("the diff-base", async () => {
+    await eventually("the diff-base", async () => {
       const body = await getExample(client, namespace, "s");
       return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
     });
     await patchExample(client, namespace, "s", { spec: { x: 1 } });
-    await waitFor("the update to be delayed", async () => {
+    await eventually("the update to be delayed", async () => {
       const body = await getExample(client, namespace, "s");
       return body.metadata.annotations?.["kopf.zalando.org/updateFn"]?.includes('"delayed"') || undefined;
     });
     await deleteExample(client, namespace, "s");
-    await waitFor("the object to be gone", async () => {
+    await eventually("the object to be gone", async () => {
       try {
         await getExample(client, namespace, "s");
         return undefined;

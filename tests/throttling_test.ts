@@ -1,8 +1,7 @@
 /**
  * Failure isolation against a real API server, through `kopf run`: a handler result that JSON
  * cannot encode, and an unexpected framework error for one object (a corrupt progress record),
- * each next to an object created at the same time that is handled normally (kopf-features areas
- * 1.12 and 30).
+ * each next to an object created at the same time that is handled normally.
  */
 
 import assert from "node:assert/strict";
@@ -15,9 +14,9 @@ import {
   KOPFEXAMPLES,
   patchExample,
   testCluster,
-  waitFor,
   waitForStatus,
 } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { KopfProcess } from "./support/kopf_process.ts";
 
 const HANDLERS = "tests/fixtures/throttling_handlers.ts";
@@ -33,7 +32,7 @@ type Status = Record<string, unknown>;
  * fault is the handler's, it stays visible on the object, and the handler's own retry settings
  * (`backoff`, `retries`, `timeout`, `errors`) apply. Either way, other objects are not affected.
  */
-Deno.test("a result that JSON cannot encode is the handler's error, retried with backoff; others are handled (1.12)", async () => {
+Deno.test("a result that JSON cannot encode is the handler's error, retried with backoff; others are handled", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "unencodable");
   await using kopf = await KopfProcess.start(namespace, [HANDLERS]);
@@ -41,7 +40,7 @@ Deno.test("a result that JSON cannot encode is the handler's error, retried with
   assert.deepEqual(await waitForStatus(namespace, "good", "createFn"), { handled: true });
 
   for (const [name, message] of [["bad", /BigInt/], ["loop", /circular/i]] as const) {
-    const record = await waitFor(`a second failed attempt for ${name}`, async () => {
+    const record = await eventually(`a second failed attempt for ${name}`, async () => {
       const body = await getExample(client, namespace, name);
       const text = body.metadata.annotations?.["kopf.zalando.org/createFn"];
       const record = text ? JSON.parse(text) : undefined;
@@ -60,7 +59,7 @@ Deno.test("a result that JSON cannot encode is the handler's error, retried with
   assert.deepEqual(kopf.lines.filter((line) => line.includes(`[${namespace}/good]`) && /ERROR|WARN/.test(line)), []);
 });
 
-Deno.test("an unexpected error for one object is throttled 1, 1, 2… s; the other object is handled normally (30.1, 1.12)", async () => {
+Deno.test("an unexpected error for one object is throttled 1, 1, 2… s; the other object is handled normally", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "throttled");
   await using kopf = await KopfProcess.start(namespace, [HANDLERS]);
@@ -84,7 +83,7 @@ Deno.test("an unexpected error for one object is throttled 1, 1, 2… s; the oth
     kopf.lines.filter((line) => line.includes(prefix)).map((line) =>
       Number(line.slice(line.indexOf(prefix) + prefix.length).split(" ")[0])
     );
-  await waitFor("three throttlings", () => delays().length >= 3 || undefined);
+  await eventually("three throttlings", () => delays().length >= 3 || undefined);
   assert.deepEqual(delays().slice(0, 3), [1, 1, 2]);
   assert.deepEqual(
     kopf.lines.filter((line) => line.includes(`[${namespace}/fine]`) && line.includes("Throttling")),
@@ -97,7 +96,7 @@ Deno.test("an unexpected error for one object is throttled 1, 1, 2… s; the oth
 });
 
 Deno.test({
-  name: "the end of a throttling is logged: 'Throttling is over. Switching back to normal operations.' (30.1)",
+  name: "the end of a throttling is logged: 'Throttling is over. Switching back to normal operations.'",
   fn: async () => {
     const { client } = await testCluster();
     const namespace = await freshNamespace(client, "throttle-over");

@@ -8,7 +8,8 @@
  */
 
 import assert from "node:assert/strict";
-import { createExample, freshNamespace, KOPFEXAMPLES, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, KOPFEXAMPLES, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { ApiError } from "../src/api/errors.ts";
 import { resourcePath } from "../src/api/paths.ts";
 import { webhookConfigurationPath } from "../src/api/webhook_configurations.ts";
@@ -89,16 +90,16 @@ Deno.test("kopf run with OTEL_DENO=true: cycle → handler → user span, the cy
   });
   const ok = await createExample(client, namespace, "traced-ok", {});
   const flaky = await createExample(client, namespace, "traced-flaky", { fail: true });
-  await waitFor("two successful handler attempts in the output", () => {
+  await eventually("two successful handler attempts in the output", () => {
     const count = operator.lines.filter((line) => line.includes("Handler 'traced' succeeded")).length;
     return count >= 2 ? true : undefined;
   });
   // Deno exports in batches; stopping the operator flushes what is left.
   assert.equal((await operator.stop()).code, 0);
-  const handlerSpans = await waitFor("the handler spans at the receiver", () => {
+  const handlerSpans = await eventually("the handler spans at the receiver", () => {
     const spans = receiver.spans.filter((span) => span.name === "kopf.handler traced");
     return spans.length >= 3 ? spans : undefined;
-  }, 30);
+  }, { seconds: 30 });
   const byId = new Map(receiver.spans.map((span) => [span.spanId, span]));
 
   const okAttempt = handlerSpans.find((span) => attribute(span, "k8s.object.uid") === ok.metadata.uid)!;
@@ -172,7 +173,7 @@ Deno.test("kopf run with OTEL_DENO=true: admission handler calls get kopf.webhoo
           spec,
         },
       });
-    await waitFor("a denial by the webhook", async () => {
+    await eventually("a denial by the webhook", async () => {
       try {
         await create(`deny-${crypto.randomUUID().slice(0, 6)}`, { deny: true });
         return undefined;
@@ -182,13 +183,13 @@ Deno.test("kopf run with OTEL_DENO=true: admission handler calls get kopf.webhoo
     });
     await create("allowed", {});
     assert.equal((await operator.stop()).code, 0, operator.output);
-    const spans = await waitFor("the webhook spans at the receiver", () => {
+    const spans = await eventually("the webhook spans at the receiver", () => {
       const spans = receiver.spans.filter((span) => span.name === "kopf.webhook check");
       return spans.some((span) => attribute(span, "kopf.admission.denied") === true) &&
           spans.some((span) => attribute(span, "kopf.admission.denied") === undefined)
         ? spans
         : undefined;
-    }, 30);
+    }, { seconds: 30 });
     for (const span of spans) assert.notEqual(span.status?.code, 2, "neither an allowance nor a denial is an error");
     const byId = new Map(receiver.spans.map((span) => [span.spanId, span]));
     assert.ok(spans.every((span) => byId.has(span.parentSpanId)), "under the HTTP server's span of the review");

@@ -10,15 +10,8 @@ import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import { Watcher, type WatchEvent } from "../src/api/watching.ts";
 import { WatchingSettings } from "../src/settings/watching.ts";
 import { LocalCluster } from "../testing.ts";
-import {
-  connect,
-  createExample,
-  freshNamespace,
-  KOPFEXAMPLES,
-  patchExample,
-  settle,
-  waitFor,
-} from "./support/cluster.ts";
+import { connect, createExample, freshNamespace, KOPFEXAMPLES, patchExample, settle } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 
 const DOWN = 20;
 const UP = 15;
@@ -48,16 +41,17 @@ Deno.test("after each of three API server restarts (~20 s down, ~15 s up) the st
     ) || undefined;
   const resumed: number[] = [];
   try {
-    await waitFor("the listing", () => events.some((event) => event.type === "LISTED") || undefined);
+    await eventually("the listing", () => events.some((event) => event.type === "LISTED") || undefined);
     for (let round = 1; round <= RESTARTS; round++) {
       const down = Date.now();
       await cluster.stopApiserver();
+      // Not waits: the lengths of the outage and of the time up between two are the scenario.
       await settle(Math.max(0, DOWN - (Date.now() - down) / 1000));
       await cluster.startApiserver();
       const back = Date.now();
       await patchExample(client, namespace, "probe", { spec: { counter: round } });
       // The bound is the acceptance: a stream whose retry fell into the outage would sleep past it.
-      await waitFor(`the change after restart ${round}`, () => seen(round), 20);
+      await eventually(`the change after restart ${round}`, () => seen(round), { seconds: 20 });
       resumed.push(round);
       await settle(Math.max(0, UP - (Date.now() - back) / 1000));
     }

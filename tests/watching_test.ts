@@ -17,8 +17,8 @@ import {
   KOPFEXAMPLES,
   patchExample,
   testCluster,
-  waitFor,
 } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 import { TcpProxy } from "./support/tcp_proxy.ts";
 
 /** Consumes a watcher in the background, keeping every event. */
@@ -54,17 +54,17 @@ Deno.test("an API server restart loses no change, repeats none, and needs no rel
     signal: controller.signal,
   });
   const { events, done } = record(watcher);
-  await waitFor("the listing", () => events.some((event) => event.type === "LISTED") || undefined);
+  await eventually("the listing", () => events.some((event) => event.type === "LISTED") || undefined);
 
   // Change the objects before, during and after the outage; the writer retries while the server is down.
   const rounds = 12;
   const writer = (async () => {
     for (let counter = 1; counter <= rounds; counter++) {
       for (const name of objects) {
-        await waitFor(
+        await eventually(
           `the patch of ${name}`,
           async () => await patchExample(client, namespace, name, { spec: { counter } }),
-          120,
+          { seconds: 120 },
         );
       }
       if (counter === 4) {
@@ -74,7 +74,7 @@ Deno.test("an API server restart loses no change, repeats none, and needs no rel
     }
   })();
   await writer;
-  await waitFor("the last change of every object", () => {
+  await eventually("the last change of every object", () => {
     const last = new Map<string, unknown>();
     for (const event of events) {
       if (event.type === "MODIFIED") {
@@ -82,7 +82,7 @@ Deno.test("an API server restart loses no change, repeats none, and needs no rel
       }
     }
     return objects.every((name) => last.get(name) === rounds) || undefined;
-  }, 120);
+  }, { seconds: 120 });
   controller.abort();
   await done;
 
@@ -118,7 +118,7 @@ Deno.test("a watch from a compacted resourceVersion gets 410, relists, and deliv
   const listing = record(
     new Watcher(watching, KOPFEXAMPLES, { namespace, state, settings: watchSettings(), signal: first.signal }),
   );
-  await waitFor("the first listing", () => listing.events.some((event) => event.type === "LISTED") || undefined);
+  await eventually("the first listing", () => listing.events.some((event) => event.type === "LISTED") || undefined);
   first.abort();
   await listing.done;
   assert.deepEqual(named(listing.events, null).sort(), ["change", "drop", "keep"]);
@@ -141,7 +141,7 @@ Deno.test("a watch from a compacted resourceVersion gets 410, relists, and deliv
     signal: second.signal,
   });
   const resumed = record(watcher);
-  await waitFor("the relisting", () => resumed.events.some((event) => event.type === "LISTED") || undefined);
+  await eventually("the relisting", () => resumed.events.some((event) => event.type === "LISTED") || undefined);
   second.abort();
   await resumed.done;
 
@@ -172,18 +172,21 @@ Deno.test("a stream stalled behind a proxy that stops forwarding is detected and
     signal: controller.signal,
   });
   const { events, done } = record(watcher);
-  await waitFor("the listing", () => events.some((event) => event.type === "LISTED") || undefined);
+  await eventually("the listing", () => events.some((event) => event.type === "LISTED") || undefined);
   await createExample(client, namespace, "before");
-  await waitFor("the object created before the freeze", () => named(events, "ADDED").includes("before") || undefined);
+  await eventually(
+    "the object created before the freeze",
+    () => named(events, "ADDED").includes("before") || undefined,
+  );
 
   proxy.freeze();
   const stallsBefore = watcher.health.stalls;
   await createExample(client, namespace, "after");
   // Without stall detection this never arrives: the frozen connection stays open and silent.
-  await waitFor(
+  await eventually(
     "the object created after the freeze",
     () => named(events, "ADDED").includes("after") || undefined,
-    inactivityTimeout + 20,
+    { seconds: inactivityTimeout + 20 },
   );
   controller.abort();
   await done;

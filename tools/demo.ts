@@ -8,7 +8,8 @@
 
 import { parse } from "yaml";
 import { LocalCluster } from "../testing.ts";
-import { applyExampleCrd, connect, getExample, KOPFEXAMPLES, waitFor } from "../tests/support/cluster.ts";
+import { applyExampleCrd, connect, getExample, KOPFEXAMPLES } from "../tests/support/cluster.ts";
+import { eventually } from "../tests/support/eventually.ts";
 import { resourcePath } from "../src/api/paths.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
 
@@ -33,12 +34,12 @@ const operator = new Deno.Command(Deno.execPath(), {
 try {
   say("Creating examples/obj.yaml in the default namespace…");
   const object = parse(await Deno.readTextFile(`${root}/examples/obj.yaml`)) as KubernetesObject;
-  await waitFor(
+  await eventually(
     "the object to be created",
     () => client.request({ method: "POST", path: resourcePath(KOPFEXAMPLES, { namespace: "default" }), body: object }),
   );
   const name = object.metadata.name!;
-  const body = await waitFor("status.createFn to be set", async () => {
+  const body = await eventually("status.createFn to be set", async () => {
     const body = await getExample(client, "default", name);
     return (body.status as Record<string, unknown> | undefined)?.createFn ? body : undefined;
   });

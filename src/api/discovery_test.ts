@@ -520,7 +520,7 @@ Deno.test("warnings already logged are not repeated when a rescan resolves again
   ]);
 });
 
-Deno.test("crdReflected: whether discovery already shows a CRD as it is (2.8)", () => {
+Deno.test("crdReflected: whether discovery already shows a CRD as it is", () => {
   const resource = (version: string, extra: Partial<Resource> = {}): Resource => ({
     group: "w.example",
     version,

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { FakeApi, json, stream } from "../../tests/support/fake_api.ts";
 import { KOPFEXAMPLES as RESOURCE } from "../../tests/support/cluster.ts";
+import { eventually } from "../../tests/support/eventually.ts";
 import { WatchingSettings } from "../settings/watching.ts";
 import { Watcher, type WatchEvent } from "./watching.ts";
 
@@ -189,7 +190,9 @@ Deno.test("keeps retrying a failing server, reports itself unhealthy, and recove
   });
   const events = watcher[Symbol.asyncIterator]();
   const first = events.next();
-  while (watcher.health.healthy || attempts < 3) await new Promise((resolve) => setTimeout(resolve, 20));
+  await eventually("three failed attempts and an unhealthy watch", () => !watcher.health.healthy && attempts >= 3, {
+    interval: 0.02,
+  });
   assert.match(watcher.health.lastError ?? "", /503/);
   failing = false;
   const result = await first;

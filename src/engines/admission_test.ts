@@ -42,7 +42,7 @@ function fnFor(registry: Registry, memo: Record<string, unknown> = {}) {
   return admissionFn({ handlers, resources: () => resources, memories: new AdmissionMemories(memo), indices: {} });
 }
 
-Deno.test("denialOf ranks AdmissionError, then PermanentError, then TemporaryError, then others (18.3)", () => {
+Deno.test("denialOf ranks AdmissionError, then PermanentError, then TemporaryError, then others", () => {
   assert.equal(denialOf([]), undefined);
   assert.deepEqual(denialOf([new Error("x"), new TemporaryError("t"), new PermanentError("p")]), {
     code: 500,
@@ -58,7 +58,7 @@ Deno.test("denialOf ranks AdmissionError, then PermanentError, then TemporaryErr
   assert.deepEqual(denialOf([new TypeError("")]), { code: 500, message: "TypeError" });
 });
 
-Deno.test("all handlers run when no webhook id is hinted; only the hinted one otherwise (18.3, 18.12)", async () => {
+Deno.test("all handlers run when no webhook id is hinted; only the hinted one otherwise", async () => {
   const registry = new Registry();
   const calls: string[] = [];
   validate("kex", { registry }, function first() {
@@ -80,7 +80,7 @@ Deno.test("all handlers run when no webhook id is hinted; only the hinted one ot
   await assert.rejects(fn(unknown), (error: unknown) => error instanceof WebhookError && error.status === 404);
 });
 
-Deno.test("the context: body is the new object (old for DELETE), old/new/diff, dryrun, headers, memo (6.8)", async () => {
+Deno.test("the context: body is the new object (old for DELETE), old/new/diff, dryrun, headers, memo", async () => {
   const registry = new Registry();
   const seen: Record<string, unknown>[] = [];
   validate("kex", { registry }, function look(ctx) {
@@ -117,7 +117,7 @@ Deno.test("the context: body is the new object (old for DELETE), old/new/diff, d
   assert.equal(seen[1].dryrun, false);
 });
 
-Deno.test("subresources: none by default, a named one, or * for all (18.11)", async () => {
+Deno.test("subresources: none by default, a named one, or * for all", async () => {
   const registry = new Registry();
   const calls: string[] = [];
   for (const [id, subresource] of [["main", undefined], ["status", "status"], ["all", "*"]] as const) {
@@ -136,7 +136,7 @@ Deno.test("subresources: none by default, a named one, or * for all (18.11)", as
   assert.deepEqual(calls, ["all"]);
 });
 
-Deno.test("mutating handlers skip DELETE unless it is their only operation; operations are not re-checked (18.2, 18.3)", async () => {
+Deno.test("mutating handlers skip DELETE unless it is their only operation; operations are not re-checked", async () => {
   const registry = new Registry();
   const calls: string[] = [];
   mutate("kex", { registry }, function any() {
@@ -153,7 +153,7 @@ Deno.test("mutating handlers skip DELETE unless it is their only operation; oper
   assert.deepEqual(calls.sort(), ["createOnly", "onlyDelete"]);
 });
 
-Deno.test("filters apply; errors deny with the top-ranked one; ignoreFailures admits; patches only from mutations (18.1, 18.2)", async () => {
+Deno.test("filters apply; errors deny with the top-ranked one; ignoreFailures admits; patches only from mutations", async () => {
   const registry = new Registry();
   validate("kex", { registry, labels: { a: "2" } }, function filteredOut() {
     throw new AdmissionError("never");
@@ -201,7 +201,7 @@ Deno.test("a filter callback that throws denies like a handler's error", async (
   assert.deepEqual(response.status, { code: 500, message: "bad filter" });
 });
 
-Deno.test("memos: CREATE gets a throw-away copy; other operations the object's memo; a shared lookup wins (16.5)", async () => {
+Deno.test("memos: CREATE gets a throw-away copy; other operations the object's memo; a shared lookup wins", async () => {
   const registry = new Registry();
   const counts: unknown[] = [];
   validate("kex", { registry }, function count({ memo }) {

@@ -97,7 +97,7 @@ Deno.test("posting.level filters by type: Normal=info, Warning=warning, Error=er
   assert.deepEqual(none, []);
 });
 
-Deno.test("outside an operator every function throws a LookupError that says where to call it from (23.6)", () => {
+Deno.test("outside an operator every function throws a LookupError that says where to call it from", () => {
   assert.equal(currentPoster(), undefined);
   const calls: [string, () => void][] = [
     ["info", () => info(BODY, { reason: "Nowhere" })],

@@ -80,7 +80,7 @@ function dump(idx: Index | undefined): [unknown, unknown[]][] {
     .sort(([a], [b]) => encodeIndexKey(a).localeCompare(encodeIndexKey(b)));
 }
 
-// --- content rules (17.3) ---
+// --- content rules ---
 
 Deno.test("content: a plain object's entries go under their keys, values may be null", () => {
   assert.deepEqual(indexEntries({ a: 1, b: null }), [
@@ -115,7 +115,7 @@ Deno.test("content: a Map key that cannot be compared by value is an error", () 
   assert.throws(() => indexEntries(new Map([[[() => 1], 1]])), TypeError);
 });
 
-// --- keys and stores (17.2) ---
+// --- keys and stores ---
 
 Deno.test("keys: compared by value, tuples and objects included, types kept apart", () => {
   assert.equal(encodeIndexKey(["a", 1]), encodeIndexKey(["a", 1]));
@@ -180,9 +180,9 @@ Deno.test("index: duplicates across objects are kept; equal keys in one result: 
   assert.deepEqual(JSON.parse(JSON.stringify(idx)), [["k", ["same", "same"]], [["t"], [2]]]);
 });
 
-// --- the engine: declaration, content, removal (17.1–17.3) ---
+// --- the engine: declaration, content, removal ---
 
-Deno.test("indices exist empty from the start, frozen, with no inherited names (17.1)", () => {
+Deno.test("indices exist empty from the start, frozen, with no inherited names", () => {
   const { indexes } = setup((registry) => {
     index("pods", { registry }, function byNs() {});
     index("services", { registry }, function bySvc() {});
@@ -211,7 +211,7 @@ Deno.test("one id registered twice is one index, and runs once per object", asyn
   assert.equal(calls, 1);
 });
 
-Deno.test("by namespace: values follow creation, moves and deletion; keys vanish (17.2, 17.3)", async () => {
+Deno.test("by namespace: values follow creation, moves and deletion; keys vanish", async () => {
   const { indexes, feed } = setup(on(function byNs({ namespace, name }) {
     return { [namespace!]: name };
   }));
@@ -240,7 +240,7 @@ Deno.test("values are recomputed on every event: a changed result replaces the o
   assert.deepEqual(dump(indexes.indices.byPhase), [["Running", ["a"]]]);
 });
 
-Deno.test("null or undefined keep the object's values; an empty object removes them (17.3)", async () => {
+Deno.test("null or undefined keep the object's values; an empty object removes them", async () => {
   let result: unknown = { k: "v" };
   const { indexes, feed } = setup(on(function keep() {
     return result;
@@ -353,7 +353,7 @@ Deno.test("a handler unknown to the indexes is a programming error", async () =>
   );
 });
 
-// --- errors (17.4) ---
+// --- errors ---
 
 Deno.test("errors ignored (the default): stale values kept, the exception logged with its stack", async () => {
   let fail = false;
@@ -413,7 +413,7 @@ Deno.test("errors permanent: an arbitrary error excludes for good, logged with t
   ]);
 });
 
-Deno.test("TemporaryError(delay): values removed; re-indexed at the first event after the delay (17.4)", async () => {
+Deno.test("TemporaryError(delay): values removed; re-indexed at the first event after the delay", async () => {
   let calls = 0;
   let fail = false;
   const { indexes, feed, lines, clock } = setup(on(function shaky({ name }) {
@@ -555,7 +555,7 @@ Deno.test("async indexers are awaited", async () => {
   assert.ok(indexes.indices.later.has("a"));
 });
 
-// --- readiness (17.5, 1.10) ---
+// --- readiness ---
 
 Deno.test("readiness: ready once every expected stream is listed; re-listings do not count", async () => {
   const indexes = new OperatorIndexes([]);
@@ -590,7 +590,7 @@ Deno.test("readiness: waiting is cancelled by a signal", async () => {
   await indexes.whenReady(controller.signal);
 });
 
-// --- the documented recipes (17.7) ---
+// --- the documented recipes ---
 
 Deno.test("recipe: an unindexed collection of (namespace, name) pairs under the key null", async () => {
   const { indexes, feed } = setup(on(function podsList({ namespace, name }) {

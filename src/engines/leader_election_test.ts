@@ -4,6 +4,7 @@ import type { Lease } from "../model/lease.ts";
 import { LeaderElectionSettings } from "../settings/leader_election.ts";
 import { WatchingSettings } from "../settings/watching.ts";
 import { FakeApi, json } from "../../tests/support/fake_api.ts";
+import { eventually } from "../../tests/support/eventually.ts";
 import { LeaderElector } from "./leader_election.ts";
 
 const LEASE_PATH = "/apis/coordination.k8s.io/v1/namespaces/ns/leases/kopf";
@@ -21,14 +22,6 @@ function settings(overrides: Partial<LeaderElectionSettings> = {}): LeaderElecti
 
 function watching(): WatchingSettings {
   return Object.assign(new WatchingSettings(), { reconnectBackoff: 0.05, reconnectBackoffMax: 0.2 });
-}
-
-async function waitUntil(what: string, check: () => boolean, seconds = 20): Promise<void> {
-  const deadline = Date.now() + seconds * 1000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 function forbidden(): Response {
@@ -101,7 +94,7 @@ Deno.test("403: one error log naming the missing RBAC rule, retries every retryP
   });
   try {
     const gets = () => api.requests.filter((url) => url.pathname === LEASE_PATH).length;
-    await waitUntil("several reads of the Lease", () => gets() >= 4);
+    await eventually("several reads of the Lease", () => gets() >= 4);
     assert.equal(elector.leading, false);
     assert.deepEqual(changes, []);
     const rbac = lines.filter((line) => line.includes("RBAC forbids"));
@@ -159,7 +152,7 @@ Deno.test("with the watch failing, a standby polls the Lease and takes it when i
     onChange: (leading) => changes.push(leading),
   });
   try {
-    await waitUntil("the elector to lead", () => elector.leading);
+    await eventually("the elector to lead", () => elector.leading);
     assert.deepEqual(changes, [true]);
     const reads = api.requests.filter((url) => url.pathname === LEASE_PATH).length;
     assert.ok(reads >= 2, `the standby read the Lease ${reads} times: it did not poll`);
@@ -169,7 +162,7 @@ Deno.test("with the watch failing, a standby polls the Lease and takes it when i
     assert.equal(taking.spec?.leaseTransitions, 4);
     assert.equal(taking.spec?.leaseDurationSeconds, 2);
     // The leader renews with the resourceVersion of its own last write.
-    await waitUntil("a renewal", () => server.puts.length >= 3);
+    await eventually("a renewal", () => server.puts.length >= 3);
     assert.equal(server.puts[1].metadata.resourceVersion, "11");
     assert.equal(server.puts[1].spec?.holderIdentity, "me");
     assert.notEqual(server.puts[1].spec?.renewTime, taking.spec?.renewTime);
@@ -202,9 +195,9 @@ Deno.test("a leader whose renewals keep failing steps down after renewDeadline a
     onChange: (leading) => changes.push(leading),
   });
   try {
-    await waitUntil("the elector to lead", () => elector.leading);
+    await eventually("the elector to lead", () => elector.leading);
     failing = true;
-    await waitUntil("the elector to step down", () => changes.length >= 2);
+    await eventually("the elector to step down", () => changes.length >= 2);
     assert.deepEqual(changes.slice(0, 2), [true, false]);
     assert.ok(lines.some((line) => /Lost the leadership .*no renewal succeeded/.test(line)), lines.join("\n"));
   } finally {

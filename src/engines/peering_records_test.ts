@@ -11,7 +11,7 @@ import {
 
 const RECORD = { priority: 100, lifetime: 60, lastseen: "2024-05-01T12:00:00.000000+00:00" };
 
-Deno.test("the peering objects of a scope: the ClusterKopfPeering for -A, a KopfPeering per namespace for -n (25.1)", () => {
+Deno.test("the peering objects of a scope: the ClusterKopfPeering for -A, a KopfPeering per namespace for -n", () => {
   assert.deepEqual(peeringTargets("default", { clusterwide: true, namespaces: ["a"] }), [
     { name: "default", namespace: null },
   ]);
@@ -21,7 +21,7 @@ Deno.test("the peering objects of a scope: the ClusterKopfPeering for -A, a Kopf
   ]);
 });
 
-Deno.test("a record is merge-patched into status.<identity>; null removes it (25.2, 25.9)", async () => {
+Deno.test("a record is merge-patched into status.<identity>; null removes it", async () => {
   const bodies: { method: string; path: string; type: string | null; body: unknown }[] = [];
   await using api = new FakeApi(async (request, url) => {
     bodies.push({
@@ -57,13 +57,13 @@ Deno.test("a record is merge-patched into status.<identity>; null removes it (25
   ]);
 });
 
-Deno.test("the records of a peering object are read from its status (25.2)", async () => {
+Deno.test("the records of a peering object are read from its status", async () => {
   await using api = new FakeApi(() => json({ metadata: { name: "default" }, status: { "ann@box": RECORD, x: 1 } }));
   const peers = await readPeers(api.client, { name: "default", namespace: null });
   assert.deepEqual(peers.map((peer) => [peer.identity, peer.priority, peer.lifetime]), [["ann@box", 100, 60]]);
 });
 
-Deno.test("a 404 naming the object: the object is missing, and the message says how to create it (25.9)", async () => {
+Deno.test("a 404 naming the object: the object is missing, and the message says how to create it", async () => {
   await using api = new FakeApi(() =>
     json({
       kind: "Status",
@@ -83,7 +83,7 @@ Deno.test("a 404 naming the object: the object is missing, and the message says 
   assert.ok(!error.message.includes("\n"));
 });
 
-Deno.test("a 404 without an object's name: the CRD is missing, and the message says to apply peering.yaml (25.1, 25.9)", async () => {
+Deno.test("a 404 without an object's name: the CRD is missing, and the message says to apply peering.yaml", async () => {
   await using api = new FakeApi(() =>
     json({
       kind: "Status",

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { FakeApi, json } from "../../tests/support/fake_api.ts";
+import { eventually } from "../../tests/support/eventually.ts";
 import { configureLogging } from "../logging/configure.ts";
 import type { KubernetesObject } from "../model/body.ts";
 import { formatLastseen } from "../model/peering.ts";
@@ -163,14 +164,6 @@ async function logs(): Promise<string[]> {
   return lines;
 }
 
-async function until(what: string, check: () => boolean, seconds = 10): Promise<void> {
-  const deadline = Date.now() + seconds * 1000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 function recent(seconds = 0): string {
   return formatLastseen(new Date(Date.now() - seconds * 1000));
 }
@@ -215,10 +208,10 @@ Deno.test("peering: without the CRD and mandatory → paused with a hint; resume
   assert.ok(lines.some((line) => line.includes("kubectl apply -f peering.yaml")), lines.join("\n"));
   fake.crd = true;
   peering.crdChanged();
-  await until("the resumption", () => changes.length > 0);
+  await eventually("the resumption", () => changes.length > 0);
   assert.deepEqual(changes, [false]);
   assert.equal(peering.paused, false);
-  await until("a keep-alive", () => fake.patches.length > 0);
+  await eventually("a keep-alive", () => fake.patches.length > 0);
   await peering.close();
   // The last patch removes own record.
   assert.deepEqual(fake.patches.at(-1), { status: { me: null } });
@@ -233,9 +226,9 @@ Deno.test("peering: a live higher-priority peer pauses at start; its removal res
   const peering = await startPeering(fake, settings(), (paused) => changes.push(paused));
   assert.equal(peering.paused, true);
   assert.ok(lines.includes("Pausing operations in favour of [boss]."), lines.join("\n"));
-  await until("a watch stream", () => fake.watched);
+  await eventually("a watch stream", () => fake.watched);
   fake.update({ status: { me: { priority: 0, lifetime: 60, lastseen: recent() } } });
-  await until("the resumption", () => changes.length > 0);
+  await eventually("the resumption", () => changes.length > 0);
   assert.deepEqual(changes, [false]);
   assert.ok(lines.some((line) => line.startsWith("Resuming operations after the pause.")), lines.join("\n"));
   await peering.close();
@@ -266,7 +259,7 @@ Deno.test("peering: dead peers are removed in one patch, and do not pause", asyn
   });
   const peering = await startPeering(fake, settings());
   assert.equal(peering.paused, false);
-  await until("the removal", () => fake.patches.some((patch) => "gone1" in patch.status));
+  await eventually("the removal", () => fake.patches.some((patch) => "gone1" in patch.status));
   const removal = fake.patches.find((patch) => "gone1" in patch.status);
   assert.deepEqual(removal, { status: { gone1: null, gone2: null } });
   await peering.close();
@@ -280,9 +273,9 @@ Deno.test("peering: a blocking peer that expires is re-evaluated at its deadline
   const changes: boolean[] = [];
   const peering = await startPeering(fake, settings(), (paused) => changes.push(paused));
   assert.equal(peering.paused, true);
-  await until("the resumption", () => changes.length > 0);
+  await eventually("the resumption", () => changes.length > 0);
   assert.deepEqual(changes, [false]);
-  await until("the removal", () => fake.patches.some((patch) => patch.status.boss === null));
+  await eventually("the removal", () => fake.patches.some((patch) => patch.status.boss === null));
   await peering.close();
 });
 
@@ -291,7 +284,7 @@ Deno.test("peering: keep-alives are logged unless stealthy; 'not found' is logge
   {
     await using fake = new PeeringFake({ status: {} });
     const peering = await startPeering(fake, settings({ lifetime: 7 }));
-    await until("two keep-alives", () => fake.patches.filter((patch) => patch.status.me).length >= 2);
+    await eventually("two keep-alives", () => fake.patches.filter((patch) => patch.status.me).length >= 2);
     await peering.close();
     assert.ok(lines.includes("Keep-alive in 'default' cluster-wide: ok."), lines.join("\n"));
     const record = fake.patches[0].status.me as Record<string, unknown>;
@@ -303,7 +296,7 @@ Deno.test("peering: keep-alives are logged unless stealthy; 'not found' is logge
   {
     await using fake = new PeeringFake({ status: {} });
     const peering = await startPeering(fake, settings({ lifetime: 7, stealth: true }));
-    await until("two keep-alives", () => fake.patches.filter((patch) => patch.status.me).length >= 2);
+    await eventually("two keep-alives", () => fake.patches.filter((patch) => patch.status.me).length >= 2);
     await peering.close();
     assert.ok(!lines.some((line) => line.includes("Keep-alive in")), lines.join("\n"));
   }
@@ -312,8 +305,8 @@ Deno.test("peering: keep-alives are logged unless stealthy; 'not found' is logge
     await using fake = new PeeringFake();
     const peering = await startPeering(fake, settings({ lifetime: 7, stealth: true }));
     assert.equal(peering.paused, false);
-    await until("a keep-alive", () => fake.patches.length > 0);
-    await until("its log line", () => lines.includes("Keep-alive in 'default' cluster-wide: not found."));
+    await eventually("a keep-alive", () => fake.patches.length > 0);
+    await eventually("its log line", () => lines.includes("Keep-alive in 'default' cluster-wide: not found."));
     await peering.close();
   }
   await configureLogging({ level: "warning", write: () => {} });
@@ -334,7 +327,7 @@ Deno.test("peering: a stop with a keep-alive in flight waits for it, then remove
     onChange: () => {},
     signal: stop.signal,
   });
-  await until("the first keep-alive to arrive", () => fake.keepAlivesReceived === 1);
+  await eventually("the first keep-alive to arrive", () => fake.keepAlivesReceived === 1);
   stop.abort();
   const closing = peering.close();
   await new Promise((resolve) => setTimeout(resolve, 300));

@@ -19,7 +19,7 @@ const KEX: Resource = {
   subresources: ["status"],
 };
 
-Deno.test("objectSelector: strings In, PRESENT Exists, ABSENT DoesNotExist, callbacks left out (5.10)", () => {
+Deno.test("objectSelector: strings In, PRESENT Exists, ABSENT DoesNotExist, callbacks left out", () => {
   assert.equal(objectSelector(undefined), undefined);
   assert.equal(objectSelector({ a: () => true }), undefined);
   assert.deepEqual(objectSelector({ a: PRESENT, b: ABSENT, c: "x", d: () => true }), {
@@ -31,7 +31,7 @@ Deno.test("objectSelector: strings In, PRESENT Exists, ABSENT DoesNotExist, call
   });
 });
 
-Deno.test("client configs get /<id> on the URL or the service path (18.7)", () => {
+Deno.test("client configs get /<id> on the URL or the service path", () => {
   assert.deepEqual(handlerClientConfig({ url: "https://h:1/hooks/", caBundle: "Q0E=" }, "a/b"), {
     url: "https://h:1/hooks/a%2Fb",
     caBundle: "Q0E=",
@@ -41,7 +41,7 @@ Deno.test("client configs get /<id> on the URL or the service path (18.7)", () =
   });
 });
 
-Deno.test("buildWebhooks: one per handler of the type with resources; rules, policies, persistence (18.10, 18.11)", () => {
+Deno.test("buildWebhooks: one per handler of the type with resources; rules, policies, persistence", () => {
   const registry = new Registry();
   validate("kopfexamples", { registry, operations: ["CREATE", "UPDATE"], subresource: "*" }, function v1() {});
   validate("nothing", { registry }, function unresolved() {});

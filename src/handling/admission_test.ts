@@ -3,7 +3,7 @@ import { AdmissionError, mutate, validate } from "./admission.ts";
 import { PRESENT } from "./filters.ts";
 import { Registry } from "./registry.ts";
 
-Deno.test("on.validate and on.mutate register admission handlers apart from resource handlers (4.14)", () => {
+Deno.test("on.validate and on.mutate register admission handlers apart from resource handlers", () => {
   const registry = new Registry();
   const fn = validate("kex", { registry, id: "v", operation: "CREATE" }, () => {});
   mutate("kex", { registry, labels: { a: PRESENT }, persistent: true }, function defaults() {});
@@ -21,7 +21,7 @@ Deno.test("on.validate and on.mutate register admission handlers apart from reso
   assert.equal(registry.webhooks.length, 2, "one webhook per id");
 });
 
-Deno.test("admission options are checked at registration (4.14)", () => {
+Deno.test("admission options are checked at registration", () => {
   const registry = new Registry();
   const where = 'kopf.on.validate("kex", { id: "x" }, …): ';
   const operations = "operations must be a non-empty list of CREATE, UPDATE, DELETE, CONNECT " +
@@ -65,7 +65,7 @@ Deno.test("admission options are checked at registration (4.14)", () => {
   assert.equal(registry.webhooks.length, 0);
 });
 
-Deno.test("AdmissionError carries a code, 500 by default (18.1)", () => {
+Deno.test("AdmissionError carries a code, 500 by default", () => {
   assert.equal(new AdmissionError("x").code, 500);
   const error = new AdmissionError("Meh", { code: 400 });
   assert.equal(error.code, 400);

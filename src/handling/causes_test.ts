@@ -10,7 +10,7 @@ const base: CauseInput = {
   initial: false,
 };
 
-Deno.test("causes are decided in Kopf's order (12.1)", () => {
+Deno.test("causes are decided in Kopf's order", () => {
   assert.equal(detectCause({ ...base, type: "DELETED", deleting: true, finalized: true }), "gone");
   assert.equal(detectCause({ ...base, deleting: true, finalized: false }), "free");
   assert.equal(detectCause({ ...base, deleting: true, finalized: true, handledBefore: false }), "delete");

@@ -69,7 +69,7 @@ function change(
 
 // --- 5.1 labels and annotations: exact values ---------------------------------------------------
 
-Deno.test("5.1: a label filter matches the exact value only, not other values or unlabelled objects", () => {
+Deno.test("a label filter matches the exact value only, not other values or unlabelled objects", () => {
   const options = { labels: { a: "b" } };
   assert.equal(current(options, kex("x", { labels: { a: "b" } })), true);
   assert.equal(current(options, kex("x", { labels: { a: "c" } })), false);
@@ -77,24 +77,24 @@ Deno.test("5.1: a label filter matches the exact value only, not other values or
   assert.equal(current(options, kex("x", { labels: { other: "b" } })), false);
 });
 
-Deno.test("5.1: an annotation filter matches the exact value; an empty string is a value", () => {
+Deno.test("an annotation filter matches the exact value; an empty string is a value", () => {
   assert.equal(current({ annotations: { a: "" } }, kex("x", { annotations: { a: "" } })), true);
   assert.equal(current({ annotations: { a: "" } }, kex("x")), false);
   assert.equal(current({ annotations: { a: "b" } }, kex("x", { labels: { a: "b" } })), false);
 });
 
-Deno.test("5.1: all label and annotation filters must match (AND)", () => {
+Deno.test("all label and annotation filters must match (AND)", () => {
   const options = { labels: { a: "1", b: "2" }, annotations: { c: "3" } };
   assert.equal(current(options, kex("x", { labels: { a: "1", b: "2" }, annotations: { c: "3" } })), true);
   assert.equal(current(options, kex("x", { labels: { a: "1", b: "2" } })), false);
   assert.equal(current(options, kex("x", { labels: { a: "1" }, annotations: { c: "3" } })), false);
 });
 
-Deno.test("5.1: empty label and annotation filters match everything", () => {
+Deno.test("empty label and annotation filters match everything", () => {
   assert.equal(current({ labels: {}, annotations: {} }, kex("x")), true);
 });
 
-Deno.test("5.1: label names are own keys only, not inherited properties", () => {
+Deno.test("label names are own keys only, not inherited properties", () => {
   // (TypeScript itself types the literal keys `constructor`/`toString` from Object's members.)
   const present = { labels: { constructor: PRESENT } } as unknown as FilterOptions<TestContext>;
   const absent = { labels: { toString: ABSENT } } as unknown as FilterOptions<TestContext>;
@@ -104,27 +104,27 @@ Deno.test("5.1: label names are own keys only, not inherited properties", () => 
 
 // --- 5.2 presence markers -------------------------------------------------------------------------
 
-Deno.test("5.2: PRESENT matches any value including an empty one, not absence", () => {
+Deno.test("PRESENT matches any value including an empty one, not absence", () => {
   assert.equal(current({ labels: { a: PRESENT } }, kex("x", { labels: { a: "anything" } })), true);
   assert.equal(current({ labels: { a: PRESENT } }, kex("x", { labels: { a: "" } })), true);
   assert.equal(current({ labels: { a: PRESENT } }, kex("x")), false);
 });
 
-Deno.test("5.2: ABSENT — annotating skip= (empty) suppresses the handler", () => {
+Deno.test("ABSENT — annotating skip= (empty) suppresses the handler", () => {
   const options: FilterOptions<TestContext> = { annotations: { skip: ABSENT } };
   assert.equal(current(options, kex("x")), true);
   assert.equal(current(options, kex("x", { annotations: { other: "1" } })), true);
   assert.equal(current(options, kex("x", { annotations: { skip: "" } })), false);
 });
 
-Deno.test("5.2: the markers are distinct symbols, shared across copies of the library", () => {
+Deno.test("the markers are distinct symbols, shared across copies of the library", () => {
   assert.equal(typeof PRESENT, "symbol");
   assert.notEqual(PRESENT, ABSENT);
   assert.equal(PRESENT, Symbol.for("@kopf/kopf.PRESENT"));
   assert.equal(ABSENT, Symbol.for("@kopf/kopf.ABSENT"));
 });
 
-Deno.test("5.2/4.17: null or undefined as a label or annotation filter value is rejected", () => {
+Deno.test("null or undefined as a label or annotation filter value is rejected", () => {
   const labels = { a: null } as unknown as Record<string, string>;
   assert.throws(() => validateFilters("create", { labels }), {
     name: "TypeError",
@@ -139,7 +139,7 @@ Deno.test("5.2/4.17: null or undefined as a label or annotation filter value is 
 
 // --- 5.3 per-value callbacks ----------------------------------------------------------------------
 
-Deno.test("5.3: a label callback (n > 5) fires for n=6 only", () => {
+Deno.test("a label callback (n > 5) fires for n=6 only", () => {
   const options: FilterOptions<TestContext> = {
     labels: { n: (value) => value !== undefined && Number(value) > 5 },
   };
@@ -148,7 +148,7 @@ Deno.test("5.3: a label callback (n > 5) fires for n=6 only", () => {
   assert.equal(current(options, kex("x")), false);
 });
 
-Deno.test("5.3: a callback gets the value (undefined if absent) and the context", () => {
+Deno.test("a callback gets the value (undefined if absent) and the context", () => {
   const calls: [unknown, TestContext][] = [];
   const options: FilterOptions<TestContext> = {
     labels: { a: (value, ctx) => (calls.push([value, ctx]), true) },
@@ -158,20 +158,20 @@ Deno.test("5.3: a callback gets the value (undefined if absent) and the context"
   assert.deepEqual(calls, [["1", { name: "x", reason: "why" }], [undefined, { name: "x", reason: "why" }]]);
 });
 
-Deno.test("5.3: a callback's result is used for its truthiness", () => {
+Deno.test("a callback's result is used for its truthiness", () => {
   const options = { labels: { a: (() => "yes") as unknown as () => boolean } };
   assert.equal(current(options, kex("x")), true);
   assert.equal(current({ labels: { a: (() => 0) as unknown as () => boolean } }, kex("x")), false);
 });
 
-Deno.test("5.3: an async callback is refused (a promise would always be truthy)", () => {
+Deno.test("an async callback is refused (a promise would always be truthy)", () => {
   const asyncFilter = (() => Promise.resolve(false)) as unknown as () => boolean;
   assert.throws(() => current({ labels: { a: asyncFilter } }, kex("x")), { name: "TypeError", message: /synchronous/ });
   assert.throws(() => current({ when: asyncFilter }, kex("x")), TypeError);
   assert.throws(() => current({ when: not(asyncFilter) }, kex("x")), TypeError);
 });
 
-Deno.test("5.3: a callback's errors propagate", () => {
+Deno.test("a callback's errors propagate", () => {
   const failing = (): boolean => {
     throw new RangeError("boom");
   };
@@ -180,14 +180,14 @@ Deno.test("5.3: a callback's errors propagate", () => {
 
 // --- 5.4 field and value --------------------------------------------------------------------------
 
-Deno.test("5.4: update with field spec.x and value 'on': on→off and off→on fire, a→b does not", () => {
+Deno.test("update with field spec.x and value 'on': on→off and off→on fire, a→b does not", () => {
   const options = { field: "spec.x", value: "on" };
   assert.equal(change(options, "update", { x: "on" }, { x: "off" }), true);
   assert.equal(change(options, "update", { x: "off" }, { x: "on" }), true);
   assert.equal(change(options, "update", { x: "a" }, { x: "b" }), false);
 });
 
-Deno.test("5.4: a field without value means 'present' (either side for changes)", () => {
+Deno.test("a field without value means 'present' (either side for changes)", () => {
   assert.equal(current({ field: "spec.x" }, kex("x", { spec: { x: 0 } })), true);
   assert.equal(current({ field: "spec.x" }, kex("x", { spec: { x: null } })), true);
   assert.equal(current({ field: "spec.x" }, kex("x", { spec: { y: 0 } })), false);
@@ -196,13 +196,13 @@ Deno.test("5.4: a field without value means 'present' (either side for changes)"
   assert.equal(change({ field: "spec.x" }, "change", { y: 1 }, { y: 2 }), false);
 });
 
-Deno.test("5.4: the field may be a dotted string or an array of keys (with dots inside keys)", () => {
+Deno.test("the field may be a dotted string or an array of keys (with dots inside keys)", () => {
   const body = kex("x", { labels: { "app.kubernetes.io/name": "web" } });
   assert.equal(current({ field: ["metadata", "labels", "app.kubernetes.io/name"], value: "web" }, body), true);
   assert.equal(current({ field: "metadata.labels.app.kubernetes.io/name", value: "web" }, body), false);
 });
 
-Deno.test("5.4: change modes check the old or the new essence; the current mode checks the body only", () => {
+Deno.test("change modes check the old or the new essence; the current mode checks the body only", () => {
   const body = kex("x", { spec: { x: "body" } });
   const input = (context: TestContext): MatchInput<TestContext> => ({
     body,
@@ -221,7 +221,7 @@ Deno.test("5.4: change modes check the old or the new essence; the current mode 
   assert.equal(matchesFilters({ field: "spec.x", value: "new" }, "current", input(ctx)), false);
 });
 
-Deno.test("5.4: value can be PRESENT, ABSENT, or a callback against either side", () => {
+Deno.test("value can be PRESENT, ABSENT, or a callback against either side", () => {
   assert.equal(current({ field: "spec.x", value: PRESENT }, kex("x", { spec: { x: 1 } })), true);
   assert.equal(current({ field: "spec.x", value: PRESENT }, kex("x")), false);
   assert.equal(current({ field: "spec.x", value: ABSENT }, kex("x")), true);
@@ -239,17 +239,17 @@ Deno.test("5.4: value can be PRESENT, ABSENT, or a callback against either side"
   assert.equal(current({ field: "spec.x", value: big }, kex("x", { spec: { x: 6 } })), true);
 });
 
-Deno.test("5.4: a callback value gets undefined for an absent field", () => {
+Deno.test("a callback value gets undefined for an absent field", () => {
   const seen: unknown[] = [];
   change({ field: "spec.x", value: (v) => (seen.push(v), false) }, "change", null, {});
   assert.deepEqual(seen, [undefined, undefined]);
 });
 
-Deno.test("5.4: on creation, value ABSENT always matches for change handlers (the old side is absent)", () => {
+Deno.test("on creation, value ABSENT always matches for change handlers (the old side is absent)", () => {
   assert.equal(change({ field: "spec.x", value: ABSENT }, "change", null, { x: 1 }, "create"), true);
 });
 
-Deno.test("5.4: literal values compare deeply, and never match an absent field", () => {
+Deno.test("literal values compare deeply, and never match an absent field", () => {
   assert.equal(current({ field: "spec", value: { a: [1, 2] } }, kex("x", { spec: { a: [1, 2] } })), true);
   assert.equal(current({ field: "spec", value: { a: [1, 2] } }, kex("x", { spec: { a: [2, 1] } })), false);
   assert.equal(current({ field: "spec.n", value: 1 }, kex("x", { spec: { n: "1" } })), false);
@@ -257,7 +257,7 @@ Deno.test("5.4: literal values compare deeply, and never match an absent field",
   assert.equal(current({ field: "spec.flag", value: false }, kex("x", { spec: { flag: false } })), true);
 });
 
-Deno.test("5.4: a field in status is looked up like any other field", () => {
+Deno.test("a field in status is looked up like any other field", () => {
   const body = { ...kex("x"), status: { phase: "Ready" } } as KubernetesObject;
   assert.equal(current({ field: "status.phase", value: "Ready" }, body), true);
   assert.equal(
@@ -271,7 +271,7 @@ Deno.test("5.4: a field in status is looked up like any other field", () => {
   );
 });
 
-Deno.test("4.7: with a field, update-mode handlers need the field to change; change-mode handlers do not", () => {
+Deno.test("with a field, update-mode handlers need the field to change; change-mode handlers do not", () => {
   assert.equal(change({ field: "spec.x" }, "update", { x: 1, y: 1 }, { x: 1, y: 2 }), false);
   assert.equal(change({ field: "spec.x" }, "change", { x: 1, y: 1 }, { x: 1, y: 2 }), true);
   assert.equal(change({ field: "spec.x" }, "update", { x: 1 }, { x: 2 }), true);
@@ -282,14 +282,14 @@ Deno.test("4.7: with a field, update-mode handlers need the field to change; cha
   assert.equal(change({}, "update", { x: 1 }, { x: 1 }), true); // no field: no field requirement
 });
 
-Deno.test("4.10: field handlers fire on creation when the field is set", () => {
+Deno.test("field handlers fire on creation when the field is set", () => {
   assert.equal(change({ field: "spec.a" }, "update", null, { a: 1 }, "create"), true);
   assert.equal(change({ field: "spec.a" }, "update", null, { b: 1 }, "create"), false);
 });
 
 // --- 5.5 old / new --------------------------------------------------------------------------------
 
-Deno.test("5.5: old=ABSENT, new=PRESENT fires only when the field is added", () => {
+Deno.test("old=ABSENT, new=PRESENT fires only when the field is added", () => {
   const options: FilterOptions<TestContext> = { field: "spec.x", old: ABSENT, new: PRESENT };
   assert.equal(change(options, "update", {}, { x: 1 }), true);
   assert.equal(change(options, "update", { x: 1 }, { x: 2 }), false);
@@ -297,7 +297,7 @@ Deno.test("5.5: old=ABSENT, new=PRESENT fires only when the field is added", () 
   assert.equal(change(options, "update", { y: 1 }, { y: 2 }), false);
 });
 
-Deno.test("5.5: old and new each check their own side; an unspecified side is unchecked", () => {
+Deno.test("old and new each check their own side; an unspecified side is unchecked", () => {
   assert.equal(change({ field: "spec.x", old: "a" }, "update", { x: "a" }, { x: "b" }), true);
   assert.equal(change({ field: "spec.x", old: "a" }, "update", { x: "b" }, { x: "a" }), false);
   assert.equal(change({ field: "spec.x", new: "a" }, "update", { x: "b" }, { x: "a" }), true);
@@ -306,12 +306,12 @@ Deno.test("5.5: old and new each check their own side; an unspecified side is un
   assert.equal(change({ field: "spec.x", old: "a", new: "c" }, "update", { x: "a" }, { x: "b" }), false);
 });
 
-Deno.test("5.5: old and new also require an actual change in update mode", () => {
+Deno.test("old and new also require an actual change in update mode", () => {
   assert.equal(change({ field: "spec.x", old: "a" }, "update", { x: "a", y: 1 }, { x: "a", y: 2 }), false);
   assert.equal(change({ field: "spec.x", new: PRESENT }, "update", { x: 1, y: 1 }, { x: 1, y: 2 }), false);
 });
 
-Deno.test("5.5: old/new callbacks get the side's value (undefined if absent) and the context", () => {
+Deno.test("old/new callbacks get the side's value (undefined if absent) and the context", () => {
   const seen: unknown[] = [];
   const options: FilterOptions<TestContext> = {
     field: "spec.x",
@@ -322,19 +322,19 @@ Deno.test("5.5: old/new callbacks get the side's value (undefined if absent) and
   assert.deepEqual(seen, [["old", undefined, "kex1"], ["new", 2, "kex1"]]);
 });
 
-Deno.test("5.5: old/new are not checked for event-like handlers", () => {
+Deno.test("old/new are not checked for event-like handlers", () => {
   assert.equal(current({ field: "spec.x", old: "never", new: "never" }, kex("x", { spec: { x: 1 } })), true);
 });
 
 // --- 5.6 when -------------------------------------------------------------------------------------
 
-Deno.test("5.6: when=name starts with x- fires for x-1 only", () => {
+Deno.test("when=name starts with x- fires for x-1 only", () => {
   const options: FilterOptions<TestContext> = { when: ({ name }) => name.startsWith("x-") };
   assert.equal(current(options, kex("x-1")), true);
   assert.equal(current(options, kex("y-1")), false);
 });
 
-Deno.test("5.6: when is evaluated last, only after all other criteria matched", () => {
+Deno.test("when is evaluated last, only after all other criteria matched", () => {
   let calls = 0;
   const options: FilterOptions<TestContext> = { labels: { a: "b" }, when: () => (calls++, true) };
   assert.equal(current(options, kex("x")), false);
@@ -345,7 +345,7 @@ Deno.test("5.6: when is evaluated last, only after all other criteria matched", 
   assert.equal(calls, 1);
 });
 
-Deno.test("5.6: the context is built lazily, once, and only if a callback needs it", () => {
+Deno.test("the context is built lazily, once, and only if a callback needs it", () => {
   let builds = 0;
   const context = (): TestContext => (builds++, { name: "lazy" });
   const body = kex("x", { labels: { a: "1" } });
@@ -360,7 +360,7 @@ Deno.test("5.6: the context is built lazily, once, and only if a callback needs 
   assert.equal(builds, 1);
 });
 
-Deno.test("6.9: a field handler's when sees the whole context, e.g. reason (no firing on creation)", () => {
+Deno.test("a field handler's when sees the whole context, e.g. reason (no firing on creation)", () => {
   const options: FilterOptions<TestContext> = { field: "spec.a", when: ({ reason }) => reason === "update" };
   assert.equal(change(options, "update", null, { a: 1 }, "create"), false);
   assert.equal(change(options, "update", { a: 1 }, { a: 2 }, "update"), true);
@@ -368,13 +368,13 @@ Deno.test("6.9: a field handler's when sees the whole context, e.g. reason (no f
 
 // --- 5.7 combinators ------------------------------------------------------------------------------
 
-Deno.test("5.7: when=not(name == 'a') skips the object a", () => {
+Deno.test("when=not(name == 'a') skips the object a", () => {
   const options: FilterOptions<TestContext> = { when: not(({ name }) => name === "a") };
   assert.equal(current(options, kex("a")), false);
   assert.equal(current(options, kex("b")), true);
 });
 
-Deno.test("5.7: allOf, anyOf, noneOf follow all/any/none semantics, also for empty lists", () => {
+Deno.test("allOf, anyOf, noneOf follow all/any/none semantics, also for empty lists", () => {
   const t = (): boolean => true;
   const f = (): boolean => false;
   assert.equal(allOf([t, t])(), true);
@@ -390,7 +390,7 @@ Deno.test("5.7: allOf, anyOf, noneOf follow all/any/none semantics, also for emp
   assert.equal(not(f)(), true);
 });
 
-Deno.test("5.7: combinators short-circuit and pass all arguments through", () => {
+Deno.test("combinators short-circuit and pass all arguments through", () => {
   const seen: unknown[][] = [];
   const record = (result: boolean) => (...args: unknown[]): boolean => (seen.push(args), result);
   assert.equal(allOf([record(false), record(true)])(1, 2), false);
@@ -400,7 +400,7 @@ Deno.test("5.7: combinators short-circuit and pass all arguments through", () =>
   assert.deepEqual(seen, [["v", { name: "n" }]]);
 });
 
-Deno.test("5.7: combinators work for per-value callbacks too", () => {
+Deno.test("combinators work for per-value callbacks too", () => {
   const options: FilterOptions<TestContext> = {
     labels: { tier: anyOf([(v) => v === "front", (v) => v === "back"]) },
     annotations: { skip: noneOf([(v) => v === "yes", (v) => v === "true"]) },
@@ -417,7 +417,7 @@ Deno.test("5.7: combinators work for per-value callbacks too", () => {
   assert.equal(current(options, body("front", undefined, "2")), false);
 });
 
-Deno.test("5.7: combinators copy their list (later changes to it do not matter)", () => {
+Deno.test("combinators copy their list (later changes to it do not matter)", () => {
   const fns = [(): boolean => true];
   const combined = allOf(fns);
   fns.push(() => false);
@@ -426,14 +426,14 @@ Deno.test("5.7: combinators copy their list (later changes to it do not matter)"
 
 // --- 5.9 pre-matching -----------------------------------------------------------------------------
 
-Deno.test("5.9: prematch decides by labels for finalizers: f=y matches, no label does not", () => {
+Deno.test("prematch decides by labels for finalizers: f=y matches, no label does not", () => {
   const options = { labels: { f: "y" } };
   const ctx = { name: "x" };
   assert.equal(prematchesFilters(options, "change", { body: kex("x", { labels: { f: "y" } }), context: ctx }), true);
   assert.equal(prematchesFilters(options, "change", { body: kex("x"), context: ctx }), false);
 });
 
-Deno.test("5.9: prematch ignores the change requirement and old/new, but not field values or when", () => {
+Deno.test("prematch ignores the change requirement and old/new, but not field values or when", () => {
   const body = kex("x", { spec: { x: 1, y: 2 } });
   const input: MatchInput<TestContext> = { body, old: { spec: { x: 1, y: 1 } }, new: body, context: { name: "x" } };
   assert.equal(matchesFilters({ field: "spec.x" }, "update", input), false);
@@ -446,7 +446,7 @@ Deno.test("5.9: prematch ignores the change requirement and old/new, but not fie
 
 // --- 4.1 field suffixes ---------------------------------------------------------------------------
 
-Deno.test("4.1: handler ids with a field get /<dotted.field> appended", () => {
+Deno.test("handler ids with a field get /<dotted.field> appended", () => {
   assert.equal("fn" + fieldSuffix("spec.a"), "fn/spec.a");
   assert.equal("fn" + fieldSuffix(["metadata", "labels"]), "fn/metadata.labels");
   assert.equal("fn" + fieldSuffix(undefined), "fn");
@@ -455,7 +455,7 @@ Deno.test("4.1: handler ids with a field get /<dotted.field> appended", () => {
 
 // --- 4.17 registration-time validation ------------------------------------------------------------
 
-Deno.test("4.17: value/old/new without field are rejected", () => {
+Deno.test("value/old/new without field are rejected", () => {
   const cases: FilterOptions[] = [{ value: 1 }, { old: 1 }, { new: 1 }, { value: PRESENT }];
   for (const options of cases) {
     assert.throws(() => validateFilters("update", options), {
@@ -465,7 +465,7 @@ Deno.test("4.17: value/old/new without field are rejected", () => {
   }
 });
 
-Deno.test("4.17: value together with old or new is rejected", () => {
+Deno.test("value together with old or new is rejected", () => {
   assert.throws(() => validateFilters("update", { field: "spec.x", value: 1, old: 2 }), {
     name: "TypeError",
     message: /either value or old\/new can be defined, not both/,
@@ -473,7 +473,7 @@ Deno.test("4.17: value together with old or new is rejected", () => {
   assert.throws(() => validateFilters("field", { field: "spec.x", value: 1, new: 2 }), TypeError);
 });
 
-Deno.test("4.17: old/new are rejected outside update and field handlers, naming the allowed kinds", () => {
+Deno.test("old/new are rejected outside update and field handlers, naming the allowed kinds", () => {
   for (const kind of ["create", "resume", "delete", "event", "timer", "daemon", "index", "validate", "mutate"]) {
     assert.throws(() => validateFilters(kind, { field: "spec.x", old: 1 }), {
       name: "TypeError",
@@ -484,14 +484,14 @@ Deno.test("4.17: old/new are rejected outside update and field handlers, naming 
   validateFilters("field", { field: "spec.x", new: (v) => v === 1 });
 });
 
-Deno.test("4.17: null as value/old/new is rejected (ambiguous: use ABSENT or a callback)", () => {
+Deno.test("null as value/old/new is rejected (ambiguous: use ABSENT or a callback)", () => {
   for (const key of ["value", "old", "new"]) {
     const options = { field: "spec.x", [key]: null } as FilterOptions;
     assert.throws(() => validateFilters("update", options), { name: "TypeError", message: /null is not supported/ });
   }
 });
 
-Deno.test("4.17: the field must be a non-empty string or array of strings", () => {
+Deno.test("the field must be a non-empty string or array of strings", () => {
   // Whether a kind requires a field is the registration's rule: sub-handlers of on.field need none.
   validateFilters("field", {});
   assert.throws(() => validateFilters("update", { field: "" }), { name: "TypeError", message: /empty/ });
@@ -504,7 +504,7 @@ Deno.test("4.17: the field must be a non-empty string or array of strings", () =
   validateFilters("field", { field: ["spec", "x"] });
 });
 
-Deno.test("4.17: label/annotation filters must be objects of strings, markers or functions", () => {
+Deno.test("label/annotation filters must be objects of strings, markers or functions", () => {
   assert.throws(() => validateFilters("create", { labels: "a=b" as unknown as Record<string, string> }), TypeError);
   assert.throws(
     () => validateFilters("create", { labels: [["a", "b"]] as unknown as Record<string, string> }),
@@ -517,7 +517,7 @@ Deno.test("4.17: label/annotation filters must be objects of strings, markers or
   validateFilters("create", { labels: { a: "b", c: PRESENT, d: ABSENT, e: () => true }, annotations: {} });
 });
 
-Deno.test("4.17: when must be a function", () => {
+Deno.test("when must be a function", () => {
   assert.throws(() => validateFilters("timer", { when: true as unknown as () => boolean }), {
     name: "TypeError",
     message: /kopf\.on\.timer\(\): when must be a function/,
@@ -526,7 +526,7 @@ Deno.test("4.17: when must be a function", () => {
   validateFilters("timer", { when: () => true });
 });
 
-Deno.test("4.17: options must be an object and the kind must take filters", () => {
+Deno.test("options must be an object and the kind must take filters", () => {
   assert.throws(() => validateFilters("create", null as unknown as FilterOptions), TypeError);
   assert.throws(() => validateFilters("startup", {}), { name: "TypeError", message: /take no filters/ });
 });

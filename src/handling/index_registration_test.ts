@@ -23,7 +23,7 @@ Deno.test("index(): registers an index handler named after the function or the i
   assert.deepEqual(second.options, { id: "custom", param: 1, errors: "temporary", backoff: 5 });
 });
 
-Deno.test("index(): a field filters but does not rename the index (4.13)", () => {
+Deno.test("index(): a field filters but does not rename the index", () => {
   const registry = new Registry();
   index("pods", { registry, field: "spec.nodeName" }, function byNode() {});
   const [handler] = registry.handlers;

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { create, del, event, field, resume, update } from "./registration.ts";
 import { Registry } from "./registry.ts";
 
-Deno.test("ids: the function's name, the id option, and a field suffix (4.1)", () => {
+Deno.test("ids: the function's name, the id option, and a field suffix", () => {
   const registry = new Registry();
   create("kopfexamples", { registry }, function createFn() {});
   create("kopfexamples", { registry, id: "custom" }, () => {});
@@ -21,7 +21,7 @@ Deno.test("an anonymous handler without an id is an error naming the call", () =
   });
 });
 
-Deno.test("invalid option combinations and unknown options fail at registration (4.17, 4.18)", () => {
+Deno.test("invalid option combinations and unknown options fail at registration", () => {
   const registry = new Registry();
   const fn = function fn() {};
   const where = (kind: string) => `kopf.on.${kind}("kopfexamples", fn): `;
@@ -60,7 +60,7 @@ Deno.test("invalid option combinations and unknown options fail at registration 
   assert.equal(registry.handlers.length, 0);
 });
 
-Deno.test("delete handlers need the finalizer unless optional; resume handlers are initial (4.8, 4.9)", () => {
+Deno.test("delete handlers need the finalizer unless optional; resume handlers are initial", () => {
   const registry = new Registry();
   del("kopfexamples", { registry }, function mandatory() {});
   del("kopfexamples", { registry, optional: true }, function optional() {});
@@ -71,7 +71,7 @@ Deno.test("delete handlers need the finalizer unless optional; resume handlers a
   assert.ok(resumed.kind === "change" && resumed.initial && resumed.deleted && resumed.reason === "resume");
 });
 
-Deno.test("handlers go to the registry given, and only there (4.19)", () => {
+Deno.test("handlers go to the registry given, and only there", () => {
   const one = new Registry();
   const two = new Registry();
   event("pods", { registry: one }, function seen() {});
@@ -79,7 +79,7 @@ Deno.test("handlers go to the registry given, and only there (4.19)", () => {
   assert.equal(two.handlers.length, 0);
 });
 
-Deno.test("a bound method is registered under the method's name (4.4)", () => {
+Deno.test("a bound method is registered under the method's name", () => {
   const registry = new Registry();
   class Operator {
     tag = "t";

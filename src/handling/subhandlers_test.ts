@@ -124,7 +124,7 @@ class Cycles {
   }
 }
 
-Deno.test("declared sub-handlers run right after the parent returns; results at status['parent/child'] (13.1)", async () => {
+Deno.test("declared sub-handlers run right after the parent returns; results at status['parent/child']", async () => {
   const object = new Cycles();
   const createFn = handler("createFn", (ctx) => {
     ctx.subhandler({ id: "item1" }, () => "item1");
@@ -146,7 +146,7 @@ Deno.test("declared sub-handlers run right after the parent returns; results at 
   assert.deepEqual(object.progress, {}, "all progress, the children's included, is purged when done");
 });
 
-Deno.test("execute({ fns }): a child failing temporarily re-invokes the parent; code after the await runs once (13.2, 13.3)", async () => {
+Deno.test("execute({ fns }): a child failing temporarily re-invokes the parent; code after the await runs once", async () => {
   const object = new Cycles();
   const calls = { parent: 0, a: 0, b: 0, leaving: 0 };
   const retries: number[] = [];

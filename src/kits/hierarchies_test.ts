@@ -30,7 +30,7 @@ const OWNER_REF = {
   uid: "uid-1",
 };
 
-Deno.test("appendOwnerReference adds a controller reference once per owner uid (24.1)", () => {
+Deno.test("appendOwnerReference adds a controller reference once per owner uid", () => {
   const child: ChildObject = { kind: "ConfigMap" };
   appendOwnerReference(child, owner());
   appendOwnerReference(child, owner());
@@ -61,7 +61,7 @@ Deno.test("appendOwnerReference refuses an owner without a uid", () => {
   );
 });
 
-Deno.test("removeOwnerReference removes the owner's references and keeps the others (24.2)", () => {
+Deno.test("removeOwnerReference removes the owner's references and keeps the others", () => {
   const foreign = { apiVersion: "v1", kind: "Secret", name: "s", uid: "uid-9" };
   const child: ChildObject = { metadata: { ownerReferences: [{ ...foreign }] } };
   appendOwnerReference(child, owner());
@@ -72,7 +72,7 @@ Deno.test("removeOwnerReference removes the owner's references and keeps the oth
   assert.deepEqual(bare.metadata?.ownerReferences, []);
 });
 
-Deno.test("label keeps existing values unless forced (24.3)", () => {
+Deno.test("label keeps existing values unless forced", () => {
   const obj: ChildObject = {};
   label(obj, { a: "x" });
   label(obj, { a: "y", b: "z" });
@@ -84,7 +84,7 @@ Deno.test("label keeps existing values unless forced (24.3)", () => {
   assert.deepEqual(untouched.metadata?.labels, { k: "v" });
 });
 
-Deno.test("label with nested paths labels existing sub-structures only (24.3)", () => {
+Deno.test("label with nested paths labels existing sub-structures only", () => {
   const deployment: ChildObject = { kind: "Deployment", spec: { template: { spec: { containers: [] } } } };
   label(deployment, { app: "demo" }, { nested: "spec.template" });
   assert.deepEqual(deployment.metadata?.labels, { app: "demo" });
@@ -101,7 +101,7 @@ Deno.test("label with nested paths labels existing sub-structures only (24.3)", 
   assert.deepEqual(cronTemplate.metadata?.labels, { app: "demo" });
 });
 
-Deno.test("harmonizeNaming sets a prefix, or the exact name when strict (24.4)", () => {
+Deno.test("harmonizeNaming sets a prefix, or the exact name when strict", () => {
   const loose: ChildObject = {};
   harmonizeNaming(loose, "parent");
   assert.deepEqual(loose.metadata, { generateName: "parent-" });
@@ -119,7 +119,7 @@ Deno.test("harmonizeNaming sets a prefix, or the exact name when strict (24.4)",
   assert.deepEqual(named.metadata, { generateName: "parent-" });
 });
 
-Deno.test("adjustNamespace sets the namespace unless present or forced (24.5)", () => {
+Deno.test("adjustNamespace sets the namespace unless present or forced", () => {
   const obj: ChildObject = {};
   adjustNamespace(obj, "ns1");
   assert.equal(obj.metadata?.namespace, "ns1");
@@ -131,7 +131,7 @@ Deno.test("adjustNamespace sets the namespace unless present or forced (24.5)", 
   assert.equal(obj.metadata && "namespace" in obj.metadata, false, "null with forced removes the namespace");
 });
 
-Deno.test("adopt = owner reference + name prefix + namespace + labels of the owner (24.6)", () => {
+Deno.test("adopt = owner reference + name prefix + namespace + labels of the owner", () => {
   const child: ChildObject = { kind: "ConfigMap" };
   adopt(child, owner());
   assert.deepEqual(child, {
@@ -215,7 +215,7 @@ Deno.test("buildOwnerReference refuses an owner without apiVersion, kind, name o
   assert.throws(() => buildOwnerReference({}), /apiVersion, kind, metadata\.name, metadata\.uid/);
 });
 
-Deno.test("buildOwnerReference equals the appended entry; buildObjectReference omits absent fields (24.7)", () => {
+Deno.test("buildOwnerReference equals the appended entry; buildObjectReference omits absent fields", () => {
   const child: ChildObject = {};
   appendOwnerReference(child, owner());
   assert.deepEqual(buildOwnerReference(owner()), child.metadata?.ownerReferences?.[0]);

@@ -26,7 +26,7 @@ async function serving(server: WebhookServer, body: (config: WebhookClientConfig
   }
 }
 
-Deno.test("the reported host: host, else localhost, 127.0.0.1 or ::1 for unspecified addresses, else addr (18.8)", () => {
+Deno.test("the reported host: host, else localhost, 127.0.0.1 or ::1 for unspecified addresses, else addr", () => {
   assert.equal(new WebhookServer().host, "localhost");
   assert.equal(new WebhookServer({ addr: "0.0.0.0" }).host, "127.0.0.1");
   assert.equal(new WebhookServer({ addr: "::" }).host, "::1");
@@ -34,13 +34,13 @@ Deno.test("the reported host: host, else localhost, 127.0.0.1 or ::1 for unspeci
   assert.equal(new WebhookServer({ addr: "0.0.0.0", host: "op.example" }).host, "op.example");
 });
 
-Deno.test("WebhookServer refuses inconsistent options (18.8)", () => {
+Deno.test("WebhookServer refuses inconsistent options", () => {
   assert.throws(() => new WebhookServer({ certfile: "c.pem" }), /both certfile and pkeyfile/);
   assert.throws(() => new WebhookServer({ insecure: true, cafile: "ca.pem" }), /insecure/);
   assert.throws(() => new WebhookServer({ port: 70000 }), /port must be/);
 });
 
-Deno.test("insecure: plain HTTP under a path prefix; the id follows the prefix (18.8)", async () => {
+Deno.test("insecure: plain HTTP under a path prefix; the id follows the prefix", async () => {
   await serving(new WebhookServer({ addr: "127.0.0.1", insecure: true, path: "/hooks/" }), async (config) => {
     assert.match(config.url!, /^http:\/\/127\.0\.0\.1:\d+\/hooks$/);
     assert.equal(config.caBundle, undefined);
@@ -54,7 +54,7 @@ Deno.test("insecure: plain HTTP under a path prefix; the id follows the prefix (
   });
 });
 
-Deno.test("given certificate files: served as is; the caBundle is the cafile, none without it (18.8)", async () => {
+Deno.test("given certificate files: served as is; the caBundle is the cafile, none without it", async () => {
   const dir = await Deno.makeTempDir();
   try {
     const { ca, cert, key } = await createSelfSignedCertificates(["localhost", "127.0.0.1"]);
@@ -91,7 +91,7 @@ Deno.test("given certificate files: served as is; the caBundle is the cafile, no
   }
 });
 
-Deno.test("dev servers name the host that their clusters reach the host machine by (18.9)", async () => {
+Deno.test("dev servers name the host that their clusters reach the host machine by", async () => {
   assert.equal(new WebhookK3dServer().host, "host.k3d.internal");
   assert.equal(new WebhookMinikubeServer().host, "host.minikube.internal");
   assert.equal(new WebhookDockerDesktopServer().host, "host.docker.internal");

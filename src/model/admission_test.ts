@@ -11,7 +11,7 @@ const REQUEST = {
   oldObject: { metadata: { name: "old" } },
 };
 
-Deno.test("parseReview accepts a review and normalizes the request (18.3)", () => {
+Deno.test("parseReview accepts a review and normalizes the request", () => {
   const { review, request } = parseReview({ apiVersion: "admission.k8s.io/v1beta1", request: { ...REQUEST } });
   assert.equal(review.apiVersion, "admission.k8s.io/v1beta1");
   assert.equal(request.uid, "u1");
@@ -23,7 +23,7 @@ Deno.test("parseReview accepts a review and normalizes the request (18.3)", () =
   assert.deepEqual(core.request.object, { metadata: {} }, "an object without metadata gets an empty one");
 });
 
-Deno.test("parseReview refuses malformed reviews with 400 and a reason (18.3)", () => {
+Deno.test("parseReview refuses malformed reviews with 400 and a reason", () => {
   const cases: [unknown, RegExp][] = [
     [null, /JSON object/],
     ["text", /JSON object/],
@@ -51,7 +51,7 @@ Deno.test("parseReview refuses malformed reviews with 400 and a reason (18.3)", 
   }
 });
 
-Deno.test("buildResponse: uid, allowed, warnings, base64 JSON patch, status; defaults of apiVersion and kind (18.3)", () => {
+Deno.test("buildResponse: uid, allowed, warnings, base64 JSON patch, status; defaults of apiVersion and kind", () => {
   assert.deepEqual(buildResponse({}, "u", {}), {
     apiVersion: "admission.k8s.io/v1",
     kind: "AdmissionReview",
@@ -72,7 +72,7 @@ Deno.test("buildResponse: uid, allowed, warnings, base64 JSON patch, status; def
   assert.equal(base64(""), "");
 });
 
-Deno.test("jsonPatchFor: add for absent paths, replace for present ones, remove for null, recursion into mappings (18.2)", () => {
+Deno.test("jsonPatchFor: add for absent paths, replace for present ones, remove for null, recursion into mappings", () => {
   const patch = new Patch();
   patch.spec.numbers = [1, 2, 3];
   patch.spec.kept = "new";
@@ -104,7 +104,7 @@ Deno.test("jsonPatchFor: add for absent paths, replace for present ones, remove 
   ]);
 });
 
-Deno.test("webhookName: DNS-safe handler ids plus the managed name (18.10)", () => {
+Deno.test("webhookName: DNS-safe handler ids plus the managed name", () => {
   assert.equal(webhookName("check_numbers", "auto.kopf.dev"), "check-numbers.auto.kopf.dev");
   assert.equal(webhookName("checkNumbers", "auto.kopf.dev"), "check-numbers.auto.kopf.dev");
   assert.equal(webhookName("parent/child", "auto.kopf.dev"), "parent.child.auto.kopf.dev");

@@ -21,7 +21,7 @@ Deno.test("diff: equal values give an empty diff", () => {
   assert.deepEqual(diff("x", "x"), []);
 });
 
-Deno.test("diff: creation is one add at the root with the whole essence (12.2)", () => {
+Deno.test("diff: creation is one add at the root with the whole essence", () => {
   const essence = { spec: { size: 1 }, metadata: { labels: { a: "b" } } };
   assert.deepEqual(diff(null, essence), [["add", [], null, essence]]);
   assert.deepEqual(diff(undefined, essence), [["add", [], null, essence]]);
@@ -96,7 +96,7 @@ Deno.test("diff: order per level is added keys, then removed keys, then common k
   ]);
 });
 
-Deno.test("diff: items are [op, path, old, new] tuples with the Kopf operation names (33.3)", () => {
+Deno.test("diff: items are [op, path, old, new] tuples with the Kopf operation names", () => {
   const [item] = diff({ a: 1 }, { a: 2 });
   const [op, path, old, now] = item;
   assert.equal(op, DiffOperation.CHANGE);

@@ -1,27 +1,28 @@
 import assert from "node:assert/strict";
 import { Slots } from "./slots.ts";
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+/** Lets the callbacks of settled promises run: a turn of the event loop, no stretch of time. */
+const nextTurn = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 Deno.test("at most the limit of holders at once; the others get slots in the order they came", async () => {
   const slots = new Slots(2);
   const order: number[] = [];
   const releases = await Promise.all([slots.take(), slots.take()]);
   const waiting = [3, 4, 5].map((n) => slots.take().then((release) => (order.push(n), release)));
-  await settle();
+  await nextTurn();
   assert.equal(slots.taken, 2);
   assert.equal(slots.waiting, 3);
   assert.deepEqual(order, []);
   releases[0]();
   releases[0](); // a second call gives nothing back again
-  await settle();
+  await nextTurn();
   assert.deepEqual(order, [3]);
   assert.equal(slots.taken, 2);
   releases[1]();
-  await settle();
+  await nextTurn();
   assert.deepEqual(order, [3, 4]);
   for (const release of await Promise.all(waiting.slice(0, 2))) release();
-  await settle();
+  await nextTurn();
   assert.deepEqual(order, [3, 4, 5]);
   (await waiting[2])();
   assert.equal(slots.taken, 0);
@@ -52,7 +53,7 @@ Deno.test("no limit lets everyone in; raising the limit lets waiters in at once"
   const slots = new Slots(1);
   const first = await slots.take();
   const second = slots.take();
-  await settle();
+  await nextTurn();
   assert.equal(slots.waiting, 1);
   slots.limit = 2;
   (await second)();

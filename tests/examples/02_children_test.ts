@@ -10,7 +10,8 @@ import * as kopf from "@kopf/kopf";
 import { LocalCluster } from "@kopf/kopf/testing";
 import type { V1ConfigMap, V1Pod } from "@kopf/kopf/types";
 import type { KopfExample } from "../../examples/types.ts";
-import { connect, freshNamespace, waitFor } from "../support/cluster.ts";
+import { connect, freshNamespace } from "../support/cluster.ts";
+import { eventually } from "../support/eventually.ts";
 import { KopfProcess } from "../support/kopf_process.ts";
 
 Deno.test("examples/02-children: adopted ConfigMap and Pod, named in the status, deleted with their parent", async () => {
@@ -29,7 +30,7 @@ Deno.test("examples/02-children: adopted ConfigMap and Pod, named in the status,
       metadata: { name: "kopf-example-1", namespace, labels: { somelabel: "somevalue" } },
       spec: { duration: "1m", field: "value" },
     });
-    const children = await waitFor("status.createFn.children", async () => {
+    const children = await eventually("status.createFn.children", async () => {
       const current = await api.get<KopfExample>("kopfexamples", "kopf-example-1", { namespace });
       const result = current?.status?.createFn as { children?: string[] } | undefined;
       return result?.children;
@@ -70,13 +71,13 @@ Deno.test("examples/02-children: adopted ConfigMap and Pod, named in the status,
     await api.delete("kopfexamples", "kopf-example-1", { namespace });
     // About 40 s: the garbage collector watches a CRD created after its start only from its next
     // discovery resync (every 30 s), and only then learns that the owner is gone.
-    await waitFor("the garbage collector to delete both children", async () => {
+    await eventually("the garbage collector to delete both children", async () => {
       const left = [
         await api.get("configmaps", configName, { namespace }),
         await api.get("pods", podName, { namespace }),
       ];
       return left.every((child) => child === null) || undefined;
-    }, 120);
+    }, { seconds: 120 });
     assert.doesNotMatch(operator.output, /Traceback|Error:/, "the operator logged no error");
   } finally {
     client.close();

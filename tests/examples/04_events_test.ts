@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { EVENTS } from "../../src/api/events.ts";
 import { resourcePath } from "../../src/api/paths.ts";
 import type { KubernetesList, KubernetesObject } from "../../src/model/body.ts";
-import { freshNamespace, testCluster, waitFor } from "../support/cluster.ts";
+import { freshNamespace, testCluster } from "../support/cluster.ts";
+import { eventually } from "../support/eventually.ts";
 import { applyObjYaml, OBJ_NAME, runExample } from "../support/examples.ts";
 
 Deno.test("examples/04-events: the object gets its four Events: SomeType, Normal, Warning, and Error for the caught error", async () => {
@@ -17,7 +18,7 @@ Deno.test("examples/04-events: the object gets its four Events: SomeType, Normal
   const obj = await applyObjYaml(namespace);
   await operator.waitForLine(/Handler 'createFn' succeeded\./);
 
-  const events = await waitFor("the four events", async () => {
+  const events = await eventually("the four events", async () => {
     const list = await client.request<KubernetesList>({ path: resourcePath(EVENTS, { namespace }) });
     return list.items.length >= 4 ? list.items : undefined;
   });

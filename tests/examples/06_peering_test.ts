@@ -5,7 +5,8 @@
  */
 
 import assert from "node:assert/strict";
-import { createExample, freshNamespace, testCluster, waitFor, waitForStatus } from "../support/cluster.ts";
+import { createExample, freshNamespace, testCluster, waitForStatus } from "../support/cluster.ts";
+import { eventually } from "../support/eventually.ts";
 import { linesWith } from "../support/examples.ts";
 import { KopfProcess } from "../support/kopf_process.ts";
 import { createPeering } from "../support/peering.ts";
@@ -49,5 +50,5 @@ Deno.test("examples/06-peering: equal priorities pause both with a warning; --de
   assert.ok(!handledBy(a, "peered"), a.output);
   assert.equal((await dev.stop()).code, 0, dev.output);
   // Its second resumption: the first was when the same-priority peer had left.
-  await waitFor("the second resumption", () => linesWith(a, "Resuming operations").length === 2 || undefined);
+  await eventually("the second resumption", () => linesWith(a, "Resuming operations").length === 2 || undefined);
 });

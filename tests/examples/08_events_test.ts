@@ -4,7 +4,8 @@
  */
 
 import assert from "node:assert/strict";
-import { deleteExample, freshNamespace, patchExample, testCluster, waitFor } from "../support/cluster.ts";
+import { deleteExample, freshNamespace, patchExample, testCluster } from "../support/cluster.ts";
+import { eventually } from "../support/eventually.ts";
 import { applyObjYaml, linesWith, OBJ_NAME, runExample } from "../support/examples.ts";
 
 Deno.test("examples/08-events: ADDED, MODIFIED and DELETED reach the handler; the failing one is ignored each time", async () => {
@@ -20,6 +21,6 @@ Deno.test("examples/08-events: ADDED, MODIFIED and DELETED reach the handler; th
 
   const received = linesWith(operator, "Event received:").length;
   const failed = "Handler 'eventFnWithError' failed with an exception. Will ignore.";
-  await waitFor("a failure per event", () => linesWith(operator, failed).length === received || undefined);
+  await eventually("a failure per event", () => linesWith(operator, failed).length === received || undefined);
   assert.equal((await operator.stop()).code, 0, operator.output);
 });

@@ -5,7 +5,8 @@
  */
 
 import assert from "node:assert/strict";
-import { freshNamespace, testCluster, waitFor } from "../support/cluster.ts";
+import { freshNamespace, testCluster } from "../support/cluster.ts";
+import { eventually } from "../support/eventually.ts";
 import { linesWith, runExample } from "../support/examples.ts";
 import { createPod, deletePod, getPod } from "../support/pods.ts";
 
@@ -16,7 +17,7 @@ Deno.test("examples/10-builtins: a pod is labelled expired after its lifetime; a
   await createPod(namespace, "short-lived", { annotations: { "example.kopf.dev/lifetime": "1" } });
   await createPod(namespace, "long-lived", { annotations: { "example.kopf.dev/lifetime": "600" } });
 
-  const labels = await waitFor("the short-lived pod's label", async () => {
+  const labels = await eventually("the short-lived pod's label", async () => {
     const pod = await getPod(namespace, "short-lived");
     return pod.metadata.labels?.expired ? pod.metadata.labels : undefined;
   });

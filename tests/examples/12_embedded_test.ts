@@ -5,7 +5,8 @@
  */
 
 import assert from "node:assert/strict";
-import { createExample, deleteExample, exampleGone, freshNamespace, testCluster, waitFor } from "../support/cluster.ts";
+import { createExample, deleteExample, exampleGone, freshNamespace, testCluster } from "../support/cluster.ts";
+import { eventually } from "../support/eventually.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -37,9 +38,9 @@ Deno.test("examples/12-embedded: the application reports the objects its operato
   }).spawn();
   const output = program.output();
   try {
-    await waitFor("the operator's readiness", async () => (await ask(url)).ready || undefined);
+    await eventually("the operator's readiness", async () => (await ask(url)).ready || undefined);
     await createExample(client, namespace, "visitor");
-    await waitFor("the greeting", async () => (await ask(url)).greeted.length > 0 || undefined);
+    await eventually("the greeting", async () => (await ask(url)).greeted.length > 0 || undefined);
     assert.deepEqual((await ask(url)).greeted, [`${namespace}/visitor`]);
     await deleteExample(client, namespace, "visitor");
     await exampleGone(client, namespace, "visitor");

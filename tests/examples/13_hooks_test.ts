@@ -5,7 +5,8 @@
  */
 
 import assert from "node:assert/strict";
-import { freshNamespace, testCluster, waitFor } from "../support/cluster.ts";
+import { freshNamespace, testCluster } from "../support/cluster.ts";
+import { eventually } from "../support/eventually.ts";
 import { linesWith, runExample } from "../support/examples.ts";
 import { createPod, deletePod } from "../support/pods.ts";
 
@@ -26,7 +27,7 @@ Deno.test("examples/13-hooks: retried startup, login, probes of the pods' tasks,
   await createPod(namespace, "pod-a");
   await createPod(namespace, "pod-b");
 
-  const probes = await waitFor("both pods in the probes", async () => {
+  const probes = await eventually("both pods in the probes", async () => {
     const body = await (await fetch(url)).json();
     return body.tasksCount === 2 ? body : undefined;
   });

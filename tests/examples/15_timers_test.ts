@@ -4,7 +4,8 @@
  */
 
 import assert from "node:assert/strict";
-import { freshNamespace, testCluster, waitFor } from "../support/cluster.ts";
+import { freshNamespace, testCluster } from "../support/cluster.ts";
+import { eventually } from "../support/eventually.ts";
 import { applyObjYaml, linesWith, runExample } from "../support/examples.ts";
 
 Deno.test("examples/15-timers: the timer ticks repeatedly; the idle timer starts only after the object rests", async () => {
@@ -12,7 +13,7 @@ Deno.test("examples/15-timers: the timer ticks repeatedly; the idle timer starts
   const namespace = await freshNamespace(client, "ex15");
   await using operator = await runExample("15-timers", namespace);
   await applyObjYaml(namespace);
-  await waitFor(
+  await eventually(
     "two ticks of the idle timer",
     () => linesWith(operator, "Ping from an idle timer").length >= 2 || undefined,
   );

@@ -10,7 +10,8 @@ import { parse } from "yaml";
 import { resourcePath } from "../../src/api/paths.ts";
 import { webhookConfigurationPath } from "../../src/api/webhook_configurations.ts";
 import type { KubernetesObject } from "../../src/model/body.ts";
-import { freshNamespace, KOPFEXAMPLES, testCluster, waitFor } from "../support/cluster.ts";
+import { freshNamespace, KOPFEXAMPLES, testCluster } from "../support/cluster.ts";
+import { eventually } from "../support/eventually.ts";
 import { OBJ_NAME, runExample } from "../support/examples.ts";
 
 interface KubeResponse {
@@ -60,7 +61,7 @@ Deno.test("examples/17-admission: defaults spec.numbers, denies a non-number, wa
   await using operator = await runExample("17-admission", namespace);
   try {
     // The configurations take a moment to be written and to reach the API server: probe with dry runs.
-    const dry = await waitFor("the mutating webhook to be active", async () => {
+    const dry = await eventually("the mutating webhook to be active", async () => {
       const response = await kube("POST", objects, obj, true);
       return (response.body.spec as Record<string, unknown> | undefined)?.numbers ? response : undefined;
     });

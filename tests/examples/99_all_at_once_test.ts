@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
 import type { CoreV1Event, V1ConfigMap } from "@kopf/kopf/types";
 import type { KopfExample } from "../../examples/types.ts";
-import { freshNamespace, testCluster, waitFor } from "../support/cluster.ts";
+import { freshNamespace, testCluster } from "../support/cluster.ts";
+import { eventually } from "../support/eventually.ts";
 import { KopfProcess } from "../support/kopf_process.ts";
 
 const EXAMPLE = ["examples/99-all-at-once/example.ts"];
@@ -32,7 +33,7 @@ Deno.test("examples/99-all-at-once: every kind of handler, once each, across a r
       metadata: { name, namespace },
       spec: { duration: "1m", field: "value", items: ["item1", "item2"], lst: ["a"] },
     });
-    const done = await waitFor("the results of the creation handlers and the timer", async () => {
+    const done = await eventually("the results of the creation handlers and the timer", async () => {
       const current = await status();
       const count = (current.countPods as { pods?: number } | undefined)?.pods;
       return current.create1 && current.create2 && count === 1 ? current : undefined;
@@ -48,7 +49,7 @@ Deno.test("examples/99-all-at-once: every kind of handler, once each, across a r
     const childName = (done.create1 as { child: string }).child;
     const child = await api.get<V1ConfigMap>("configmaps", childName, { namespace });
     assert.equal(child?.metadata?.ownerReferences?.[0]?.name, name, "the ConfigMap is adopted");
-    const events = await waitFor("the three events", async () => {
+    const events = await eventually("the three events", async () => {
       const { items } = await api.list<CoreV1Event>("events", { namespace });
       const seen = items.map((e) => `${e.involvedObject.kind}/${e.involvedObject.name} ${e.type} ${e.reason}`);
       const wanted = [
@@ -77,7 +78,7 @@ Deno.test("examples/99-all-at-once: every kind of handler, once each, across a r
   await second.waitForLine(/Monitoring has started\./);
   await api.delete("kopfexamples", name, { namespace });
   await second.waitForLine(/Deleted, really deleted/);
-  await waitFor(
+  await eventually(
     `${name} to be gone`,
     async () => (await api.get("kopfexamples", name, { namespace })) === null || undefined,
   );

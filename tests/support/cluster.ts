@@ -14,6 +14,7 @@ import { resourcePath } from "../../src/api/paths.ts";
 import type { KubernetesObject } from "../../src/model/body.ts";
 import type { Resource } from "../../src/model/resource.ts";
 import { CRDS, NAMESPACES } from "../../src/reactor/observation.ts";
+import { eventually } from "./eventually.ts";
 
 export { NAMESPACES };
 
@@ -93,7 +94,7 @@ export async function applyCrds(client: ApiClient, file: URL): Promise<void> {
     } catch (error) {
       if (!(error instanceof ApiConflictError)) throw error;
     }
-    await waitFor(`the CRD ${crd.metadata.name} to be established`, async () => {
+    await eventually(`the CRD ${crd.metadata.name} to be established`, async () => {
       const current = await client.request<KubernetesObject>({ path: resourcePath(CRDS, { name: crd.metadata.name }) });
       const conditions = ((current.status as { conditions?: { type: string; status: string }[] })?.conditions) ?? [];
       return conditions.some((c) => c.type === "Established" && c.status === "True") || undefined;
@@ -144,7 +145,7 @@ export function patchExample(
 
 /** Waits until a kopfexample no longer exists (its finalizers are gone and it is deleted). */
 export async function exampleGone(client: ApiClient, namespace: string, name: string): Promise<true> {
-  return await waitFor(`${name} to be gone`, async () => {
+  return await eventually(`${name} to be gone`, async () => {
     try {
       await getExample(client, namespace, name);
       return undefined;
@@ -161,28 +162,15 @@ export async function deleteExample(client: ApiClient, namespace: string, name: 
 }
 
 /**
- * Polls until `check` returns something other than `undefined`, for at most `seconds` (a
- * generous bound: it limits how long a broken test hangs, it does not assert a timing).
+ * {@linkcode eventually} with the bound as a number: kept only for the test files that were being
+ * changed in parallel when `eventually` replaced it; new code calls `eventually`.
  */
-export async function waitFor<T>(
+export function waitFor<T>(
   what: string,
   check: () => Promise<T | undefined> | T | undefined,
-  seconds = 60,
-): Promise<T> {
-  const deadline = Date.now() + seconds * 1000;
-  let last: unknown;
-  for (;;) {
-    try {
-      const result = await check();
-      if (result !== undefined) return result;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`Timed out after ${seconds} s waiting for ${what}${last ? ` (last error: ${last})` : ""}.`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  seconds?: number,
+): Promise<Exclude<T, undefined | false>> {
+  return eventually(what, check, { seconds });
 }
 
 /**
@@ -209,15 +197,17 @@ export async function waitForStatusSet(
   seconds?: number,
 ): Promise<KubernetesObject> {
   const { client } = await testCluster();
-  return await waitFor(`status.${key} of ${name}`, async () => {
+  return await eventually(`status.${key} of ${name}`, async () => {
     const body = await getExample(client, namespace, name);
     return check((body.status as Record<string, unknown> | undefined)?.[key]) ? body : undefined;
-  }, seconds);
+  }, { seconds });
 }
 
 /**
- * Gives the operator time to react to the last change, before asserting that something did NOT
- * happen (a handler not called, no request sent). It bounds nothing and asserts no timing.
+ * A fixed stretch of time, only where the time itself is the point: the window a claim is
+ * observed over ("nothing is written while idle"), or the pace of a scenario (a change every
+ * second, an outage of so long). Never to wait for something: before asserting that something
+ * did NOT happen, wait for a positive signal instead (tests/support/probe.ts).
  */
 export function settle(seconds = 1): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, seconds * 1000));

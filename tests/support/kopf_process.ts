@@ -5,7 +5,8 @@
  * @module
  */
 
-import { testCluster, waitFor } from "./cluster.ts";
+import { testCluster } from "./cluster.ts";
+import { eventually } from "./eventually.ts";
 
 const CLI = new URL("../../cli/main.ts", import.meta.url).pathname;
 const ROOT = new URL("../..", import.meta.url).pathname;
@@ -142,9 +143,9 @@ export class KopfProcess implements AsyncDisposable {
 
   /** Waits for an output line matching the pattern (a generous bound, not a timing assertion). */
   waitForLine(pattern: RegExp, seconds = 60): Promise<string> {
-    return waitFor(`a line matching ${pattern} in the output of kopf run`, () => {
+    return eventually(`a line matching ${pattern} in the output of kopf run`, () => {
       return this.lines.find((line) => pattern.test(line));
-    }, seconds).catch((error) => {
+    }, { seconds }).catch((error) => {
       throw new Error(`${error.message}\n--- output ---\n${this.output}`);
     });
   }

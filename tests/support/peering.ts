@@ -10,7 +10,8 @@ import { resourcePath } from "../../src/api/paths.ts";
 import type { KubernetesObject } from "../../src/model/body.ts";
 import { CLUSTER_PEERING_RESOURCE, NAMESPACED_PEERING_RESOURCE } from "../../src/engines/peering_records.ts";
 import { CRDS } from "../../src/reactor/observation.ts";
-import { applyCrds, testCluster, waitFor } from "./cluster.ts";
+import { applyCrds, testCluster } from "./cluster.ts";
+import { eventually } from "./eventually.ts";
 
 const PEERING_YAML = new URL("../../peering.yaml", import.meta.url);
 
@@ -30,7 +31,7 @@ export async function deletePeeringCrds(): Promise<void> {
     } catch (error) {
       if (!(error instanceof ApiNotFoundError)) throw error;
     }
-    await waitFor(`the CRD ${name} to be gone`, async () => {
+    await eventually(`the CRD ${name} to be gone`, async () => {
       try {
         await client.request({ path: resourcePath(CRDS, { name }) });
         return undefined;
@@ -64,7 +65,7 @@ export async function createPeering(
     metadata: { name, ...(namespace === null ? {} : { namespace }) },
   };
   // The CRD was only just established: creating may need a moment longer.
-  await waitFor(`${resource.kind} ${name} to be created`, async () => {
+  await eventually(`${resource.kind} ${name} to be created`, async () => {
     await client.request({ method: "POST", path: resourcePath(resource, { namespace }), body });
     return true;
   });

@@ -27,6 +27,7 @@
 
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { eventually } from "./eventually.ts";
 
 /** The Kopf release the compatibility tests run against (pinned: its state format is the reference). */
 export const PYTHON_KOPF_VERSION = "1.44.6";
@@ -378,18 +379,17 @@ export class PythonKopfProcess implements AsyncDisposable {
    * early, with the output, if the process exits without printing it.
    */
   async waitForLine(pattern: RegExp | string, seconds = 60): Promise<string> {
-    const deadline = Date.now() + seconds * 1000;
-    for (;;) {
-      const found = this.linesMatching(pattern)[0];
-      if (found !== undefined) return found;
-      if (this.#exitCode !== null) {
-        throw new Error(`${this.command} exited (code ${this.#exitCode}) before printing ${pattern}:\n${this.output}`);
-      }
-      if (Date.now() > deadline) {
-        throw new Error(`${this.command} printed nothing matching ${pattern} in ${seconds} s:\n${this.output}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const found = await eventually<string | { exited: number }>(
+      `a line matching ${pattern} from ${this.command}`,
+      () => {
+        return this.linesMatching(pattern)[0] ?? (this.#exitCode === null ? undefined : { exited: this.#exitCode });
+      },
+      { seconds, interval: 0.05 },
+    ).catch((error) => {
+      throw new Error(`${error.message}\n${this.output}`);
+    });
+    if (typeof found === "string") return found;
+    throw new Error(`${this.command} exited (code ${found.exited}) before printing ${pattern}:\n${this.output}`);
   }
 
   /**

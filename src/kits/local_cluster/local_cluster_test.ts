@@ -1,6 +1,7 @@
 // Real control planes, no fakes. Each start takes seconds (the very first one on a machine may
 // build the binaries for many minutes), so the tests share few clusters and use steps.
 import assert from "node:assert/strict";
+import { eventually } from "../../../tests/support/eventually.ts";
 import { featureGateArgs, LocalCluster } from "./local_cluster.ts";
 
 /** Minimal Kubernetes API calls with Deno's fetch, the way the framework talks to the cluster. */
@@ -32,16 +33,13 @@ class Api implements Disposable {
     return JSON.parse(text);
   }
 
-  /** Polls until GET `path` answers 404; fails after `seconds`. */
-  async waitGone(path: string, seconds = 60): Promise<void> {
-    const deadline = Date.now() + seconds * 1000;
-    while (Date.now() < deadline) {
+  /** Waits until GET `path` answers 404. */
+  async waitGone(path: string): Promise<void> {
+    await eventually(`${path} to be gone`, async () => {
       const response = await this.request("GET", path);
       await response.body?.cancel();
-      if (response.status === 404) return;
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-    assert.fail(`${path} still exists after ${seconds} s`);
+      return response.status === 404;
+    }, { interval: 0.25 });
   }
 
   [Symbol.dispose](): void {

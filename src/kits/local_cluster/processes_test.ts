@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { eventually } from "../../../tests/support/eventually.ts";
 import { ManagedProcess } from "./processes.ts";
 import { waitUntilReady } from "./readiness.ts";
 
@@ -35,9 +36,9 @@ Deno.test("stop() escalates to SIGKILL when SIGTERM is ignored", async () => {
     const log = join(directory, "l");
     const process = await ManagedProcess.spawn("stubborn", "sh", ["-c", script], log);
     // The trap must be set before the SIGTERM arrives; the log also proves it is written live.
-    while (!(await Deno.readTextFile(log)).includes("ready")) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await eventually("the trap to be set", async () => (await Deno.readTextFile(log)).includes("ready"), {
+      interval: 0.02,
+    });
     await process.stop(300);
     assert.equal(process.running, false);
     assert.equal(process.status?.signal, "SIGKILL");
