@@ -7,7 +7,6 @@
  * @module
  */
 
-import { waitFor } from "../tests/support/cluster.ts";
 import type { Replica } from "./sharded_replica.ts";
 import {
   type Bench,
@@ -20,6 +19,7 @@ import {
   stopReplicas,
   type Table,
 } from "./sharding_runs.ts";
+import { eventually } from "../tests/support/eventually.ts";
 
 /** What part 3 runs. */
 export interface FailoverOptions {
@@ -90,10 +90,10 @@ async function run(bench: Bench, objects: number, lease: number) {
     const killed = Date.now();
     victim.kill("SIGKILL");
     const restarts = await guard(
-      waitFor("the killed replica's daemons to start elsewhere", () => {
+      eventually("the killed replica's daemons to start elsewhere", () => {
         const starts = orphans.map((name) => restartOf(survivors, name, killed));
         return starts.every((start) => start !== undefined) ? starts as number[] : undefined;
-      }, lease + 300),
+      }, { seconds: lease + 300 }),
       survivors,
     );
     return {
@@ -110,13 +110,13 @@ async function run(bench: Bench, objects: number, lease: number) {
 
 /** Waits until every object's daemon runs in exactly one replica. */
 function oneDaemonEach(replicas: readonly Replica[], names: readonly string[]): Promise<true> {
-  return waitFor("one daemon per object", () => {
+  return eventually("one daemon per object", () => {
     const counts = new Map<string, number>();
     for (const replica of replicas) {
       for (const name of replica.daemons.keys()) counts.set(name, (counts.get(name) ?? 0) + 1);
     }
     return names.every((name) => counts.get(name) === 1) || undefined;
-  }, 600);
+  }, { seconds: 600 });
 }
 
 /** When the object's daemon first started in one of the replicas after a moment (ms since the epoch). */

@@ -9,11 +9,12 @@
 import type { ApiClient } from "../src/api/client.ts";
 import type { KubernetesList, KubernetesObject } from "../src/model/body.ts";
 import type { LocalCluster } from "../testing.ts";
-import { waitFor } from "../tests/support/cluster.ts";
+
 import type { Tracker } from "./compare_tracker.ts";
 import { prepareExamples } from "./example_namespace.ts";
 import { cpuSeconds } from "./process_stats.ts";
 import { Replica } from "./sharded_replica.ts";
+import { eventually } from "../tests/support/eventually.ts";
 
 /** The cluster every part runs on. */
 export interface Bench {
@@ -168,13 +169,13 @@ export function guard<T>(promise: Promise<T>, replicas: readonly Replica[]): Pro
  */
 export async function groupFormed(replicas: readonly Replica[], sharded: boolean): Promise<number> {
   await guard(
-    waitFor("the replicas to be up and to share the hash space", async () => {
+    eventually("the replicas to be up and to share the hash space", async () => {
       if (!sharded) return (await Promise.all(replicas.map(answers))).every(Boolean) || undefined;
       const reports = await Promise.all(replicas.map((replica) => replica.sharding()));
       if (reports.some((report) => report?.members.length !== replicas.length)) return undefined;
       const covered = reports.reduce((sum, report) => sum + report!.share, 0);
       return covered > 0.999 || undefined;
-    }, 600),
+    }, { seconds: 600 }),
     replicas,
   );
   return performance.now();

@@ -11,9 +11,10 @@ import { stringify } from "yaml";
 import { resourcePath } from "../src/api/paths.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
 import { CRDS } from "../src/reactor/observation.ts";
-import { applyCrds, freshNamespace, testCluster, waitFor } from "./support/cluster.ts";
+import { applyCrds, freshNamespace, testCluster } from "./support/cluster.ts";
 import { freePort } from "./support/environment.ts";
 import { KopfProcess } from "./support/kopf_process.ts";
+import { eventually } from "./support/eventually.ts";
 
 const CRD_YAML = new URL("./fixtures/conversion/crd.yaml", import.meta.url);
 const HANDLERS = "tests/fixtures/conversion/handlers.ts";
@@ -75,12 +76,12 @@ function caBundleOf(conversion: Record<string, unknown>): string | undefined {
 async function startOperator(namespace: string, port: number, probe: string, previousCa?: string) {
   const operator = await KopfProcess.start(namespace, [HANDLERS], { CONVERSION_TEST_PORT: String(port) });
   try {
-    await waitFor("the CRD's conversion webhook to point at the operator", async () => {
+    await eventually("the CRD's conversion webhook to point at the operator", async () => {
       const ca = caBundleOf(await conversionBlock());
       return ca !== undefined && ca !== previousCa ? true : undefined;
     });
     // The API server takes up a changed CRD a moment later: until then, reads at v1 may still fail.
-    await waitFor("reads at v1 to be converted", async () => {
+    await eventually("reads at v1 to be converted", async () => {
       const result = await kubectl(["get", `widgets.v1.conversion.kopf.dev`, probe, "-n", namespace, "-o", "json"]);
       return result.code === 0 ? true : undefined;
     });

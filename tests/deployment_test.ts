@@ -6,11 +6,12 @@
 
 import assert from "node:assert/strict";
 import type { KubernetesObject } from "../src/model/body.ts";
-import { createExample, freshNamespace, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, testCluster } from "./support/cluster.ts";
 import { freePort } from "./support/environment.ts";
 import { parseExposition, total } from "./support/exposition_parser.ts";
 import { applyManifests, deleteManifests, parseManifests, serviceAccountKubeconfig } from "./support/identity.ts";
 import { KopfProcess, runKopf } from "./support/kopf_process.ts";
+import { eventually } from "./support/eventually.ts";
 
 interface Container {
   image: string;
@@ -200,7 +201,7 @@ Deno.test("kopf generate deployment: the container's args run an operator whose 
   await createExample(client, namespace, "scraped", {});
   const url = `http://127.0.0.1:${annotations["prometheus.io/port"]}${annotations["prometheus.io/path"]}`;
   const success = { handler: "createFn", resource: "kopfexamples", cause: "create", outcome: "success" };
-  const metrics = await waitFor("the handled object in the metrics", async () => {
+  const metrics = await eventually("the handled object in the metrics", async () => {
     const response = await fetch(url).catch(() => undefined);
     if (response?.status !== 200) {
       await response?.body?.cancel();

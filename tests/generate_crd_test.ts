@@ -11,8 +11,9 @@ import { ApiError } from "../src/api/errors.ts";
 import { resourcePath } from "../src/api/paths.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
 import type { Resource } from "../src/model/resource.ts";
-import { applyCrds, freshNamespace, testCluster, waitFor } from "./support/cluster.ts";
+import { applyCrds, freshNamespace, testCluster } from "./support/cluster.ts";
 import { runKopf } from "./support/kopf_process.ts";
+import { eventually } from "./support/eventually.ts";
 
 const FIXTURES = ["tests/fixtures/crd/gadget.ts", "tests/fixtures/crd/schedule.ts"];
 
@@ -85,7 +86,7 @@ Deno.test("generate crd: the API server accepts the CRD, explains it, and enforc
     await applyCrds(client, new URL(`file://${file}`));
 
     // The descriptions, once the API server publishes the schema (shortly after Established).
-    const explained = await waitFor("kubectl explain to know gadgets", async () => {
+    const explained = await eventually("kubectl explain to know gadgets", async () => {
       const result = await kubectl(kubeconfig, ["explain", "gadgets.spec"]);
       return result.code === 0 ? result.stdout : undefined;
     });

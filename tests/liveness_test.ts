@@ -1,5 +1,5 @@
 /**
- * The liveness endpoint against a real API server (kopf-features 19.3, 26.5): `kopf run -L URL`
+ * The liveness endpoint against a real API server: `kopf run -L URL`
  * answers the probe results as JSON, cached for `settings.process.probingMaxAge`; a bad URL is a
  * usage error; and — beyond Kopf — the endpoint answers 500 when a watch stream has been failing
  * or silent for longer than `settings.watching.unhealthyAfter`, so that Kubernetes restarts a stuck
@@ -9,16 +9,17 @@
 import assert from "node:assert/strict";
 import * as kopf from "@kopf/kopf";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
-import { freshNamespace, settle, testCluster, waitFor } from "./support/cluster.ts";
+import { freshNamespace, settle, testCluster } from "./support/cluster.ts";
 import { freePort, getJson } from "./support/environment.ts";
 import { KopfProcess } from "./support/kopf_process.ts";
 import { runOperator } from "./support/operator.ts";
 import { TcpProxy } from "./support/tcp_proxy.ts";
+import { eventually } from "./support/eventually.ts";
 
 const CLI = new URL("../cli/main.ts", import.meta.url).pathname;
 const ROOT = new URL("..", import.meta.url).pathname;
 
-Deno.test("kopf run -L: GET answers the probes' results as JSON, recomputed once per probingMaxAge (19.3)", async () => {
+Deno.test("kopf run -L: GET answers the probes' results as JSON, recomputed once per probingMaxAge", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "liveness");
   const url = `http://127.0.0.1:${freePort()}/healthz`;
@@ -92,10 +93,10 @@ Deno.test("liveness answers 500 naming the stream once a watch has failed for lo
 
     const cut = Date.now();
     await proxy[Symbol.asyncDispose](); // The API server is unreachable from now on.
-    const answer = await waitFor("a 500 from the liveness endpoint", async () => {
+    const answer = await eventually("a 500 from the liveness endpoint", async () => {
       const answer = await getJson(url);
       return answer.status === 500 ? answer : undefined;
-    }, 30);
+    }, { seconds: 30 });
     const streams = answer.body.streams as Record<string, { failingSince: string; lastError: string; reason: string }>;
     const name = `kopfexamples.v1.kopf.dev in ${namespace}`;
     assert.deepEqual(Object.keys(streams), [name], JSON.stringify(answer.body));

@@ -15,11 +15,11 @@ import {
   getExample,
   patchExample,
   testCluster,
-  waitFor,
 } from "./support/cluster.ts";
 import { applyManifests, deleteManifests, parseManifests, serviceAccountKubeconfig } from "./support/identity.ts";
 import { KopfProcess, runKopf } from "./support/kopf_process.ts";
 import { createPeering, peeringStatus } from "./support/peering.ts";
+import { eventually } from "./support/eventually.ts";
 
 const HANDLERS = "tests/fixtures/shipping/operator.ts";
 const ADMISSION = "tests/fixtures/shipping/admission.ts";
@@ -52,34 +52,14 @@ async function startAs(kubeconfig: string, namespace: string, peering: string): 
 
 type Status = Record<string, { message?: string; ticked?: boolean } | undefined>;
 
-/**
- * Polls like `waitFor`, but gives up (with an error) once `signal` is aborted: a scenario that lost
- * the race to a 403 stops at once instead of leaving timers behind the test.
- */
-async function until<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  seconds: number,
-  signal?: AbortSignal,
-): Promise<T> {
-  const deadline = Date.now() + seconds * 1000;
-  for (;;) {
-    signal?.throwIfAborted();
-    const result = await check().catch(() => undefined);
-    if (result !== undefined) return result;
-    if (Date.now() > deadline) throw new Error(`Timed out after ${seconds} s waiting for ${what}.`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 /** The scenario: create (handler, Event, timer), update, delete (finalizer); throws where it fails. */
 async function scenario(namespace: string, name: string, seconds: number, signal?: AbortSignal): Promise<void> {
   const { client } = await testCluster();
   const status = async () => ((await getExample(client, namespace, name)).status ?? {}) as Status;
   await createExample(client, namespace, name, { size: 1 });
-  await until("status.created", async () => (await status()).created?.message, seconds, signal);
-  await until("status.ticked", async () => (await status()).ticked?.ticked, seconds, signal);
-  await until(
+  await eventually("status.created", async () => (await status()).created?.message, { seconds, signal });
+  await eventually("status.ticked", async () => (await status()).ticked?.ticked, { seconds, signal });
+  await eventually(
     "an Event about the object",
     async () => {
       const events = await client.request<{ items: KubernetesObject[] }>({
@@ -88,13 +68,12 @@ async function scenario(namespace: string, name: string, seconds: number, signal
       });
       return events.items.length ? true : undefined;
     },
-    seconds,
-    signal,
+    { seconds, signal },
   );
   await patchExample(client, namespace, name, { spec: { size: 2 } });
-  await until("status.updated", async () => (await status()).updated?.message, seconds, signal);
+  await eventually("status.updated", async () => (await status()).updated?.message, { seconds, signal });
   await deleteExample(client, namespace, name);
-  await until(`${name} gone`, () => exampleGone(client, namespace, name), seconds, signal);
+  await eventually(`${name} gone`, () => exampleGone(client, namespace, name), { seconds, signal });
 }
 
 /** Resolves with the first line of the operator's output that shows a denial; polls until `signal` is aborted. */
@@ -126,7 +105,7 @@ Deno.test("an operator with only the generated rules runs create/update/delete, 
     await using operator = await startAs(kubeconfig, namespace, peering);
     await operator.waitForLine(/Became the leader/);
     await scenario(namespace, "rbac-1", 60);
-    const records = await waitFor("a peer record", async () => {
+    const records = await eventually("a peer record", async () => {
       const records = Object.keys(await peeringStatus(namespace, peering));
       return records.length ? records : undefined;
     });
@@ -222,11 +201,11 @@ Deno.test("managed admission under the generated rules: the webhook configuratio
       ["run", "-n", namespace, "--standalone", ADMISSION],
       { KUBECONFIG: kubeconfig, KOPF_TEST_WEBHOOK_NAME: webhook },
     );
-    await waitFor("the webhook configuration with its webhook", async () => {
+    await eventually("the webhook configuration with its webhook", async () => {
       const body = await client.request<{ webhooks?: unknown[] }>({ path: configuration });
       return body.webhooks?.length ? true : undefined;
     });
-    const denied = await waitFor("a denial by the webhook", async () => {
+    const denied = await eventually("a denial by the webhook", async () => {
       try {
         await createExample(client, namespace, "bad-numbers", { numbers: "x" });
         await deleteExample(client, namespace, "bad-numbers");

@@ -8,9 +8,10 @@
 
 import assert from "node:assert/strict";
 import type { KubernetesObject } from "../src/model/body.ts";
-import { createExample, freshNamespace, getExample, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, getExample, testCluster } from "./support/cluster.ts";
 import { freePort } from "./support/environment.ts";
 import { KopfProcess } from "./support/kopf_process.ts";
+import { eventually } from "./support/eventually.ts";
 
 const LAST_HANDLED = "kopf.zalando.org/last-handled-configuration";
 const base64 = (text: string) => btoa(text);
@@ -81,7 +82,7 @@ Deno.test("Secret values reach no annotation, log line, Event or metric; key cha
   await operator.waitForLine(/password changed: true/);
 
   // The legacy diff-base is replaced by one with digests, and nothing ran for it (nothing changed).
-  const legacyNow = await waitFor("the legacy diff-base replaced", async () => {
+  const legacyNow = await eventually("the legacy diff-base replaced", async () => {
     const body = await client.request<KubernetesObject>({ method: "GET", path: `${path}/legacy` });
     return body.metadata.annotations?.[LAST_HANDLED]?.includes("sha256:") ? body : undefined;
   });
@@ -91,7 +92,7 @@ Deno.test("Secret values reach no annotation, log line, Event or metric; key cha
 
   const s = await client.request<KubernetesObject>({ method: "GET", path: `${path}/s` });
   assert.match(s.metadata.annotations![LAST_HANDLED], /"password":"sha256:[0-9a-f]{64}"/);
-  const example = await waitFor("the example's diff-base", async () => {
+  const example = await eventually("the example's diff-base", async () => {
     const body = await getExample(client, namespace, "e");
     return body.metadata.annotations?.[LAST_HANDLED] ? body : undefined;
   });

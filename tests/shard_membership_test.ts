@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import { ShardMembership } from "../src/engines/shard_membership.ts";
 import { type ShardRange, shardRangesOverlap, shardRangesShare } from "../src/model/shard_range.ts";
 import { WatchingSettings } from "../src/settings/watching.ts";
-import { freshNamespace, testCluster, waitFor } from "./support/cluster.ts";
+import { freshNamespace, testCluster } from "./support/cluster.ts";
+import { eventually } from "./support/eventually.ts";
 
 const LEASE_DURATION = 3;
 
@@ -56,7 +57,8 @@ Deno.test("a shard group splits the hash space evenly, hands over on join, leave
       signal: crash.signal,
     });
   };
-  const converged = (members: string[]) => waitFor(`the split among ${members}`, () => handling.settled(members), 60);
+  const converged = (members: string[]) =>
+    eventually(`the split among ${members}`, () => handling.settled(members), { seconds: 60 });
   const assertEven = (shares: Map<string, number>) => {
     for (const [member, share] of shares) {
       assert.ok(Math.abs(share - 1 / shares.size) <= 0.1, `${member}: ${share} of ${shares.size}`);

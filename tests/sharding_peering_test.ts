@@ -5,9 +5,10 @@
  */
 
 import assert from "node:assert/strict";
-import { createExample, freshNamespace, getExample, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, getExample, testCluster } from "./support/cluster.ts";
 import { KopfProcess, runKopf } from "./support/kopf_process.ts";
 import { createPeering, peeringStatus } from "./support/peering.ts";
+import { eventually } from "./support/eventually.ts";
 
 const handledBy = async (namespace: string, name: string) => {
   const { client } = await testCluster();
@@ -46,7 +47,9 @@ Deno.test("the members of a shard group do not pause each other; kopf freeze pau
     // Objects in both members' ranges are handled: nobody paused.
     const names = Array.from({ length: 10 }, (_, i) => `before-${i}`);
     for (const name of names) await createExample(client, namespace, name);
-    const before = await Promise.all(names.map((name) => waitFor(`${name} handled`, () => handledBy(namespace, name))));
+    const before = await Promise.all(
+      names.map((name) => eventually(`${name} handled`, () => handledBy(namespace, name))),
+    );
     assert.deepEqual(new Set(before), new Set(["p1", "p2"]), "both members handle objects");
     const status = await peeringStatus(namespace, peering);
     assert.deepEqual(Object.keys(status), ["shard:peers"], "one record for the group");
@@ -58,7 +61,7 @@ Deno.test("the members of a shard group do not pause each other; kopf freeze pau
     assert.equal(frozen.code, 0, frozen.stderr);
     // Paused once each member's stream has stopped after the pause began (earlier stops were reassignments).
     for (const replica of [first, second]) {
-      await waitFor("the pause and the stop of the stream after it", () => {
+      await eventually("the pause and the stop of the stream after it", () => {
         const paused = replica.lines.findIndex((line) => /Pausing operations in favour of/.test(line));
         const stopped = replica.lines.slice(paused + 1).some((line) =>
           /Stream kopfexamples\S* in \S+ has stopped/.test(line)
@@ -72,7 +75,9 @@ Deno.test("the members of a shard group do not pause each other; kopf freeze pau
     const resumed = await runKopf(["resume", "-n", namespace, "-P", peering, "-i", "ops"], { KUBECONFIG: kubeconfig });
     assert.equal(resumed.code, 0, resumed.stderr);
     for (const replica of [first, second]) await replica.waitForLine(/Resuming operations after the pause/);
-    const after = await Promise.all(during.map((name) => waitFor(`${name} handled`, () => handledBy(namespace, name))));
+    const after = await Promise.all(
+      during.map((name) => eventually(`${name} handled`, () => handledBy(namespace, name))),
+    );
     // Created while frozen, handled only after the resume: no creation line before the resume line.
     for (const replica of [first, second]) {
       const resumedAt = replica.lines.findIndex((line) => /Resuming operations after the pause/.test(line));

@@ -11,10 +11,11 @@ import assert from "node:assert/strict";
 import type { ApiClient } from "../src/api/client.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
 import { LocalCluster } from "../testing.ts";
-import { connect, createExample, freshNamespace, KOPFEXAMPLES, testCluster, waitFor } from "./support/cluster.ts";
+import { connect, createExample, freshNamespace, KOPFEXAMPLES, testCluster } from "./support/cluster.ts";
 import { freePort } from "./support/environment.ts";
 import { KopfProcess } from "./support/kopf_process.ts";
 import { resourcePath } from "../src/api/paths.ts";
+import { eventually } from "./support/eventually.ts";
 
 const OBJECTS = 300;
 const CONFIGMAPS = 20;
@@ -99,11 +100,11 @@ function overlaps(replicas: readonly Replica[]): string[] {
 
 /** Waits until every object has its daemon running in exactly one of the replicas. */
 function oneDaemonEach(replicas: readonly Replica[], names: readonly string[], what: string): Promise<true> {
-  return waitFor(what, () => {
+  return eventually(what, () => {
     const counts = new Map<string, number>();
     for (const replica of replicas) for (const name of replica.running()) counts.set(name, (counts.get(name) ?? 0) + 1);
     return names.every((name) => counts.get(name) === 1) || undefined;
-  }, 180);
+  }, { seconds: 180 });
 }
 
 /**
@@ -111,7 +112,7 @@ function oneDaemonEach(replicas: readonly Replica[], names: readonly string[], w
  * index every configmap; its metrics count the group's members and its share.
  */
 async function checkIndexesAndMetrics(replicas: readonly Replica[]): Promise<void> {
-  const healths = await waitFor("the indexes of all objects", async () => {
+  const healths = await eventually("the indexes of all objects", async () => {
     const all = await Promise.all(replicas.map(async (replica) => await (await fetch(replica.liveness)).json()));
     const mine = all.reduce((sum, health) => sum + health.indexed.mine, 0);
     return mine === OBJECTS ? all : undefined;
@@ -143,7 +144,7 @@ async function scenario(client: ApiClient, kubeconfig: string, serverSide: boole
     for (let i = 0; i < names.length; i += 30) {
       await Promise.all(names.slice(i, i + 30).map((name) => createExample(client, namespace, name)));
     }
-    const handled = await waitFor("every object's creation handled", async () => {
+    const handled = await eventually("every object's creation handled", async () => {
       const list = await client.request<{ items: KubernetesObject[] }>({
         path: resourcePath(KOPFEXAMPLES, { namespace }),
       });
@@ -151,7 +152,7 @@ async function scenario(client: ApiClient, kubeconfig: string, serverSide: boole
         (item.status as { created?: { replica: string } } | undefined)?.created?.replica
       );
       return by.every(Boolean) && by.length === OBJECTS ? by as string[] : undefined;
-    }, 180);
+    }, { seconds: 180 });
     for (const id of ["r1", "r2", "r3"]) {
       const share = handled.filter((replica) => replica === id).length / OBJECTS;
       assert.ok(share >= 0.2 && share <= 0.47, `${id} handled ${(share * 100).toFixed(1)}% of the objects`);

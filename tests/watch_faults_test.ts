@@ -14,12 +14,13 @@ import { Watcher, type WatchEvent } from "../src/api/watching.ts";
 import { createSelfSignedCertificates } from "../src/kits/certificates.ts";
 import { renderKubeconfig } from "../src/kits/local_cluster/kubeconfig.ts";
 import { WatchingSettings } from "../src/settings/watching.ts";
-import { createExample, freshNamespace, KOPFEXAMPLES, settle, testCluster, waitFor } from "./support/cluster.ts";
+import { createExample, freshNamespace, KOPFEXAMPLES, settle, testCluster } from "./support/cluster.ts";
 import { freePort, getJson } from "./support/environment.ts";
 import { FaultProxy } from "./support/fault_proxy.ts";
 import { LivenessSampler } from "./support/liveness_sampler.ts";
 import { captureLogs } from "./support/logs.ts";
 import { runOperator } from "./support/operator.ts";
+import { eventually } from "./support/eventually.ts";
 
 /** The proxy in front of the shared cluster, and a kubeconfig through it. */
 async function proxied(): Promise<{ proxy: FaultProxy; kubeconfig: string }> {
@@ -56,8 +57,8 @@ async function watchThroughProxy(
     await proxy[Symbol.asyncDispose]();
   };
   try {
-    await waitFor("the listing", () => events.some((event) => event.type === "LISTED") || undefined);
-    await waitFor("an open watch request", () => proxy.count({ watch: true, status: 200 }) > 0 || undefined);
+    await eventually("the listing", () => events.some((event) => event.type === "LISTED") || undefined);
+    await eventually("an open watch request", () => proxy.count({ watch: true, status: 200 }) > 0 || undefined);
   } catch (error) {
     await stop();
     throw error;
@@ -67,10 +68,10 @@ async function watchThroughProxy(
 
 /** Waits up to `seconds` for the stream's ADDED event of the object `name`. */
 async function waitForAdded(events: WatchEvent[], name: string, what: string, seconds: number): Promise<void> {
-  await waitFor(
+  await eventually(
     what,
     () => events.some((event) => event.type === "ADDED" && event.object.metadata.name === name) || undefined,
-    seconds,
+    { seconds: seconds },
   );
 }
 
@@ -204,10 +205,10 @@ Deno.test("liveness answers 500 during a freeze and an ERROR storm, naming the s
       assert.match(body.error, new RegExp(`${namespace}: (failing|silent) for \\d+ s`));
       proxy.set({ kind: "forward" });
       const back = Date.now();
-      await waitFor(
+      await eventually(
         `${fault.kind}: liveness 200 again`,
         async () => (await getJson(operator.running.liveness!)).status === 200 || undefined,
-        40,
+        { seconds: 40 },
       );
       await settle(4);
       const after = sampler.samples.filter((answer) => answer.at >= back + 1000);
@@ -240,10 +241,10 @@ Deno.test("liveness answers 500 when every watch request is held open for longer
     // Each watch request is answered, held for 6 s (longer than backoffResetAfter, 5 s), then ends in an ERROR.
     const from = Date.now();
     proxy.set({ kind: "watchErrors", after: 6 });
-    const answer = await waitFor("a 500 from the liveness endpoint", async () => {
+    const answer = await eventually("a 500 from the liveness endpoint", async () => {
       const answer = await getJson(url);
       return answer.status === 500 ? answer : undefined;
-    }, 60);
+    }, { seconds: 60 });
     assert.ok(proxy.count({ watch: true, from }) >= 2, "the stream went on reconnecting");
     const streams = answer.body.streams as Record<string, { reason: string; lastError: string }>;
     const name = `kopfexamples.v1.kopf.dev in ${namespace}`;
@@ -252,7 +253,9 @@ Deno.test("liveness answers 500 when every watch request is held open for longer
     assert.match(streams[name].lastError, /error in the stream: 500/);
 
     proxy.set({ kind: "forward" });
-    await waitFor("liveness 200 again", async () => (await getJson(url)).status === 200 || undefined, 60);
+    await eventually("liveness 200 again", async () => (await getJson(url)).status === 200 || undefined, {
+      seconds: 60,
+    });
   } finally {
     await operator.stop();
   }
@@ -283,14 +286,14 @@ Deno.test("a kubeconfig with the wrong CA: one ERROR saying what is wrong and wh
     signal: controller.signal,
   }).catch((error: unknown) => error);
   try {
-    const answer = await waitFor("a 500 from the liveness endpoint", async () => {
+    const answer = await eventually("a 500 from the liveness endpoint", async () => {
       try {
         const answer = await getJson(liveness);
         return answer.status === 500 ? answer : undefined;
       } catch {
         return undefined; // not listening yet
       }
-    }, 20);
+    }, { seconds: 20 });
     assert.match(answer.body.error as string, /not signed by the CA/);
     await settle(8);
     const errors = lines.filter((line) =>

@@ -10,9 +10,10 @@ import { parse, stringify } from "yaml";
 import { resourcePath } from "../../src/api/paths.ts";
 import type { KubernetesObject } from "../../src/model/body.ts";
 import { CRDS } from "../../src/reactor/observation.ts";
-import { applyCrds, freshNamespace, testCluster, waitFor } from "../support/cluster.ts";
+import { applyCrds, freshNamespace, testCluster } from "../support/cluster.ts";
 import { runExample } from "../support/examples.ts";
 import { runKopf } from "../support/kopf_process.ts";
+import { eventually } from "../support/eventually.ts";
 
 const FOLDER = new URL("../../examples/18-crd-versions/", import.meta.url);
 const NAME = "kopf-widget-1";
@@ -71,13 +72,13 @@ Deno.test("examples/18-crd-versions: a widget written at v1 is stored and handle
   try {
     // The operator points the CRD at itself, and the API server takes that up a moment later.
     const widget = await Deno.readTextFile(new URL("widget-v1.yaml", FOLDER));
-    await waitFor("the conversion webhook to be active", async () => {
+    await eventually("the conversion webhook to be active", async () => {
       const applied = await kubectl(["apply", "-n", namespace, "-f", "-"], widget);
       return applied.code === 0 ? true : undefined;
     });
     const atV2 = await read("v2", namespace);
     assert.deepEqual(atV2.spec, { size: { value: 10, unit: "Gi" } });
-    const handled = await waitFor("the creation handler's result", async () => {
+    const handled = await eventually("the creation handler's result", async () => {
       const status = (await read("v2", namespace)).status as { created?: { message?: string } } | undefined;
       return status?.created?.message;
     });
@@ -89,7 +90,7 @@ Deno.test("examples/18-crd-versions: a widget written at v1 is stored and handle
     assert.deepEqual(atV1.spec, { size: "10Gi" });
     assert.equal(atV1.metadata.annotations?.["kopfwidgets.kopf.dev/v2-fields"], '{"tier":"gold"}');
     // Read at v1, changed, written back at v1 (again if the operator wrote to it meanwhile: a 409 Conflict).
-    await waitFor("a replacement at v1", async () => {
+    await eventually("a replacement at v1", async () => {
       const current = await read("v1", namespace);
       const replaced = await kubectl(["replace", "-f", "-"], JSON.stringify({ ...current, spec: { size: "1Ti" } }));
       if (replaced.code !== 0 && !replaced.stderr.includes("Conflict")) assert.fail(replaced.stderr);

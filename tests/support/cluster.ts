@@ -162,18 +162,6 @@ export async function deleteExample(client: ApiClient, namespace: string, name: 
 }
 
 /**
- * {@linkcode eventually} with the bound as a number: kept only for the test files that were being
- * changed in parallel when `eventually` replaced it; new code calls `eventually`.
- */
-export function waitFor<T>(
-  what: string,
-  check: () => Promise<T | undefined> | T | undefined,
-  seconds?: number,
-): Promise<Exclude<T, undefined | false>> {
-  return eventually(what, check, { seconds });
-}
-
-/**
  * Waits (`seconds` at most) until `status[key]` of a kopfexample satisfies the check (present, by default);
  * returns that value.
  */

@@ -12,6 +12,8 @@ export interface EventuallyOptions {
   seconds?: number;
   /** Seconds between two checks (0.1 by default). */
   interval?: number;
+  /** Gives up at once (with the signal's reason) when it aborts, e.g. when a scenario has lost a race. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -24,10 +26,11 @@ export async function eventually<T>(
   check: () => Promise<T | undefined | false> | T | undefined | false,
   options: EventuallyOptions = {},
 ): Promise<Exclude<T, undefined | false>> {
-  const { seconds = 60, interval = 0.1 } = options;
+  const { seconds = 60, interval = 0.1, signal } = options;
   const deadline = Date.now() + seconds * 1000;
   let last: unknown;
   for (;;) {
+    signal?.throwIfAborted();
     try {
       const result = await check();
       if (result !== undefined && result !== false) return result as Exclude<T, undefined | false>;
