@@ -10,8 +10,10 @@
  *   its own Lease first, then checked with a fresh list of the group's Leases; a claim that meets
  *   another's is withdrawn and tried again (of two members that claim at once, the later one always
  *   sees the earlier one, so at most one goes on);
- * - a member that cannot renew for two thirds of the lease duration stops handling everything,
- *   before the others may take its ranges at the full duration;
+ * - a member that cannot renew for 80% of the lease duration (since its last renewal was sent) stops
+ *   handling everything, before the others may take its ranges at the full duration (measured from
+ *   when they saw that renewal, which is later); a timer holds it to that even when nothing else
+ *   happens;
  * - a member that dies holds its ranges until its Lease has not changed for its duration, as this
  *   member observes it (by its own clock, so clock skew between nodes does not matter).
  *
@@ -80,6 +82,14 @@ interface Peer {
 
 const EVERYTHING: ShardRange[] = [{ start: 0n, end: SHARD_HASH_SPACE }];
 
+/**
+ * The part of the lease duration after the last renewal was sent within which a member must
+ * renew again or stop handling. Renewals come every quarter, so three in a row may be slow (a busy
+ * API server, handlers keeping the process busy) before it stops: two thirds stopped and restarted
+ * every member of a busy group every ~15 s (measured with CPU-bound handlers).
+ */
+const RENEW_DEADLINE = 0.8;
+
 /** One member of a shard group: see the module's description. */
 export class ShardMembership {
   readonly #options: ShardMembershipOptions;
@@ -93,6 +103,7 @@ export class ShardMembership {
   #evaluationQueued = false;
   #tasks: Promise<unknown>[] = [];
   #expiry?: ReturnType<typeof setTimeout>;
+  #deadline?: ReturnType<typeof setTimeout>;
   #listed = Promise.withResolvers<void>();
 
   private constructor(options: ShardMembershipOptions) {
@@ -137,6 +148,7 @@ export class ShardMembership {
   async close(): Promise<void> {
     this.#stop.abort();
     clearTimeout(this.#expiry);
+    clearTimeout(this.#deadline);
     await Promise.allSettled(this.#tasks);
     await this.#evaluation;
     await this.#options.apply([]).catch((error) =>
@@ -201,9 +213,9 @@ export class ShardMembership {
     return peer;
   }
 
-  /** Renews this member's Lease every third of its duration. */
+  /** Renews this member's Lease every quarter of its duration. */
   async #renewals(): Promise<void> {
-    const interval = this.#options.leaseDuration / 3;
+    const interval = this.#options.leaseDuration / 4;
     while (!await sleep(interval, this.#stop.signal)) {
       await this.#write(this.#held).catch((error) => {
         logger.warning("Renewing the shard Lease {lease} failed: {error}", { lease: this.#lease, error });
@@ -232,7 +244,7 @@ export class ShardMembership {
   async #reassign(): Promise<void> {
     const { identity, leaseDuration, group } = this.#options;
     const now = Date.now();
-    if (now - this.#renewedAt > leaseDuration * 1000 * 2 / 3) {
+    if (now - this.#renewedAt > leaseDuration * 1000 * RENEW_DEADLINE) {
       // Out of touch: the others may take our ranges once our Lease lapses; stop before that.
       if (this.#held.length) {
         logger.warning("The shard Lease {lease} could not be renewed: stopping all handling until it is.", {
@@ -354,6 +366,12 @@ export class ShardMembership {
       });
     }
     this.#renewedAt = sent;
+    // Looked at again when this renewal's deadline passes, in case no other renewal succeeds by then.
+    clearTimeout(this.#deadline);
+    if (!this.#stop.signal.aborted) {
+      const due = sent + leaseDuration * 1000 * RENEW_DEADLINE - Date.now();
+      this.#deadline = setTimeout(() => this.#evaluate(), Math.max(0, due) + 50);
+    }
   }
 }
 
