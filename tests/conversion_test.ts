@@ -15,37 +15,12 @@ import { applyCrds, freshNamespace, testCluster } from "./support/cluster.ts";
 import { freePort } from "./support/environment.ts";
 import { KopfProcess } from "./support/kopf_process.ts";
 import { eventually } from "./support/eventually.ts";
+import { kubectl } from "./support/kubectl.ts";
 
 const CRD_YAML = new URL("./fixtures/conversion/crd.yaml", import.meta.url);
 const HANDLERS = "tests/fixtures/conversion/handlers.ts";
 const CRD = "widgets.conversion.kopf.dev";
 const CARRIED = "conversion.kopf.dev/v2-fields";
-
-interface Kubectl {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** kubectl against the test cluster, as a user would run it; `input` goes to its stdin. */
-async function kubectl(args: string[], input?: string): Promise<Kubectl> {
-  const { kubeconfig } = await testCluster();
-  const child = new Deno.Command("kubectl", {
-    args,
-    env: { KUBECONFIG: kubeconfig },
-    stdin: input === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  if (input !== undefined) {
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(input));
-    await writer.close();
-  }
-  const output = await child.output();
-  const decoder = new TextDecoder();
-  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
-}
 
 /** kubectl that must succeed: its stdout. */
 async function ok(args: string[], input?: string): Promise<string> {

@@ -14,29 +14,10 @@ import { applyCrds, freshNamespace, testCluster } from "../support/cluster.ts";
 import { runExample } from "../support/examples.ts";
 import { runKopf } from "../support/kopf_process.ts";
 import { eventually } from "../support/eventually.ts";
+import { kubectl } from "../support/kubectl.ts";
 
 const FOLDER = new URL("../../examples/18-crd-versions/", import.meta.url);
 const NAME = "kopf-widget-1";
-
-/** kubectl against the test cluster; `input` goes to its stdin. */
-async function kubectl(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const { kubeconfig } = await testCluster();
-  const child = new Deno.Command("kubectl", {
-    args,
-    env: { KUBECONFIG: kubeconfig },
-    stdin: input === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  if (input !== undefined) {
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(input));
-    await writer.close();
-  }
-  const output = await child.output();
-  const decoder = new TextDecoder();
-  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
-}
 
 async function read(version: string, namespace: string): Promise<KubernetesObject> {
   const result = await kubectl(["get", `kopfwidgets.${version}.kopf.dev`, NAME, "-n", namespace, "-o", "json"]);
