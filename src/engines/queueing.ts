@@ -7,6 +7,7 @@
  */
 
 import { untilSettledOrAborted } from "../utils/signals.ts";
+import { sharedTurns } from "../utils/turns.ts";
 
 /**
  * Processes one item of a key; `more` says whether newer items of the same key are already
@@ -104,6 +105,9 @@ export class ObjectQueues<T> {
   async #work(key: string): Promise<void> {
     const queue = this.#queues.get(key)!;
     while (queue.length) {
+      // Between items, timers and I/O get their turn: handlers may be CPU-bound and synchronous.
+      const turn = sharedTurns.take();
+      if (turn) await turn;
       const item = queue[0];
       try {
         await this.#process(key, item, queue.length > 1);

@@ -66,3 +66,18 @@ Deno.test("a limit must be a whole number of at least 1", () => {
     assert.throws(() => new ObjectQueues<string>(async () => {}, () => {}, { limit }), RangeError);
   }
 });
+
+Deno.test("CPU-bound items of many keys let timers run between them", async () => {
+  const order: string[] = [];
+  const queues = new ObjectQueues<string>((key) => {
+    const until = performance.now() + 15;
+    while (performance.now() < until) { /* a synchronous handler's work */ }
+    order.push(key);
+    return Promise.resolve();
+  }, () => {});
+  setTimeout(() => order.push("timer"), 0);
+  for (const key of ["a", "b", "c", "d", "e"]) queues.push(key, "1");
+  await queues.drain();
+  const timer = order.indexOf("timer");
+  assert.ok(timer >= 0 && timer < order.length - 1, `a timer ran before the last item: ${order.join(", ")}`);
+});

@@ -14,6 +14,8 @@
  *   handling everything, before the others may take its ranges at the full duration (measured from
  *   when they saw that renewal, which is later); a timer holds it to that even when nothing else
  *   happens;
+ * - a member that finds nobody handling anything (a group forming) waits a moment for the others
+ *   started with it before its first claim;
  * - a member that dies holds its ranges until its Lease has not changed for its duration, as this
  *   member observes it (by its own clock, so clock skew between nodes does not matter).
  *
@@ -90,6 +92,14 @@ const EVERYTHING: ShardRange[] = [{ start: 0n, end: SHARD_HASH_SPACE }];
  */
 const RENEW_DEADLINE = 0.8;
 
+/**
+ * How long (s, at most; a fifth of the lease duration if shorter) a member that finds no member
+ * handling anything waits before it claims: replicas started together (a new Deployment) then
+ * split the objects from the start, instead of the first one listing all of them and handing most
+ * over moments later. A member that joins a working group claims at once.
+ */
+const FORMING = 3;
+
 /** One member of a shard group: see the module's description. */
 export class ShardMembership {
   readonly #options: ShardMembershipOptions;
@@ -105,6 +115,8 @@ export class ShardMembership {
   #expiry?: ReturnType<typeof setTimeout>;
   #deadline?: ReturnType<typeof setTimeout>;
   #listed = Promise.withResolvers<void>();
+  /** Until when (local clock, ms) a forming group's member only watches who else joins. */
+  #formingUntil = 0;
 
   private constructor(options: ShardMembershipOptions) {
     this.#options = options;
@@ -121,6 +133,12 @@ export class ShardMembership {
     await member.#write(member.#held);
     member.#tasks.push(member.#watch(), member.#renewals());
     await Promise.race([member.#listed.promise, sleep(options.leaseDuration, member.#stop.signal)]);
+    const now = Date.now();
+    if (![...member.#peers.values()].some((peer) => alive(peer, now) && peer.ranges.length)) {
+      const forming = Math.min(FORMING, options.leaseDuration / 5);
+      member.#formingUntil = now + forming * 1000;
+      await sleep(forming, member.#stop.signal);
+    }
     member.#evaluate();
     await member.#evaluation;
     return member;
@@ -258,6 +276,7 @@ export class ShardMembership {
     this.#members = [...new Set([identity, ...live.map((peer) => peer.identity)])].sort();
     this.#scheduleExpiry(live);
     kopfMetrics.shardMembers.set([group], this.#members.length);
+    if (now < this.#formingUntil) return;
     const target = assignShards(this.#members).rangesOf(identity);
     const { gained, lost } = movedRanges(this.#held, target);
     if (lost.length) {

@@ -1,0 +1,43 @@
+import assert from "node:assert/strict";
+import { Turns } from "./turns.ts";
+
+/** Burns the CPU for some milliseconds without yielding, as a synchronous handler does. */
+function burn(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) { /* busy */ }
+}
+
+Deno.test("Turns lets a timer run between pieces of CPU-bound work", async () => {
+  const turns = new Turns(5);
+  const order: string[] = [];
+  const piece = async (name: string) => {
+    await turns.take();
+    burn(8);
+    order.push(name);
+  };
+  setTimeout(() => order.push("timer"), 0);
+  await Promise.all(["a", "b", "c", "d"].map(piece));
+  const timer = order.indexOf("timer");
+  assert.ok(timer > 0 && timer < order.length - 1, `the timer ran between the pieces: ${order.join(", ")}`);
+  assert.deepEqual(order.filter((name) => name !== "timer"), ["a", "b", "c", "d"]);
+});
+
+Deno.test("Turns lets light work go on at once within the budget", async () => {
+  const turns = new Turns(1000);
+  await turns.take();
+  assert.equal(turns.take(), undefined);
+  assert.equal(turns.take(), undefined);
+});
+
+Deno.test("Turns keeps the order once work waits, even for work that asks within the budget", async () => {
+  const turns = new Turns(5);
+  await turns.take();
+  burn(6);
+  const order: number[] = [];
+  const first = turns.take();
+  assert.ok(first, "past the budget, work waits for a pass of the loop");
+  const second = turns.take();
+  assert.ok(second, "while work waits, newer work queues behind it");
+  await Promise.all([first.then(() => order.push(1)), second.then(() => order.push(2))]);
+  assert.deepEqual(order, [1, 2]);
+});
