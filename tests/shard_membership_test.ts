@@ -7,8 +7,9 @@
 
 import assert from "node:assert/strict";
 import { ShardMembership } from "../src/engines/shard_membership.ts";
-import { type ShardRange, shardRangesOverlap, shardRangesShare } from "../src/model/shard_range.ts";
+import { movedRanges, type ShardRange, shardRangesOverlap, shardRangesShare } from "../src/model/shard_range.ts";
 import { WatchingSettings } from "../src/settings/watching.ts";
+import { sleep } from "../src/utils/sleep.ts";
 import { freshNamespace, testCluster } from "./support/cluster.ts";
 import { eventually } from "./support/eventually.ts";
 
@@ -18,12 +19,15 @@ const LEASE_DURATION = 3;
 class Handling {
   readonly current = new Map<string, readonly ShardRange[]>();
   readonly overlaps: string[] = [];
+  /** Members that gave up some of what they handled, at each change. */
+  readonly losses: string[] = [];
 
   applier(member: string): (ranges: readonly ShardRange[]) => Promise<void> {
     return (ranges) => {
       for (const [other, theirs] of this.current) {
         if (other !== member && shardRangesOverlap(theirs, ranges)) this.overlaps.push(`${member} and ${other}`);
       }
+      if (movedRanges(this.current.get(member) ?? [], ranges).lost.length) this.losses.push(member);
       this.current.set(member, ranges);
       return Promise.resolve();
     };
@@ -65,9 +69,13 @@ Deno.test("a shard group splits the hash space evenly, hands over on join, leave
     }
   };
 
-  const [a, b] = await Promise.all([join("replica-a"), join("replica-b"), join("replica-c")]);
+  // Started a moment apart, as the pods of a new Deployment are.
+  const first = join("replica-a");
+  await sleep(0.2);
+  const [a, b] = await Promise.all([first, join("replica-b"), join("replica-c")]);
   assertEven(await converged(["replica-a", "replica-b", "replica-c"]));
   assert.deepEqual([...a.members], ["replica-a", "replica-b", "replica-c"]);
+  assert.deepEqual(handling.losses, [], "members started together split the space from the start: no handover");
 
   const d = await join("replica-d");
   assertEven(await converged(["replica-a", "replica-b", "replica-c", "replica-d"]));

@@ -131,14 +131,15 @@ export class ShardMembership {
     const member = new ShardMembership(options);
     options.signal?.addEventListener("abort", () => member.#stop.abort(), { once: true });
     await member.#write(member.#held);
+    // Nothing is claimed before the group has been looked at.
+    member.#formingUntil = Infinity;
     member.#tasks.push(member.#watch(), member.#renewals());
     await Promise.race([member.#listed.promise, sleep(options.leaseDuration, member.#stop.signal)]);
     const now = Date.now();
-    if (![...member.#peers.values()].some((peer) => alive(peer, now) && peer.ranges.length)) {
-      const forming = Math.min(FORMING, options.leaseDuration / 5);
-      member.#formingUntil = now + forming * 1000;
-      await sleep(forming, member.#stop.signal);
-    }
+    const working = [...member.#peers.values()].some((peer) => alive(peer, now) && peer.ranges.length);
+    const forming = working ? 0 : Math.min(FORMING, options.leaseDuration / 5);
+    member.#formingUntil = now + forming * 1000;
+    await sleep(forming, member.#stop.signal);
     member.#evaluate();
     await member.#evaluation;
     return member;
