@@ -27,6 +27,7 @@ import {
 import { NetworkingSettings } from "../settings/networking.ts";
 import { sleep } from "../utils/sleep.ts";
 import { Slots } from "../utils/slots.ts";
+import type { Congestion } from "../utils/turns.ts";
 
 const logger = getLogger(["kopf", "api"]);
 
@@ -179,6 +180,14 @@ export class ApiClient implements Disposable {
   get connectionProblem(): ConnectionProblem | null {
     return this.#connectionProblem;
   }
+
+  /**
+   * Congested while more requests wait for a slot of `settings.networking.concurrentRequests`
+   * than it allows at once: new work that would only add to that queue waits (see `Turns`).
+   */
+  readonly congestion: Congestion = {
+    eased: () => this.#slots.whenWaitingAtMost(this.#networking.concurrentRequests ?? Infinity),
+  };
 
   /** Remembers a rejected certificate and says so at error level, at a bounded rate. */
   #certificateRejected(what: string, tls: TlsDiagnosis): void {

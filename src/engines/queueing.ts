@@ -7,7 +7,7 @@
  */
 
 import { untilSettledOrAborted } from "../utils/signals.ts";
-import { sharedTurns } from "../utils/turns.ts";
+import { type Congestion, sharedTurns } from "../utils/turns.ts";
 
 /**
  * Processes one item of a key; `more` says whether newer items of the same key are already
@@ -22,6 +22,8 @@ export interface ObjectQueuesOptions {
    * `null`: no limit.
    */
   limit?: number | null;
+  /** What new items wait for while it is congested (e.g. the API client's queue of requests). */
+  congestion?: Congestion;
 }
 
 /** A set of FIFO queues keyed by object, each drained by its own sequential worker. */
@@ -33,6 +35,7 @@ export class ObjectQueues<T> {
   readonly #process: Processor<T>;
   readonly #onError: (key: string, error: unknown) => void;
   readonly #limit: number | null;
+  readonly #congestion: Congestion | undefined;
   #running = 0;
 
   /**
@@ -54,6 +57,7 @@ export class ObjectQueues<T> {
       );
     }
     this.#limit = limit;
+    this.#congestion = options.congestion;
   }
 
   /** How many items wait or are in progress, over all keys (read when metrics are scraped). */
@@ -106,7 +110,7 @@ export class ObjectQueues<T> {
     const queue = this.#queues.get(key)!;
     while (queue.length) {
       // Between items, timers and I/O get their turn: handlers may be CPU-bound and synchronous.
-      const turn = sharedTurns.take();
+      const turn = sharedTurns.take(this.#congestion);
       if (turn) await turn;
       const item = queue[0];
       try {

@@ -98,7 +98,7 @@ const RENEW_DEADLINE = 0.8;
  * split the objects from the start, instead of the first one listing all of them and handing most
  * over moments later. A member that joins a working group claims at once.
  */
-const FORMING = 3;
+const FORMING = 2;
 
 /** One member of a shard group: see the module's description. */
 export class ShardMembership {

@@ -156,7 +156,7 @@ class ResourceStream implements StreamHandle {
     this.#queues = new ObjectQueues<ObjectWork>(
       (uid, work, more) => this.#process(uid, work, more),
       (uid, error) => logger.error("Processing of {uid} failed: {error}", { uid, error }),
-      { limit: settings.batching.workerLimit },
+      { limit: settings.batching.workerLimit, congestion: client.congestion },
     );
     this.#parked = new ParkedObjects(deps.gate, (uid, object) => {
       if (!signal.aborted) this.#queues.push(uid, { kind: "event", type: null, object });

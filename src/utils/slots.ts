@@ -25,6 +25,10 @@ export class Slots {
   /** The waiters in order of arrival; a cancelled one leaves its place empty. */
   readonly #waiters: ((() => void) | undefined)[] = [];
   #head = 0;
+  /** How many waiters are in place (not cancelled, not admitted). */
+  #queued = 0;
+  /** Who waits for the queue to be at most so long, by that length. */
+  readonly #shorter = new Map<number, PromiseWithResolvers<void>>();
 
   /**
    * @param limit How many holders at once; `null` for no limit.
@@ -53,9 +57,23 @@ export class Slots {
 
   /** How many wait for a slot now. */
   get waiting(): number {
-    let waiting = 0;
-    for (let index = this.#head; index < this.#waiters.length; index++) if (this.#waiters[index]) waiting++;
-    return waiting;
+    return this.#queued;
+  }
+
+  /**
+   * Waits until at most `count` wait for a slot: a way to hold back new work while the limit's
+   * queue is long, instead of queueing it there too.
+   *
+   * @returns Nothing if that is so now, or a promise that resolves once it is.
+   */
+  whenWaitingAtMost(count: number): Promise<void> | undefined {
+    if (this.#queued <= count) return undefined;
+    let shorter = this.#shorter.get(count);
+    if (!shorter) {
+      shorter = Promise.withResolvers<void>();
+      this.#shorter.set(count, shorter);
+    }
+    return shorter.promise;
   }
 
   /**
@@ -74,8 +92,11 @@ export class Slots {
       const index = this.#waiters.length;
       const abort = () => {
         this.#waiters[index] = undefined;
+        this.#queued--;
+        this.#notifyShorter();
         reject(signal!.reason);
       };
+      this.#queued++;
       this.#waiters.push(() => {
         signal?.removeEventListener("abort", abort);
         resolve(this.#release());
@@ -104,12 +125,22 @@ export class Slots {
       this.#waiters[this.#head++] = undefined;
       if (!waiter) continue;
       this.#taken++;
+      this.#queued--;
       waiter();
     }
+    this.#notifyShorter();
     // The array is compacted only once drained, so that places stay fixed while cancellations refer to them.
     if (this.#head === this.#waiters.length) {
       this.#waiters.length = 0;
       this.#head = 0;
+    }
+  }
+
+  #notifyShorter(): void {
+    for (const [count, shorter] of this.#shorter) {
+      if (this.#queued > count) continue;
+      this.#shorter.delete(count);
+      shorter.resolve();
     }
   }
 

@@ -69,3 +69,22 @@ Deno.test("a wrong limit is refused with the name of where it came from", () => 
   const slots = new Slots(1, "settings.networking.concurrentRequests");
   assert.throws(() => (slots.limit = 1.5), /whole number of at least 1, or null/);
 });
+
+Deno.test("whenWaitingAtMost resolves once the queue of waiters is short enough", async () => {
+  const slots = new Slots(1);
+  const first = await slots.take();
+  const queued = [slots.take(), slots.take(), slots.take()];
+  assert.equal(slots.whenWaitingAtMost(3), undefined);
+  const shorter = slots.whenWaitingAtMost(1);
+  assert.ok(shorter);
+  let resolved = false;
+  void shorter.then(() => resolved = true);
+  first();
+  await Promise.resolve();
+  assert.equal(resolved, false, "two still wait");
+  (await queued[0])();
+  await shorter;
+  assert.equal(slots.waiting, 1);
+  (await queued[1])();
+  (await queued[2])();
+});

@@ -1,10 +1,17 @@
 /**
- * Turns on the event loop for work that may be CPU-bound. A handler written synchronously runs to
- * its first `await` without letting anything else run: a listing of 500 objects whose handlers
- * burn 20 ms each would hold the loop for 10 s — no Lease renewals, no watch events read, no probe
- * answered. Work that takes a turn first runs at once while the loop has been busy for less than a
- * budget; after that, one piece of work per pass of the event loop, in the order they asked, so
- * that timers and I/O run between them.
+ * Turns on the event loop for work that may be CPU-bound or may flood a shared resource.
+ *
+ * A handler written synchronously runs to its first `await` without letting anything else run: a
+ * listing of 500 objects whose handlers burn 20 ms each would hold the loop for 10 s — no Lease
+ * renewals, no watch events read, no probe answered. Work that takes a turn runs at once while the
+ * loop has been busy for less than a budget; after that, one piece of work per pass of the event
+ * loop, in the order they asked, so that timers and I/O run between them.
+ *
+ * And work that would only queue for a congested resource (requests waiting for a free slot of the
+ * API client) waits for its turn until the congestion eases, holding nothing: 10,000 objects listed
+ * at once would otherwise all start their cycles, each holding its state while its requests queue.
+ * Within one pass, the work let in runs until it waits for I/O, so the next pass sees the queue it
+ * made.
  *
  * @module
  */
@@ -14,10 +21,21 @@ import { setImmediate } from "node:timers";
 /** How long (ms) work may run back to back before the loop gets a pass. */
 const DEFAULT_BUDGET = 10;
 
+/** A shared resource that new work should not queue for while it is congested. */
+export interface Congestion {
+  /** Nothing when new work may go on now; otherwise a promise that resolves once it may. */
+  eased(): Promise<void> | undefined;
+}
+
+interface Waiter {
+  readonly resolve: () => void;
+  readonly congestion?: Congestion;
+}
+
 /** Takes turns on the event loop; see the module's description. */
 export class Turns {
   readonly #budget: number;
-  readonly #waiting: (() => void)[] = [];
+  readonly #waiting: Waiter[] = [];
   /** When the current stretch of work began (the last pass given to the loop). */
   #since = -Infinity;
   #pumping = false;
@@ -29,12 +47,15 @@ export class Turns {
 
   /**
    * Returns nothing when the work may go on now, or a promise that resolves at its turn (after the
-   * loop has had a pass). Not awaiting `undefined` saves a microtask per item in the common case.
+   * loop has had a pass, and once the congestion, if any, has eased). Not awaiting `undefined` saves
+   * a microtask per item in the common case.
    */
-  take(): Promise<void> | undefined {
-    if (!this.#waiting.length && performance.now() - this.#since < this.#budget) return undefined;
+  take(congestion?: Congestion): Promise<void> | undefined {
+    if (!this.#waiting.length && performance.now() - this.#since < this.#budget && !congestion?.eased()) {
+      return undefined;
+    }
     const { promise, resolve } = Promise.withResolvers<void>();
-    this.#waiting.push(resolve);
+    this.#waiting.push({ resolve, congestion });
     if (!this.#pumping) {
       this.#pumping = true;
       setImmediate(this.#pass);
@@ -42,10 +63,15 @@ export class Turns {
     return promise;
   }
 
-  /** One pass: a new stretch begins with the next waiting piece of work. */
+  /** One pass: a new stretch begins with the next waiting piece of work, unless it must wait longer. */
   readonly #pass = (): void => {
+    const eased = this.#waiting[0]?.congestion?.eased();
+    if (eased) {
+      void eased.then(() => setImmediate(this.#pass));
+      return;
+    }
     this.#since = performance.now();
-    this.#waiting.shift()?.();
+    this.#waiting.shift()?.resolve();
     if (this.#waiting.length) setImmediate(this.#pass);
     else this.#pumping = false;
   };

@@ -41,3 +41,22 @@ Deno.test("Turns keeps the order once work waits, even for work that asks within
   await Promise.all([first.then(() => order.push(1)), second.then(() => order.push(2))]);
   assert.deepEqual(order, [1, 2]);
 });
+
+Deno.test("Turns holds work back while its congestion lasts, then lets it in one piece per pass", async () => {
+  const turns = new Turns(1000);
+  let congested = Promise.withResolvers<void>();
+  let easedYet = false;
+  const congestion = { eased: () => easedYet ? undefined : congested.promise };
+  const started: number[] = [];
+  const pieces = [1, 2, 3].map(async (n) => {
+    await turns.take(congestion);
+    started.push(n);
+  });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.deepEqual(started, [], "nothing starts while congested");
+  easedYet = true;
+  congested.resolve();
+  congested = Promise.withResolvers<void>();
+  await Promise.all(pieces);
+  assert.deepEqual(started, [1, 2, 3]);
+});
