@@ -35,8 +35,6 @@ import {
   pemProblem,
   type TlsMaterial,
 } from "./credentials.ts";
-import { StoredProviderToken } from "./auth_provider.ts";
-import { ExecPlugin, readExecConfig } from "./exec_credentials.ts";
 import { describeValue, Fields, isRecord } from "./kubeconfig_fields.ts";
 import { TokenFile } from "./service_account.ts";
 
@@ -452,6 +450,8 @@ async function authenticatorOf(user: Fields, clusterInfo: () => Record<string, u
   if (token) return fixedHeader(`Bearer ${token}`);
   if (exec) return await execAuthenticator(user, exec, clusterInfo);
   if (provider) {
+    // Loaded only for a kubeconfig that uses it (as the exec plugins): most use a token or a certificate.
+    const { StoredProviderToken } = await import("./auth_provider.ts");
     const stored = new StoredProviderToken(user, provider);
     // An expired token rejects the promise, as authorization() promises.
     return { header: () => Promise.resolve().then(() => stored.header()), invalidate() {} };
@@ -465,6 +465,7 @@ async function execAuthenticator(
   exec: Fields,
   clusterInfo: () => Record<string, unknown>,
 ): Promise<Authenticator> {
+  const { ExecPlugin, readExecConfig } = await import("./exec_credentials.ts");
   const config = readExecConfig(exec);
   const plugin = new ExecPlugin(config, {
     where: user.where,
