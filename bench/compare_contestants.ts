@@ -56,6 +56,8 @@ export interface Setup {
   readonly before?: string;
   /** The controller-runtime contestant's binary, if it is compared (bench/controller_runtime.ts). */
   readonly controllerRuntime?: string;
+  /** More flags for `deno run` of the Deno contestants (such as bench/idle_memory.ts's `--preload` of its probe). */
+  readonly denoFlags?: readonly string[];
 }
 
 /** The contestants by name. */
@@ -63,6 +65,7 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
   const root = fileURLToPath(setup.root);
   const fixture = (mode: Mode, extension: string) => `bench/fixtures/compare_${mode}.${extension}`;
   const kubeconfig = { KUBECONFIG: setup.cluster.kubeconfig };
+  const denoFlags = setup.denoFlags ?? [];
   // An earlier checkout runs this checkout's fixture with its own import map: `@kopf/kopf` is its own.
   const ours = (name: "ours" | "lean" | "before", checkout = root): Contestant => ({
     name,
@@ -70,6 +73,7 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
       spawn(log, checkout, Deno.execPath(), [
         "run",
         "-A",
+        ...denoFlags,
         "--v8-flags=--max-semi-space-size=2",
         `--config=${join(checkout, "deno.json")}`,
         "cli/main.ts",
@@ -114,17 +118,27 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
     return {
       name,
       start: (mode, namespace, log) =>
-        spawn(log, root, Deno.execPath(), ["run", "-A", "bench/fixtures/raw_operator.ts", mode, ...flags], {
-          RAW_SERVER: setup.cluster.server,
-          RAW_TOKEN: setup.cluster.token,
-          RAW_CA_FILE: setup.caFile,
-          RAW_NAMESPACE: namespace,
-        }),
+        spawn(
+          log,
+          root,
+          Deno.execPath(),
+          ["run", "-A", ...denoFlags, "bench/fixtures/raw_operator.ts", mode, ...flags],
+          {
+            RAW_SERVER: setup.cluster.server,
+            RAW_TOKEN: setup.cluster.token,
+            RAW_CA_FILE: setup.caFile,
+            RAW_NAMESPACE: namespace,
+          },
+        ),
     };
   }
 }
 
-function spawn(log: string, cwd: string, command: string, args: string[], env: Record<string, string>): Started {
+/**
+ * Starts a process with its output appended to `log`, to stop and to wait for with a guard against
+ * its early exit.
+ */
+export function spawn(log: string, cwd: string, command: string, args: string[], env: Record<string, string>): Started {
   const file = Deno.openSync(log, { create: true, append: true });
   file.writeSync(new TextEncoder().encode(`$ ${command} ${args.join(" ")}\n`));
   const child = new Deno.Command(command, { args, cwd, env, stdin: "null", stdout: "piped", stderr: "piped" })

@@ -35,8 +35,6 @@ import {
   pemProblem,
   type TlsMaterial,
 } from "./credentials.ts";
-import { StoredProviderToken } from "./auth_provider.ts";
-import { ExecPlugin, readExecConfig } from "./exec_credentials.ts";
 import { describeValue, Fields, isRecord } from "./kubeconfig_fields.ts";
 import { TokenFile } from "./service_account.ts";
 
@@ -132,11 +130,9 @@ export async function loadKubeconfig(options: KubeconfigOptions = {}): Promise<C
 async function loadFiles(location: KubeconfigLocation, label: string): Promise<Kubeconfig> {
   const merged: Kubeconfig = { currentContext: undefined, clusters: new Map(), users: new Map(), contexts: new Map() };
   const missing: string[] = [];
-  // Loaded here, not with the module: an operator in a Pod reads no kubeconfig and saves the parser's ~5 MiB.
-  const { parse } = await import("yaml");
   for (const file of location.files) {
     const text = await readKubeconfigFile(file, location.files.length > 1 ? missing : undefined);
-    if (text !== undefined) mergeInto(merged, parseKubeconfig(parse, text, file));
+    if (text !== undefined) mergeInto(merged, await parseKubeconfig(text, file));
   }
   if (missing.length === location.files.length) {
     throw new CredentialsError(
@@ -163,15 +159,19 @@ async function readKubeconfigFile(path: string, missing?: string[]): Promise<str
   }
 }
 
-function parseKubeconfig(parseYaml: typeof import("yaml").parse, text: string, file: string): Fields {
+async function parseKubeconfig(text: string, file: string): Promise<Fields> {
   const where = `kubeconfig ${file}`;
-  let doc: unknown;
-  try {
-    // Warnings (unknown tags and the like) are not worth a log line: kubectl ignores them too.
-    doc = parseYaml(text, { logLevel: "error" });
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    throw new CredentialsError(where, `not valid YAML: ${firstLine(message)}`, { cause: error });
+  let doc: unknown = parseJson(text);
+  if (doc === undefined) {
+    // Loaded here, not with the module: an operator in a Pod reads no kubeconfig and saves the parser's ~5 MiB.
+    const { parse } = await import("yaml");
+    try {
+      // Warnings (unknown tags and the like) are not worth a log line: kubectl ignores them too.
+      doc = parse(text, { logLevel: "error" });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      throw new CredentialsError(where, `not valid YAML: ${firstLine(message)}`, { cause: error });
+    }
   }
   if (doc === null || doc === undefined) {
     throw new CredentialsError(where, "the file is empty; write a kubeconfig into it or point to another file");
@@ -183,6 +183,20 @@ function parseKubeconfig(parseYaml: typeof import("yaml").parse, text: string, f
     );
   }
   return new Fields(doc, file, "the kubeconfig");
+}
+
+/**
+ * A kubeconfig written as JSON (which is YAML too: LocalCluster's, some generators') is read
+ * without the YAML parser, which costs the process ~5 MiB for its lifetime; `undefined` for
+ * anything else, including YAML's flow style that only looks like JSON.
+ */
+function parseJson(text: string): unknown {
+  if (!text.trimStart().startsWith("{")) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 const SECTIONS = [["clusters", "cluster"], ["users", "user"], ["contexts", "context"]] as const;
@@ -436,6 +450,8 @@ async function authenticatorOf(user: Fields, clusterInfo: () => Record<string, u
   if (token) return fixedHeader(`Bearer ${token}`);
   if (exec) return await execAuthenticator(user, exec, clusterInfo);
   if (provider) {
+    // Loaded only for a kubeconfig that uses it (as the exec plugins): most use a token or a certificate.
+    const { StoredProviderToken } = await import("./auth_provider.ts");
     const stored = new StoredProviderToken(user, provider);
     // An expired token rejects the promise, as authorization() promises.
     return { header: () => Promise.resolve().then(() => stored.header()), invalidate() {} };
@@ -449,6 +465,7 @@ async function execAuthenticator(
   exec: Fields,
   clusterInfo: () => Record<string, unknown>,
 ): Promise<Authenticator> {
+  const { ExecPlugin, readExecConfig } = await import("./exec_credentials.ts");
   const config = readExecConfig(exec);
   const plugin = new ExecPlugin(config, {
     where: user.where,

@@ -142,6 +142,22 @@ Deno.test("static token: Bearer header; cheap per call, no file re-read, no YAML
   });
 });
 
+Deno.test("JSON and YAML's JSON-like flow style both load (JSON skips the YAML parser)", async () => {
+  await inTempDir(async (dir) => {
+    const json = await writeConfig(dir, JSON.stringify(config({ context: { namespace: "from-json" } }), null, 2));
+    const fromJson = await loadKubeconfig({ path: json });
+    assert.equal(fromJson.server, "https://127.0.0.1:6443");
+    assert.equal(fromJson.defaultNamespace, "from-json");
+    assert.equal(await fromJson.authorization(), "Bearer static-token");
+
+    const flow = "{current-context: ctx, clusters: [{name: c, cluster: {server: 'https://127.0.0.1:6443'}}], " +
+      "users: [{name: u, user: {token: flow-token}}], contexts: [{name: ctx, context: {cluster: c, user: u}}]}";
+    const fromFlow = await loadKubeconfig({ path: await writeConfig(dir, flow, "flow") });
+    assert.equal(fromFlow.server, "https://127.0.0.1:6443");
+    assert.equal(await fromFlow.authorization(), "Bearer flow-token");
+  });
+});
+
 Deno.test("tokenFile: relative to the kubeconfig, trimmed, re-read after invalidate()", async () => {
   await inTempDir(async (dir) => {
     await Deno.writeTextFile(join(dir, "token"), "file-token-1\n");

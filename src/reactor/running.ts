@@ -11,7 +11,7 @@ import { getLogger } from "@logtape/logtape";
 import type { ApiClient } from "../api/client.ts";
 import { type CrdBody, Discovery } from "../api/discovery.ts";
 import type { WatchHealth } from "../api/watching.ts";
-import { type RunningAdmission, startAdmission } from "../engines/admission_startup.ts";
+import type { RunningAdmission } from "../engines/admission_startup.ts";
 import type { OperatorIndexes } from "../engines/indexing.ts";
 import { answerMetrics, MetricsServer, parseMetricsEndpoint, sharesServer } from "../engines/metrics_endpoint.ts";
 import { type LivenessEndpoint, LivenessServer } from "../engines/probing.ts";
@@ -81,6 +81,23 @@ export interface RunningOptions {
   identity?: string;
   /** Called once every stream started at the start has listed its objects. */
   ready?: (operator: RunningOperator) => void;
+}
+
+/**
+ * Starts the admission server (and the conversion webhooks) if there are admission handlers or
+ * converters. Its code loads only then: the other operators do not keep it for their lifetime.
+ */
+async function startAdmissionIfNeeded(wiring: Wiring, late: LateParts, onFailure: (error: unknown) => void) {
+  const { options: { registry, settings, memo, indexes }, client, discovery, signal, stack } = wiring;
+  if (registry.webhooks.length === 0 && registry.converters.length === 0) return;
+  const { startAdmission } = await import("../engines/admission_startup.ts");
+  const resources = discovery.cached ?? [];
+  const admission = stack.use(
+    await startAdmission({ registry, settings, client, resources, memo, indices: indexes.indices, signal }),
+  );
+  late.admission = admission;
+  admission.done.catch(onFailure);
+  await admission.ready;
 }
 
 /**
@@ -156,7 +173,7 @@ interface LateParts {
  */
 async function wire(wiring: Wiring, onAdmissionFailure: (error: unknown) => void): Promise<void> {
   const { options, client, discovery, signal, scanning, stack } = wiring;
-  const { registry, settings, memo, indexes } = options;
+  const { registry, settings } = options;
   const streams = new Map<string, WatchHealth>();
   const urls = serveEndpoints(options, client, streams, stack, () => late.activation?.sharding?.report());
   const late: LateParts = { namespaces: null };
@@ -177,20 +194,7 @@ async function wire(wiring: Wiring, onAdmissionFailure: (error: unknown) => void
   const resources = await served.resolve(signal);
   // After the startup handlers (which may set settings.admission) and the discovery, so that
   // the API server is never sent to a webhook for resources not known yet.
-  const admission = stack.use(
-    await startAdmission({
-      registry,
-      settings,
-      client,
-      resources: discovery.cached ?? [],
-      memo,
-      indices: indexes.indices,
-      signal,
-    }),
-  );
-  late.admission = admission;
-  admission.done.catch(onAdmissionFailure);
-  await admission.ready;
+  await startAdmissionIfNeeded(wiring, late, onAdmissionFailure);
   const namespaces = await observeServedNamespaces(wiring, late, orchestrator, observers);
   if (signal.aborted) return;
   // Before any stream starts: an operator that a peer pauses must not touch a single object.
