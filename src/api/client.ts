@@ -15,6 +15,7 @@ import { Vault, type VaultItem } from "./vault.ts";
 import { RequestCounters, type Verb } from "./counters.ts";
 import { recordApiRequest } from "../observability/metrics.ts";
 import { FailureReports } from "./failure_reports.ts";
+import { RequestDeadline } from "./request_deadline.ts";
 import { diagnoseTls, type TlsDiagnosis } from "./tls_diagnosis.ts";
 import {
   ApiConnectionError,
@@ -334,9 +335,9 @@ export class ApiClient implements Disposable {
     const setting = options.connectTimeout === undefined
       ? "settings.networking.connectTimeout"
       : "settings.watching.connectTimeout";
-    // One controller per request, aborted by the caller's signal or by the deadline; one timer for
-    // both timeouts (see `RequestDeadline`). Both used to be pairs: timers, and a controller linked
-    // to another through listeners — per request and attempt.
+    // One controller per request, aborted by the caller's signal or by the deadline; no timer of
+    // its own (see `RequestDeadline`). Both used to be pairs: timers, and a controller linked to
+    // another through listeners — per request and attempt.
     const controller = new AbortController();
     const caller = options.signal;
     const follow = caller ? () => controller.abort(caller.reason) : undefined;
@@ -468,74 +469,6 @@ function closeTransport(transport: Transport): void {
   transport.streams = undefined;
   transport.bridge?.then((bridge) => bridge.close(), () => {});
   transport.bridge = undefined;
-}
-
-/**
- * The timeouts of one request on one timer, armed once for the common request: at the earlier of
- * the connect and the total timeout. When it fires after the headers have arrived, the connect
- * timeout no longer applies, and it is armed again for what is left of the total one (the body is
- * still being read). Timers are costly here (each `setTimeout`/`clearTimeout` showed in the profiles
- * of every request): a request used to make two and clear two.
- */
-class RequestDeadline {
-  /** Why the request was aborted by a timeout, if it was. */
-  expired: Error | undefined;
-  readonly #controller: AbortController;
-  readonly #started = performance.now();
-  readonly #connect: number | null;
-  readonly #setting: string;
-  readonly #total: number | null;
-  #connected = false;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-
-  constructor(controller: AbortController, connect: number | null, setting: string, total: number | null) {
-    this.#controller = controller;
-    this.#connect = connect;
-    this.#setting = setting;
-    this.#total = total;
-    const first = connect === null ? total : total === null ? connect : Math.min(connect, total);
-    if (first !== null) this.#arm(first * 1000);
-  }
-
-  /** The headers have arrived: the connect timeout no longer applies, the total one still does. */
-  connected(): void {
-    this.#connected = true;
-    // A stream has no total timeout: nothing is left to watch for.
-    if (this.#total === null) this.clear();
-  }
-
-  /** The request is over: no timeout applies any more. */
-  clear(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-  }
-
-  #arm(ms: number): void {
-    // Timers take at most 2^31-1 ms (longer ones fire at once): a longer timeout is re-checked then.
-    this.#timer = setTimeout(() => this.#fire(), Math.min(Math.max(0, ms), 2 ** 31 - 1));
-  }
-
-  #fire(): void {
-    const elapsed = performance.now() - this.#started;
-    // The connect timeout applies until the headers arrive; the total one until the end.
-    const connect = this.#connected ? null : this.#connect;
-    const total = this.#total;
-    const due = connect === null ? total : total === null ? connect : Math.min(connect, total);
-    if (due === null) return;
-    // Not due yet: the headers came in time (the rest of the total is left), or the timer was capped.
-    if (elapsed + 1 < due * 1000) {
-      this.#arm(due * 1000 - elapsed);
-    } else if (connect !== null && (total === null || connect < total)) {
-      this.#expire(new Error(`no response within ${connect} s (${this.#setting})`));
-    } else {
-      this.#expire(new Error(`the request took longer than ${total} s (settings.networking.requestTimeout)`));
-    }
-  }
-
-  #expire(error: Error): void {
-    this.expired = error;
-    this.#controller.abort(error);
-  }
 }
 
 /** Decodes a `Status` body, if the text is one. */
