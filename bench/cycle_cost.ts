@@ -105,7 +105,7 @@ async function handleOne(index: number, lean: boolean): Promise<void> {
         fieldsV1: { "f:metadata": { "f:annotations": {} } },
         manager: "kopf",
         operation: "Update",
-        subresource: options.path.endsWith("/status") ? "status" : undefined,
+        ...(options.path.endsWith("/status") ? { subresource: "status" } : {}),
         time: "2026-11-26T13:39:23Z",
       }];
       current = next;
