@@ -9,7 +9,7 @@
  * Prints the CPU per object (µs; the process's user and system time) for the default storages and
  * the lean preset, medians of the rounds. Log lines go to a sink that drops them after formatting.
  *
- * Usage: `deno run -A bench/cycle_cost.ts [--objects 5000] [--rounds 5]`; with `--cpu-prof`, a
+ * Usage: `deno run -A bench/cycle_cost.ts [--objects 5000] [--rounds 5] [--only default|lean]`; with `--cpu-prof`, a
  * profile of the cycles alone.
  *
  * @module
@@ -29,7 +29,11 @@ import { type CycleDeps, newMemory, processObject } from "../src/reactor/process
 import { allAtOnce } from "../src/handling/lifecycles.ts";
 
 const { values } = parseArgs({
-  options: { objects: { type: "string", default: "5000" }, rounds: { type: "string", default: "5" } },
+  options: {
+    objects: { type: "string", default: "5000" },
+    rounds: { type: "string", default: "5" },
+    only: { type: "string" },
+  },
 });
 const objects = Number(values.objects);
 const rounds = Number(values.rounds);
@@ -90,9 +94,11 @@ function created(index: number): KubernetesObject {
 }
 
 /** One object's cycles: ADDED, then a MODIFIED for each write's result. */
+const SETTINGS = { default: new Settings(), lean: new Settings() };
+SETTINGS.lean.persistence.useLeanStorage();
+
 async function handleOne(index: number, lean: boolean): Promise<void> {
-  const settings = new Settings();
-  if (lean) settings.persistence.useLeanStorage();
+  const settings = lean ? SETTINGS.lean : SETTINGS.default;
   let current = created(index);
   const written: KubernetesObject[] = [];
   const client = {
@@ -137,13 +143,16 @@ async function handleOne(index: number, lean: boolean): Promise<void> {
 const results: Record<string, number[]> = { default: [], lean: [] };
 for (let round = 0; round < rounds; round++) {
   for (const name of ["default", "lean"] as const) {
+    if (values.only !== undefined && values.only !== name) continue;
     const before = cpuSeconds();
     for (let index = 0; index < objects; index++) await handleOne(index, name === "lean");
     results[name].push((cpuSeconds() - before) * 1e6 / objects);
   }
 }
 console.log(`${objects} objects, medians of ${rounds} rounds: CPU per object (µs)`);
-for (const [name, cpu] of Object.entries(results)) console.log(`${name.padEnd(8)} ${median(cpu).toFixed(0)}`);
+for (const [name, cpu] of Object.entries(results)) {
+  if (cpu.length) console.log(`${name.padEnd(8)} ${median(cpu).toFixed(0)}`);
+}
 
 /** This process's CPU time so far (user and system), in seconds. */
 function cpuSeconds(): number {
