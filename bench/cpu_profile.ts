@@ -135,7 +135,7 @@ function group(node: Node): string {
   }
   const ext = url.match(/^ext:([a-z_]+)\//);
   if (ext) return `ext:${ext[1]}`;
-  const module = url.match(/node_modules\/(@[^/]+\/[^/]+|[^/]+)/);
+  const module = url.match(/.*node_modules\/(@[^/]+\/[^/]+|[^/]+)/);
   if (module) return module[1];
   const file = url.match(/\/(src\/[a-z_]+)\//);
   return file ? file[1] : url.replace(/^.*\//, "");

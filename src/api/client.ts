@@ -124,6 +124,8 @@ export class ApiClient implements Disposable {
   readonly #networking: NetworkingSettings;
   readonly #slots = new Slots(null, "settings.networking.concurrentRequests");
   readonly #transports = new Map<Credentials, Transport>();
+  /** The credentials whose server has been checked to be a URL. */
+  readonly #parsedServers = new WeakSet<Credentials>();
   readonly #unsubscribe: () => void;
   #last: Credentials | undefined;
   #connectionProblem: ConnectionProblem | null = null;
@@ -229,8 +231,11 @@ export class ApiClient implements Disposable {
       const item = this.vault.peek() ?? await this.vault.acquire(options.signal);
       this.#last = item.credentials;
       const url = this.#url(item.credentials, options);
-      // Described only when a line or an error needs it: the URL's getters cost on every request.
-      const describe = () => `${method} ${url.pathname}${url.search}`;
+      // Described only when a line or an error needs it: parsing the URL costs on every request.
+      const describe = () => {
+        const parsed = new URL(url);
+        return `${method} ${parsed.pathname}${parsed.search}`;
+      };
       this.counters.record(verb, resource);
       logger.debug("Sending {what}.", () => ({ what: describe() }));
       let answer: Answer;
@@ -290,7 +295,7 @@ export class ApiClient implements Disposable {
 
   async #fetch(
     item: VaultItem,
-    url: URL,
+    url: string,
     method: string,
     options: RequestOptions,
     totalTimeout: number | null,
@@ -314,7 +319,7 @@ export class ApiClient implements Disposable {
   async #fetchWith(
     transport: Transport,
     credentials: Credentials,
-    url: URL,
+    url: string,
     method: string,
     options: RequestOptions,
     totalTimeout: number | null,
@@ -427,13 +432,23 @@ export class ApiClient implements Disposable {
     if (transport.pending === 0) closeTransport(transport);
   }
 
-  #url(credentials: Credentials, options: RequestOptions): URL {
+  /**
+   * The request's URL as text: `fetch` parses it anyway, and an own `URL` object per request was
+   * parsed, serialised and parsed again (visible in the profiles). A `URL` is made only where the
+   * text must change (a bridge's port and scheme, a path with a query of its own).
+   */
+  #url(credentials: Credentials, options: RequestOptions): string {
+    // A server that is no URL fails here, as before the request, not as a connection error retried.
+    if (!this.#parsedServers.has(credentials)) {
+      new URL(credentials.server);
+      this.#parsedServers.add(credentials);
+    }
     let text = credentials.server.replace(/\/+$/, "") + options.path;
     const query = options.query;
     // The query is joined once: each `searchParams.set()` re-serialises the whole URL (per request,
     // that showed in the profiles). A path with its own query keeps the key-by-key replacement.
-    const joined = query && !options.path.includes("?");
-    if (joined) {
+    const joined = !query || !options.path.includes("?");
+    if (query && joined) {
       const params = new URLSearchParams();
       for (const key in query) {
         const value = query[key];
@@ -442,19 +457,21 @@ export class ApiClient implements Disposable {
       const search = params.toString();
       if (search) text += "?" + search;
     }
+    const bridging = bridged(credentials);
+    if (joined && !bridging) return text;
     const url = new URL(text);
-    if (bridged(credentials)) {
+    if (bridging) {
       // Plain HTTP into the bridge, which does the TLS: the port must survive the scheme change.
       const port = url.port || "443";
       url.protocol = "http:";
       url.port = port;
     }
     if (!joined) {
-      for (const [key, value] of Object.entries(query ?? {})) {
+      for (const [key, value] of Object.entries(query)) {
         if (value !== undefined) url.searchParams.set(key, String(value));
       }
     }
-    return url;
+    return url.href;
   }
 }
 
