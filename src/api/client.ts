@@ -303,7 +303,10 @@ export class ApiClient implements Disposable {
   ): Promise<Answer> {
     // Streams are long-lived and few (one per resource): only requests take slots, urgent ones excepted.
     this.#slots.limit = this.#networking.concurrentRequests;
-    const release = streaming || options.urgent ? undefined : await this.#slots.take(options.signal);
+    // A free slot is taken at once: no promise per request unless it has to wait.
+    const release = streaming || options.urgent
+      ? undefined
+      : this.#slots.tryTake() ?? await this.#slots.take(options.signal);
     const transport = this.#transport(item.credentials);
     transport.pending++;
     try {

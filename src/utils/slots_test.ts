@@ -69,3 +69,15 @@ Deno.test("a wrong limit is refused with the name of where it came from", () => 
   const slots = new Slots(1, "settings.networking.concurrentRequests");
   assert.throws(() => (slots.limit = 1.5), /whole number of at least 1, or null/);
 });
+
+Deno.test("tryTake takes a free slot at once and gives none while all are taken", async () => {
+  const slots = new Slots(1);
+  const release = slots.tryTake();
+  assert.ok(release);
+  assert.equal(slots.tryTake(), undefined);
+  const waiter = slots.take();
+  release();
+  assert.equal(slots.tryTake(), undefined, "the waiter got the slot given back, not a late tryTake");
+  (await waiter)();
+  assert.equal(slots.taken, 0);
+});
