@@ -42,13 +42,14 @@ class Deadlines {
     this.#timer = undefined;
     this.#firesAt = Infinity;
     const now = performance.now();
-    let next = Infinity;
     for (const deadline of [...this.#pending]) {
       // A timer may fire a little early: a millisecond short of the deadline counts as the deadline.
       if (deadline.due <= now + 1) deadline.reached();
-      if (this.#pending.has(deadline)) next = Math.min(next, deadline.due);
     }
-    if (next < Infinity) this.#arm(next);
+    // Looked for after the aborts: their listeners may have sent new requests (which armed the timer).
+    let next = Infinity;
+    for (const deadline of this.#pending) next = Math.min(next, deadline.due);
+    if (next < this.#firesAt) this.#arm(next);
   }
 }
 
