@@ -66,6 +66,10 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
   const fixture = (mode: Mode, extension: string) => `bench/fixtures/compare_${mode}.${extension}`;
   const kubeconfig = { KUBECONFIG: setup.cluster.kubeconfig };
   const denoFlags = setup.denoFlags ?? [];
+  // With `KOPF_BENCH_CPU_PROF=DIR`, every Deno contestant writes a V8 CPU profile into DIR/<name>
+  // when it stops (bench/cpu_profile.ts sums them by function).
+  const profiles = Deno.env.get("KOPF_BENCH_CPU_PROF");
+  const profiling = (name: string) => profiles ? ["--cpu-prof", `--cpu-prof-dir=${join(profiles, name)}`] : [];
   // An earlier checkout runs this checkout's fixture with its own import map: `@kopf/kopf` is its own.
   const ours = (name: "ours" | "lean" | "before", checkout = root): Contestant => ({
     name,
@@ -74,7 +78,9 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
         "run",
         "-A",
         ...denoFlags,
-        "--v8-flags=--max-semi-space-size=2",
+        // `KOPF_BENCH_V8_FLAGS` replaces production's flags, e.g. to see what the small young generation costs.
+        `--v8-flags=${Deno.env.get("KOPF_BENCH_V8_FLAGS") ?? "--max-semi-space-size=2"}`,
+        ...profiling(name),
         `--config=${join(checkout, "deno.json")}`,
         "cli/main.ts",
         "run",
@@ -118,18 +124,20 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
     return {
       name,
       start: (mode, namespace, log) =>
-        spawn(
-          log,
-          root,
-          Deno.execPath(),
-          ["run", "-A", ...denoFlags, "bench/fixtures/raw_operator.ts", mode, ...flags],
-          {
-            RAW_SERVER: setup.cluster.server,
-            RAW_TOKEN: setup.cluster.token,
-            RAW_CA_FILE: setup.caFile,
-            RAW_NAMESPACE: namespace,
-          },
-        ),
+        spawn(log, root, Deno.execPath(), [
+          "run",
+          "-A",
+          ...denoFlags,
+          ...profiling(name),
+          "bench/fixtures/raw_operator.ts",
+          mode,
+          ...flags,
+        ], {
+          RAW_SERVER: setup.cluster.server,
+          RAW_TOKEN: setup.cluster.token,
+          RAW_CA_FILE: setup.caFile,
+          RAW_NAMESPACE: namespace,
+        }),
     };
   }
 }

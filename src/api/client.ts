@@ -15,6 +15,7 @@ import { Vault, type VaultItem } from "./vault.ts";
 import { RequestCounters, type Verb } from "./counters.ts";
 import { recordApiRequest } from "../observability/metrics.ts";
 import { FailureReports } from "./failure_reports.ts";
+import { RequestDeadline } from "./request_deadline.ts";
 import { diagnoseTls, type TlsDiagnosis } from "./tls_diagnosis.ts";
 import {
   ApiConnectionError,
@@ -124,6 +125,8 @@ export class ApiClient implements Disposable {
   readonly #networking: NetworkingSettings;
   readonly #slots = new Slots(null, "settings.networking.concurrentRequests");
   readonly #transports = new Map<Credentials, Transport>();
+  /** The credentials whose server has been checked to be a URL. */
+  readonly #parsedServers = new WeakSet<Credentials>();
   readonly #unsubscribe: () => void;
   #last: Credentials | undefined;
   #connectionProblem: ConnectionProblem | null = null;
@@ -233,11 +236,15 @@ export class ApiClient implements Disposable {
     let unauthorized = 0;
     for (let attempt = 0;; attempt++) {
       options.signal?.throwIfAborted();
-      const item = await this.vault.acquire(options.signal);
+      // The vault's best entry at once when there is one: no promise per request for waiting on a login.
+      const item = this.vault.peek() ?? await this.vault.acquire(options.signal);
       this.#last = item.credentials;
       const url = this.#url(item.credentials, options);
-      // Described only when a line or an error needs it: the URL's getters cost on every request.
-      const describe = () => `${method} ${url.pathname}${url.search}`;
+      // Described only when a line or an error needs it: parsing the URL costs on every request.
+      const describe = () => {
+        const parsed = new URL(url);
+        return `${method} ${parsed.pathname}${parsed.search}`;
+      };
       this.counters.record(verb, resource);
       logger.debug("Sending {what}.", () => ({ what: describe() }));
       let answer: Answer;
@@ -297,7 +304,7 @@ export class ApiClient implements Disposable {
 
   async #fetch(
     item: VaultItem,
-    url: URL,
+    url: string,
     method: string,
     options: RequestOptions,
     totalTimeout: number | null,
@@ -305,7 +312,10 @@ export class ApiClient implements Disposable {
   ): Promise<Answer> {
     // Streams are long-lived and few (one per resource): only requests take slots, urgent ones excepted.
     this.#slots.limit = this.#networking.concurrentRequests;
-    const release = streaming || options.urgent ? undefined : await this.#slots.take(options.signal);
+    // A free slot is taken at once: no promise per request unless it has to wait.
+    const release = streaming || options.urgent
+      ? undefined
+      : this.#slots.tryTake() ?? await this.#slots.take(options.signal);
     const transport = this.#transport(item.credentials);
     transport.pending++;
     try {
@@ -321,7 +331,7 @@ export class ApiClient implements Disposable {
   async #fetchWith(
     transport: Transport,
     credentials: Credentials,
-    url: URL,
+    url: string,
     method: string,
     options: RequestOptions,
     totalTimeout: number | null,
@@ -343,9 +353,9 @@ export class ApiClient implements Disposable {
     const setting = options.connectTimeout === undefined
       ? "settings.networking.connectTimeout"
       : "settings.watching.connectTimeout";
-    // One controller per request, aborted by the caller's signal or by the deadline; one timer for
-    // both timeouts (see `RequestDeadline`). Both used to be pairs: timers, and a controller linked
-    // to another through listeners — per request and attempt.
+    // One controller per request, aborted by the caller's signal or by the deadline; no timer of
+    // its own (see `RequestDeadline`). Both used to be pairs: timers, and a controller linked to
+    // another through listeners — per request and attempt.
     const controller = new AbortController();
     const caller = options.signal;
     const follow = caller ? () => controller.abort(caller.reason) : undefined;
@@ -434,13 +444,23 @@ export class ApiClient implements Disposable {
     if (transport.pending === 0) closeTransport(transport);
   }
 
-  #url(credentials: Credentials, options: RequestOptions): URL {
+  /**
+   * The request's URL as text: `fetch` parses it anyway, and an own `URL` object per request was
+   * parsed, serialised and parsed again (visible in the profiles). A `URL` is made only where the
+   * text must change (a bridge's port and scheme, a path with a query of its own).
+   */
+  #url(credentials: Credentials, options: RequestOptions): string {
+    // A server that is no URL fails here, as before the request, not as a connection error retried.
+    if (!this.#parsedServers.has(credentials)) {
+      new URL(credentials.server);
+      this.#parsedServers.add(credentials);
+    }
     let text = credentials.server.replace(/\/+$/, "") + options.path;
     const query = options.query;
     // The query is joined once: each `searchParams.set()` re-serialises the whole URL (per request,
     // that showed in the profiles). A path with its own query keeps the key-by-key replacement.
-    const joined = query && !options.path.includes("?");
-    if (joined) {
+    const joined = !query || !options.path.includes("?");
+    if (query && joined) {
       const params = new URLSearchParams();
       for (const key in query) {
         const value = query[key];
@@ -449,19 +469,21 @@ export class ApiClient implements Disposable {
       const search = params.toString();
       if (search) text += "?" + search;
     }
+    const bridging = bridged(credentials);
+    if (joined && !bridging) return text;
     const url = new URL(text);
-    if (bridged(credentials)) {
+    if (bridging) {
       // Plain HTTP into the bridge, which does the TLS: the port must survive the scheme change.
       const port = url.port || "443";
       url.protocol = "http:";
       url.port = port;
     }
     if (!joined) {
-      for (const [key, value] of Object.entries(query ?? {})) {
+      for (const [key, value] of Object.entries(query)) {
         if (value !== undefined) url.searchParams.set(key, String(value));
       }
     }
-    return url;
+    return url.href;
   }
 }
 
@@ -477,74 +499,6 @@ function closeTransport(transport: Transport): void {
   transport.streams = undefined;
   transport.bridge?.then((bridge) => bridge.close(), () => {});
   transport.bridge = undefined;
-}
-
-/**
- * The timeouts of one request on one timer, armed once for the common request: at the earlier of
- * the connect and the total timeout. When it fires after the headers have arrived, the connect
- * timeout no longer applies, and it is armed again for what is left of the total one (the body is
- * still being read). Timers are costly here (each `setTimeout`/`clearTimeout` showed in the profiles
- * of every request): a request used to make two and clear two.
- */
-class RequestDeadline {
-  /** Why the request was aborted by a timeout, if it was. */
-  expired: Error | undefined;
-  readonly #controller: AbortController;
-  readonly #started = performance.now();
-  readonly #connect: number | null;
-  readonly #setting: string;
-  readonly #total: number | null;
-  #connected = false;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-
-  constructor(controller: AbortController, connect: number | null, setting: string, total: number | null) {
-    this.#controller = controller;
-    this.#connect = connect;
-    this.#setting = setting;
-    this.#total = total;
-    const first = connect === null ? total : total === null ? connect : Math.min(connect, total);
-    if (first !== null) this.#arm(first * 1000);
-  }
-
-  /** The headers have arrived: the connect timeout no longer applies, the total one still does. */
-  connected(): void {
-    this.#connected = true;
-    // A stream has no total timeout: nothing is left to watch for.
-    if (this.#total === null) this.clear();
-  }
-
-  /** The request is over: no timeout applies any more. */
-  clear(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-  }
-
-  #arm(ms: number): void {
-    // Timers take at most 2^31-1 ms (longer ones fire at once): a longer timeout is re-checked then.
-    this.#timer = setTimeout(() => this.#fire(), Math.min(Math.max(0, ms), 2 ** 31 - 1));
-  }
-
-  #fire(): void {
-    const elapsed = performance.now() - this.#started;
-    // The connect timeout applies until the headers arrive; the total one until the end.
-    const connect = this.#connected ? null : this.#connect;
-    const total = this.#total;
-    const due = connect === null ? total : total === null ? connect : Math.min(connect, total);
-    if (due === null) return;
-    // Not due yet: the headers came in time (the rest of the total is left), or the timer was capped.
-    if (elapsed + 1 < due * 1000) {
-      this.#arm(due * 1000 - elapsed);
-    } else if (connect !== null && (total === null || connect < total)) {
-      this.#expire(new Error(`no response within ${connect} s (${this.#setting})`));
-    } else {
-      this.#expire(new Error(`the request took longer than ${total} s (settings.networking.requestTimeout)`));
-    }
-  }
-
-  #expire(error: Error): void {
-    this.expired = error;
-    this.#controller.abort(error);
-  }
 }
 
 /** Decodes a `Status` body, if the text is one. */

@@ -146,6 +146,24 @@ Deno.test("a request answered in time is not aborted later by its timeouts", asy
   assert.equal(api.requests.length, 1);
 });
 
+Deno.test("requests under way at once each end at their own timeout, whatever the others do", async () => {
+  // The timeouts share one timer: a long one armed first must not delay a shorter one added later,
+  // and a request that ends must not take the others' timeouts with it.
+  await using api = new FakeApi(async (request) => {
+    const delay = Number(new URL(request.url).searchParams.get("delay"));
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    return json({ ok: true });
+  }, { requestTimeout: 5, connectTimeout: 5, errorBackoffs: [] });
+  const started = performance.now();
+  const patient = api.client.request({ path: "/patient", query: { delay: 800 } });
+  const fast = api.client.request({ path: "/fast", query: { delay: 0 } });
+  const impatient = api.client.request({ path: "/impatient", query: { delay: 3000 }, connectTimeout: 0.2 });
+  assert.deepEqual(await fast, { ok: true });
+  await assert.rejects(() => impatient, /no response within 0.2 s \(settings.watching.connectTimeout\)/);
+  assert.ok(performance.now() - started < 2500, "the short timeout waited for the longer ones");
+  assert.deepEqual(await patient, { ok: true });
+});
+
 Deno.test("timeouts longer than a timer can hold do not abort a request at once", async () => {
   await using api = new FakeApi(async () => {
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -344,7 +344,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         return undefined;
       case "ADDED":
       case "MODIFIED":
-        this.state.known.set(uid, identityOf(object));
+        remember(this.state.known, uid, object);
         return { type: event.type, object };
       case "DELETED":
         this.state.known.delete(uid);
@@ -410,6 +410,20 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     logger.info("The resourceVersion of {name} is gone (410); relisting.", { name: this.#name });
     this.state.resourceVersion = null;
     this.health.relists++;
+  }
+}
+
+/**
+ * Keeps an object's identity, updating the one already known in place: only its resourceVersion
+ * changes from event to event, and a new identity per event was garbage for the old generation
+ * (the map outlives every young collection).
+ */
+function remember(known: Map<string, ObjectIdentity>, uid: string, object: KubernetesObject): void {
+  const identity = known.get(uid);
+  if (identity && identity.metadata.name === object.metadata.name) {
+    identity.metadata.resourceVersion = object.metadata.resourceVersion;
+  } else {
+    known.set(uid, identityOf(object));
   }
 }
 

@@ -23,8 +23,6 @@ export const ANNOTATIONS_SIZE_LIMIT = 256 * 1024;
 /** The only key of a stored digest (not a field name that Kubernetes objects use). */
 export const DIGEST_KEY = "kopf:essence-sha256";
 
-const encoder = new TextEncoder();
-
 /** The size in bytes of the object's annotations once the patch (and then `extra`) is applied, as the API server counts it. */
 export function annotationsSize(body: KubernetesObject, patch: Patch, extra: Record<string, string>): number {
   const merged: Record<string, unknown> = { ...body.metadata?.annotations };
@@ -34,10 +32,30 @@ export function annotationsSize(body: KubernetesObject, patch: Patch, extra: Rec
   }
   Object.assign(merged, extra);
   let size = 0;
-  for (const [key, value] of Object.entries(merged)) {
-    size += encoder.encode(key).length + encoder.encode(String(value)).length;
-  }
+  for (const key in merged) size += utf8Length(key) + utf8Length(String(merged[key]));
   return size;
+}
+
+/**
+ * The length of a text in UTF-8 bytes, counted without encoding it: each object's cycle that stores
+ * its essence measures all of its annotations (an encoded copy of each was garbage at once).
+ */
+export function utf8Length(text: string): number {
+  let bytes = text.length;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code < 0x80) continue;
+    if (code < 0x800) {
+      bytes += 1;
+      continue;
+    }
+    // Three bytes per unit; a surrogate pair is one code point of four bytes over two units, and
+    // a lone surrogate is encoded as U+FFFD (three bytes).
+    bytes += 2;
+    const next = text.charCodeAt(index + 1);
+    if (code >= 0xd800 && code <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) index++;
+  }
+  return bytes;
 }
 
 /** The digest that stands for an essence: `{ "kopf:essence-sha256": "<hex>" }`. */

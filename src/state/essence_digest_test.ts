@@ -2,7 +2,14 @@ import assert from "node:assert/strict";
 import type { KubernetesObject } from "../model/body.ts";
 import { Patch } from "../model/patch.ts";
 import { AnnotationsDiffBaseStorage } from "./annotations_diffbase.ts";
-import { ANNOTATIONS_SIZE_LIMIT, annotationsSize, digestEssence, isDigest, resolveDiffBase } from "./essence_digest.ts";
+import {
+  ANNOTATIONS_SIZE_LIMIT,
+  annotationsSize,
+  digestEssence,
+  isDigest,
+  resolveDiffBase,
+  utf8Length,
+} from "./essence_digest.ts";
 
 const KEY = "kopf.zalando.org/last-handled-configuration";
 
@@ -58,4 +65,22 @@ Deno.test("essence digest: a matching digest means no change; another means a ch
   assert.deepEqual(resolveDiffBase({ spec: { blob: "a" } }, now), { spec: { blob: "a" } });
   assert.equal(resolveDiffBase(null, now), null);
   assert.equal(isDigest({ "kopf:essence-sha256": "ab", spec: {} }), false);
+});
+
+Deno.test("utf8Length counts the bytes that TextEncoder makes, surrogates included", () => {
+  const encoder = new TextEncoder();
+  for (
+    const text of [
+      "",
+      "plain",
+      "ünïcödé",
+      "€ and ∑",
+      "emoji 😀 pair",
+      "lone \ud800 high",
+      "lone \udc00 low",
+      "end \ud83d",
+    ]
+  ) {
+    assert.equal(utf8Length(text), encoder.encode(text).length, JSON.stringify(text));
+  }
 });

@@ -105,6 +105,17 @@ export class Slots {
     });
   }
 
+  /**
+   * Takes a slot if one is free now, without waiting.
+   *
+   * @returns The function that gives the slot back; `undefined` if all are taken.
+   */
+  tryTake(): (() => void) | undefined {
+    if (!this.#free()) return undefined;
+    this.#taken++;
+    return this.#release();
+  }
+
   #free(): boolean {
     return this.#limit === null || this.#taken < this.#limit;
   }

@@ -88,3 +88,15 @@ Deno.test("whenWaitingAtMost resolves once the queue of waiters is short enough"
   (await queued[1])();
   (await queued[2])();
 });
+
+Deno.test("tryTake takes a free slot at once and gives none while all are taken", async () => {
+  const slots = new Slots(1);
+  const release = slots.tryTake();
+  assert.ok(release);
+  assert.equal(slots.tryTake(), undefined);
+  const waiter = slots.take();
+  release();
+  assert.equal(slots.tryTake(), undefined, "the waiter got the slot given back, not a late tryTake");
+  (await waiter)();
+  assert.equal(slots.taken, 0);
+});

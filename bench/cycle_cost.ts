@@ -1,0 +1,166 @@
+/**
+ * The CPU of the cycles of one created object, without the network: the cycle of its ADDED event
+ * (one create handler returning a result, as bench/fixtures/compare_create.ts), then the cycles of
+ * the MODIFIED events that its own writes bring back, as the watch would deliver them. The API
+ * client is replaced by one that merges each patch into the object in memory (and keeps Kubernetes'
+ * `managedFields` growing as the API server does), so what is measured is our code per object:
+ * the essence, the diff-base, the handler's run and its records, the patch, the log lines.
+ *
+ * Prints the CPU per object (µs; the process's user and system time) for the default storages and
+ * the lean preset, medians of the rounds. Log lines go to a sink that drops them after formatting.
+ *
+ * Usage: `deno run -A bench/cycle_cost.ts [--objects 5000] [--rounds 5] [--only default|lean]`; with `--cpu-prof`, a
+ * profile of the cycles alone.
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import type { ApiClient, RequestOptions } from "../src/api/client.ts";
+import { configureLogging } from "../src/logging/configure.ts";
+import type { JsonValue, KubernetesObject } from "../src/model/body.ts";
+import type { Resource } from "../src/model/resource.ts";
+import { Registry } from "../src/handling/registry.ts";
+import type { ChangeHandler } from "../src/handling/handlers.ts";
+import * as on from "../on.ts";
+import { Settings } from "../src/settings/settings.ts";
+import { sensitiveFieldsOf } from "../src/state/sensitive.ts";
+import { type CycleDeps, newMemory, processObject } from "../src/reactor/processing.ts";
+import { allAtOnce } from "../src/handling/lifecycles.ts";
+
+const { values } = parseArgs({
+  options: {
+    objects: { type: "string", default: "5000" },
+    rounds: { type: "string", default: "5" },
+    only: { type: "string" },
+  },
+});
+const objects = Number(values.objects);
+const rounds = Number(values.rounds);
+
+const RESOURCE: Resource = {
+  group: "kopf.dev",
+  version: "v1",
+  plural: "kopfexamples",
+  singular: "kopfexample",
+  kind: "KopfExample",
+  namespaced: true,
+  shortcuts: [],
+  categories: [],
+  subresources: ["status"],
+  verbs: ["get", "list", "watch", "patch"],
+  preferred: true,
+} as unknown as Resource;
+
+await configureLogging({ write: (line) => void line.length });
+
+const registry = new Registry();
+on.create("kopfexamples", { registry, id: "done" }, () => ({ ok: true }));
+const changeHandlers = registry.handlers.filter((handler): handler is ChangeHandler => handler.kind === "change");
+
+/** Merges the patch into the object as the API server would, and returns the new version. */
+function merge(target: unknown, patch: unknown): unknown {
+  if (patch === null || typeof patch !== "object" || Array.isArray(patch)) return patch;
+  const result: Record<string, unknown> = target && typeof target === "object" ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key];
+    else result[key] = merge(result[key], value);
+  }
+  return result;
+}
+
+function created(index: number): KubernetesObject {
+  return {
+    apiVersion: "kopf.dev/v1",
+    kind: "KopfExample",
+    metadata: {
+      name: `kex-${index}`,
+      namespace: "compare",
+      uid: crypto.randomUUID(),
+      resourceVersion: String(index * 10),
+      generation: 1,
+      creationTimestamp: "2026-11-26T13:39:22Z",
+      managedFields: [{
+        apiVersion: "kopf.dev/v1",
+        fieldsType: "FieldsV1",
+        fieldsV1: { "f:spec": {} },
+        manager: "deno",
+        operation: "Update",
+        time: "2026-11-26T13:39:22Z",
+      }],
+    },
+    spec: {},
+  };
+}
+
+/** One object's cycles: ADDED, then a MODIFIED for each write's result. */
+const SETTINGS = { default: new Settings(), lean: new Settings() };
+SETTINGS.lean.persistence.useLeanStorage();
+
+async function handleOne(index: number, lean: boolean): Promise<void> {
+  const settings = lean ? SETTINGS.lean : SETTINGS.default;
+  let current = created(index);
+  const written: KubernetesObject[] = [];
+  const client = {
+    request<T>(options: RequestOptions): Promise<T> {
+      const next = JSON.parse(JSON.stringify(merge(current, options.body))) as KubernetesObject;
+      next.metadata.resourceVersion = String(Number(current.metadata.resourceVersion) + 1);
+      next.metadata.managedFields = [...(current.metadata.managedFields as JsonValue[] ?? []), {
+        apiVersion: "kopf.dev/v1",
+        fieldsType: "FieldsV1",
+        fieldsV1: { "f:metadata": { "f:annotations": {} } },
+        manager: "kopf",
+        operation: "Update",
+        ...(options.path.endsWith("/status") ? { subresource: "status" } : {}),
+        time: "2026-11-26T13:39:23Z",
+      }];
+      current = next;
+      written.push(next);
+      return Promise.resolve(JSON.parse(JSON.stringify(next)) as T);
+    },
+  } as unknown as ApiClient;
+  const deps: CycleDeps = {
+    client,
+    resource: RESOURCE,
+    settings,
+    lifecycle: allAtOnce,
+    eventHandlers: [],
+    changeHandlers,
+    backgroundHandlers: [],
+    indices: {},
+    sensitive: sensitiveFieldsOf(RESOURCE),
+    signal: new AbortController().signal,
+  };
+  const memory = newMemory({}, false);
+  await processObject({ kind: "event", type: "ADDED", object: created(index) }, memory, deps);
+  for (let i = 0; i < written.length; i++) {
+    // As the watch delivers it: a fresh parse of the object.
+    const object = JSON.parse(JSON.stringify(written[i])) as KubernetesObject;
+    await processObject({ kind: "event", type: "MODIFIED", object }, memory, deps);
+  }
+}
+
+const results: Record<string, number[]> = { default: [], lean: [] };
+for (let round = 0; round < rounds; round++) {
+  for (const name of ["default", "lean"] as const) {
+    if (values.only !== undefined && values.only !== name) continue;
+    const before = cpuSeconds();
+    for (let index = 0; index < objects; index++) await handleOne(index, name === "lean");
+    results[name].push((cpuSeconds() - before) * 1e6 / objects);
+  }
+}
+console.log(`${objects} objects, medians of ${rounds} rounds: CPU per object (µs)`);
+for (const [name, cpu] of Object.entries(results)) {
+  if (cpu.length) console.log(`${name.padEnd(8)} ${median(cpu).toFixed(0)}`);
+}
+
+/** This process's CPU time so far (user and system), in seconds. */
+function cpuSeconds(): number {
+  const fields = Deno.readTextFileSync("/proc/self/stat").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}

@@ -1,0 +1,114 @@
+/**
+ * The cost of one request: N merge-PATCHes of objects' status through our `ApiClient` (with its
+ * vault, request cap, timeouts, counters and metrics) against the same PATCHes through plain
+ * `fetch` on a `Deno.createHttpClient` (what bench/fixtures/raw_operator.ts does), on one
+ * LocalCluster, in one process, in alternating rounds. Prints the CPU per request (this process:
+ * user and system time from /proc/self/stat) and the requests per second, medians of the rounds.
+ *
+ * With `--only NAME` (`ApiClient.request`, `fetch`, `fetch with a signal`), one of them: for a CPU profile of it alone
+ * (`deno run -A --cpu-prof --cpu-prof-dir=DIR bench/request_path.ts --only fetch`).
+ *
+ * Usage: `deno run -A bench/request_path.ts [--requests 2000] [--parallel 32] [--rounds 5] [--only NAME]`
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { LocalCluster } from "../testing.ts";
+import { ApiClient } from "../src/api/client.ts";
+import { loadKubeconfig } from "../src/api/kubeconfig.ts";
+import { prepareExamples } from "./example_namespace.ts";
+
+const { values } = parseArgs({
+  options: {
+    requests: { type: "string", default: "2000" },
+    parallel: { type: "string", default: "32" },
+    rounds: { type: "string", default: "5" },
+    only: { type: "string" },
+  },
+});
+const requests = Number(values.requests);
+const parallel = Number(values.parallel);
+const rounds = Number(values.rounds);
+const OBJECTS = 200;
+
+await using cluster = await LocalCluster.start();
+using client = new ApiClient(await loadKubeconfig({ path: cluster.kubeconfig }));
+const namespace = `request-path-${Date.now().toString(36)}`;
+await prepareExamples(client, namespace);
+const collection = `/apis/kopf.dev/v1/namespaces/${namespace}/kopfexamples`;
+await each(OBJECTS, (index) =>
+  client.request({
+    method: "POST",
+    path: collection,
+    body: { apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name: `kex-${index}` }, spec: {} },
+  }));
+
+const http = Deno.createHttpClient({ caCerts: [cluster.caCert] });
+const variants: Record<string, (index: number) => Promise<unknown>> = {
+  "ApiClient.request": (index) =>
+    client.request({
+      method: "PATCH",
+      path: `${collection}/kex-${index % OBJECTS}/status`,
+      contentType: "application/merge-patch+json",
+      body: { status: { done: { ok: index } } },
+    }),
+  "fetch": (index) => plain(index),
+  // What a request's own AbortController (for its timeouts) adds to plain fetch.
+  "fetch with a signal": (index) => plain(index, new AbortController().signal),
+};
+
+async function plain(index: number, signal?: AbortSignal): Promise<unknown> {
+  const response = await fetch(`${cluster.server}${collection}/kex-${index % OBJECTS}/status`, {
+    method: "PATCH",
+    client: http,
+    signal,
+    headers: { authorization: `Bearer ${cluster.token}`, "content-type": "application/merge-patch+json" },
+    body: JSON.stringify({ status: { done: { ok: index } } }),
+  });
+  if (!response.ok) throw new Error(`PATCH: HTTP ${response.status}: ${await response.text()}`);
+  return await response.json();
+}
+
+const results: Record<string, { cpu: number[]; rate: number[] }> = {};
+for (let round = 0; round < rounds; round++) {
+  for (const [name, send] of Object.entries(variants)) {
+    if (values.only !== undefined && name !== values.only) continue;
+    const cpuBefore = cpuSeconds();
+    const started = performance.now();
+    await each(requests, send);
+    const seconds = (performance.now() - started) / 1000;
+    const cpu = cpuSeconds() - cpuBefore;
+    results[name] ??= { cpu: [], rate: [] };
+    results[name].cpu.push(cpu * 1000 / requests);
+    results[name].rate.push(requests / seconds);
+  }
+}
+http.close();
+
+console.log(`${requests} PATCHes, ${parallel} at once, medians of ${rounds} rounds:`);
+console.log("| client | CPU per request, ms | requests/s |");
+console.log("|---|---:|---:|");
+for (const [name, { cpu, rate }] of Object.entries(results)) {
+  console.log(`| ${name} | ${median(cpu).toFixed(3)} | ${median(rate).toFixed(0)} |`);
+}
+
+/** Runs `action` for 0…count-1, `parallel` at a time. */
+async function each(count: number, action: (index: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < count) await action(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(parallel, count) }, worker));
+}
+
+/** This process's CPU time so far (user and system), in seconds. */
+function cpuSeconds(): number {
+  const fields = Deno.readTextFileSync("/proc/self/stat").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
