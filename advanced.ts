@@ -190,6 +190,7 @@ export type { ConnectionInfoOptions } from "./src/api/connection_info.ts";
 export type { KubeconfigLoginOptions, ServiceAccountLoginOptions } from "./src/api/login.ts";
 export type { ApiClient, ApiClientOptions, ConnectionProblem, RequestOptions } from "./src/api/client.ts";
 export type { RequestCounters, Verb } from "./src/api/counters.ts";
+export type { Congestion } from "./src/utils/turns.ts";
 export type { Credentials, TlsMaterial } from "./src/api/credentials.ts";
 export type { Vault, VaultEntry, VaultItem, VaultOptions } from "./src/api/vault.ts";
 export type { WatchHealth, WatchHealthTiming, WatchVerdict } from "./src/api/watch_health.ts";
