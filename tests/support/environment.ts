@@ -5,12 +5,11 @@
  * @module
  */
 
+import { freePorts } from "../../src/kits/local_cluster/ports.ts";
+
 /** A loopback port that was free a moment ago (for a server the test starts on a URL it must know first). */
 export function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = listener.addr.port;
-  listener.close();
-  return port;
+  return freePorts(1)[0];
 }
 
 /** GETs a local JSON endpoint (a probe, a metrics server): its status code and parsed body. */
