@@ -44,15 +44,15 @@ import { join } from "node:path";
 import { LocalCluster } from "../testing.ts";
 import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
-import type { KubernetesObject } from "../src/model/body.ts";
-import { ensurePythonKopf } from "../tests/support/python_kopf.ts";
-import { apiserverMetrics, difference, type RequestTotals } from "./apiserver_metrics.ts";
 import { type ContestantName, contestants, type Mode, type Started } from "./compare_contestants.ts";
-import { ensureControllerRuntime } from "./controller_runtime.ts";
+import { preparePeers } from "./compare_peers.ts";
 import { prepareExamples } from "./example_namespace.ts";
 import { cpuSeconds, rss } from "./process_stats.ts";
 import { Results } from "./compare_results.ts";
 import { Tracker } from "./compare_tracker.ts";
+import { collection, createExample, inParallel, isDone, objectName, status } from "./example_objects.ts";
+import { measure, total } from "./served_requests.ts";
+import { openWatches, untilWatching } from "./watch_open.ts";
 
 const { values } = parseArgs({
   options: {
@@ -92,27 +92,10 @@ if (unknown.length) {
 if (names.includes("before") !== (values.before !== undefined)) {
   throw new Error("The `before` contestant and --before go together: --before DIR --only before,ours,… .");
 }
-let python: string | undefined;
-if (names.includes("kopf")) {
-  const installation = await ensurePythonKopf(values["kopf-version"]);
-  if ("skipped" in installation) {
-    console.error(`${installation.skipped} Comparing without Python Kopf.`);
-    names = names.filter((name) => name !== "kopf");
-  } else {
-    python = installation.python;
-  }
-}
 const root = new URL("..", import.meta.url);
-let controllerRuntime: string | undefined;
-if (names.includes("cr")) {
-  const built = await ensureControllerRuntime(root);
-  if ("skipped" in built) {
-    console.error(`${built.skipped} Comparing without controller-runtime.`);
-    names = names.filter((name) => name !== "cr");
-  } else {
-    controllerRuntime = built.binary;
-  }
-}
+const peers = await preparePeers(names, values["kopf-version"], root);
+names = peers.names;
+const { python, controllerRuntime } = peers;
 
 await using cluster = await LocalCluster.start();
 const client = new ApiClient(await loadKubeconfig({ path: cluster.kubeconfig }));
@@ -150,20 +133,20 @@ type Start = (mode: Mode, namespace: string) => Started;
 
 async function startupAndBurst(name: ContestantName, start: Start): Promise<void> {
   const namespace = await freshNamespace();
-  const watchesBefore = await openWatches();
+  const watchesBefore = await openWatches(client);
   const process = start("create", namespace);
   try {
-    const ready = await untilWatching(watchesBefore, process);
+    const ready = await untilWatching(client, watchesBefore, process);
     results.add(name, "ready", (ready - process.started) / 1000);
     await process.guard(sleepUntil(process.started + SETTLE_MS), "the start-up to settle");
     results.add(name, "startupCpu", await cpuSeconds(process.pid));
     results.add(name, "rss:0", await rss(process.pid));
-    const idle = await measure(() => process.guard(sleep(idleSeconds * 1000), "the idle time to pass"));
+    const idle = await measure(client, () => process.guard(sleep(idleSeconds * 1000), "the idle time to pass"));
     results.add(name, "idleRequests", total(idle.requests));
 
     await using tracker = await Tracker.start(client, namespace);
     const cpuBefore = await cpuSeconds(process.pid);
-    const work = await measure(async () => {
+    const work = await measure(client, async () => {
       const posts = await process.guard(createObjects(namespace, burst), "the burst's objects to be created");
       const handled = await process.guard(tracker.until(isDone, burst), `${burst} objects to be handled`);
       await process.guard(sleep(2000), "trailing writes"); // writes that trail the visible result count too
@@ -183,7 +166,7 @@ async function preCreatedObjects(name: ContestantName, size: number, start: Star
   const namespace = await freshNamespace();
   await createObjects(namespace, size);
   await using tracker = await Tracker.start(client, namespace);
-  const work = await measure(async () => {
+  const work = await measure(client, async () => {
     const process = start("create", namespace);
     try {
       const handled = await process.guard(tracker.until(isDone, size), `${size} objects to be handled`);
@@ -197,11 +180,11 @@ async function preCreatedObjects(name: ContestantName, size: number, start: Star
   });
   results.addRequests(name, `pre:${size}`, work.requests, size);
   if (size === restartAt) {
-    const watchesBefore = await openWatches();
-    const restart = await measure(async () => {
+    const watchesBefore = await openWatches(client);
+    const restart = await measure(client, async () => {
       const process = start("create", namespace);
       try {
-        const ready = await untilWatching(watchesBefore, process);
+        const ready = await untilWatching(client, watchesBefore, process);
         results.add(name, "restartReady", (ready - process.started) / 1000);
         await process.guard(sleepUntil(process.started + SETTLE_MS), "the restart to settle");
       } finally {
@@ -215,18 +198,18 @@ async function preCreatedObjects(name: ContestantName, size: number, start: Star
 
 async function lifecycleOfObjects(name: ContestantName, start: Start): Promise<void> {
   const namespace = await freshNamespace();
-  const watchesBefore = await openWatches();
+  const watchesBefore = await openWatches(client);
   const process = start("lifecycle", namespace);
   try {
-    await untilWatching(watchesBefore, process);
+    await untilWatching(client, watchesBefore, process);
     await using tracker = await Tracker.start(client, namespace);
-    const created = await measure(async () => {
+    const created = await measure(client, async () => {
       await process.guard(createObjects(namespace, lifecycle), "the objects to be created");
       await process.guard(tracker.until(isDone, lifecycle), `${lifecycle} created objects to be handled`);
       await process.guard(sleep(2000), "trailing writes");
     });
     results.addRequests(name, "create", created.requests, lifecycle);
-    const changed = await measure(async () => {
+    const changed = await measure(client, async () => {
       await process.guard(
         forEachObject(lifecycle, (object) =>
           client.request({
@@ -244,7 +227,7 @@ async function lifecycleOfObjects(name: ContestantName, start: Start): Promise<v
       await process.guard(sleep(2000), "trailing writes");
     });
     results.addRequests(name, "update", changed.requests, lifecycle);
-    const deleted = await measure(async () => {
+    const deleted = await measure(client, async () => {
       await process.guard(
         forEachObject(
           lifecycle,
@@ -262,103 +245,26 @@ async function lifecycleOfObjects(name: ContestantName, start: Start): Promise<v
   await deleteAll(namespace);
 }
 
-/** Runs `work` and returns what the API server served meanwhile, less the bench's own requests. */
-async function measure<T>(work: () => Promise<T>): Promise<{ value: T; requests: RequestTotals }> {
-  const before = (await apiserverMetrics(client)).requests;
-  const ownBefore = ownRequests();
-  const value = await work();
-  const after = (await apiserverMetrics(client)).requests;
-  const served = difference(after, before);
-  for (const [key, count] of difference(ownRequests(), ownBefore)) {
-    const left = (served.get(key) ?? 0) - count;
-    if (left > 0) served.set(key, left);
-    else served.delete(key);
-  }
-  for (const key of served.keys()) if (key.endsWith(" leases")) served.delete(key);
-  return { value, requests: served };
-}
-
-/** The bench's own requests so far, keyed like the API server's metrics (`"PATCH kopfexamples"`). */
-function ownRequests(): RequestTotals {
-  const verbs: Record<string, string> = {
-    get: "GET",
-    list: "LIST",
-    watch: "WATCH",
-    create: "POST",
-    update: "PUT",
-    patch: "PATCH",
-    delete: "DELETE",
-    deletecollection: "DELETECOLLECTION",
-  };
-  const totals: RequestTotals = new Map();
-  for (const [key, count] of Object.entries(client.counters.snapshot())) {
-    const [verb, resource] = key.split(" ", 2);
-    if (verb === "watch") continue; // the API server counts a watch when it ends, after the measurement
-    const served = `${verbs[verb]} ${resource.split("/")[0]}`;
-    totals.set(served, (totals.get(served) ?? 0) + count);
-  }
-  return totals;
-}
-
-function total(requests: RequestTotals): number {
-  return [...requests.values()].reduce((sum, count) => sum + count, 0);
-}
-
-async function openWatches(): Promise<number> {
-  return (await apiserverMetrics(client)).watches.get("kopfexamples") ?? 0;
-}
-
-/** Waits until one more watch of kopfexamples is open than before the start; returns when (performance.now()). */
-async function untilWatching(before: number, process: Started): Promise<number> {
-  const deadline = performance.now() + 120_000;
-  for (;;) {
-    if (await process.guard(openWatches(), "its watch of kopfexamples") > before) return performance.now();
-    if (performance.now() > deadline) throw new Error(`No watch of kopfexamples after 120 s; see ${process.log}.`);
-    await process.guard(sleep(50), "its watch of kopfexamples");
-  }
-}
-
 async function freshNamespace(): Promise<string> {
   const namespace = `compare-${Date.now().toString(36)}-${++namespaces}`;
   await prepareExamples(client, namespace);
   return namespace;
 }
 
-function collection(namespace: string): string {
-  return `/apis/kopf.dev/v1/namespaces/${namespace}/kopfexamples`;
-}
-
 /** Creates `count` objects, `PARALLEL_POSTS` at a time; returns when the first POST started and the last ended. */
 async function createObjects(namespace: string, count: number): Promise<{ first: number; last: number }> {
   const first = performance.now();
-  await forEachObject(count, (name) =>
-    client.request({
-      method: "POST",
-      path: collection(namespace),
-      body: { apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name }, spec: {} },
-    }));
+  await forEachObject(count, (name) => createExample(client, namespace, name));
   return { first, last: performance.now() };
 }
 
-async function forEachObject(count: number, action: (name: string) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < count) await action(`kex-${next++}`);
-  };
-  await Promise.all(Array.from({ length: Math.min(PARALLEL_POSTS, count) }, worker));
+function forEachObject(count: number, action: (name: string) => Promise<unknown>): Promise<void> {
+  return inParallel(0, count, PARALLEL_POSTS, (index) => action(objectName(index)));
 }
 
 /** Removes what is left (the namespace itself stays: without controllers, nothing would empty it). */
 async function deleteAll(namespace: string): Promise<void> {
   await client.request({ method: "DELETE", path: collection(namespace) });
-}
-
-function status(object: KubernetesObject, field: string): Record<string, unknown> | undefined {
-  return (object.status as Record<string, Record<string, unknown> | undefined> | undefined)?.[field];
-}
-
-function isDone(object: KubernetesObject): boolean {
-  return status(object, "done")?.ok === true;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -2,7 +2,8 @@
  * The processes bench/compare.ts compares, started the same way: our CLI (with the default
  * storages, and as `lean` with `settings.persistence.useLeanStorage()`), Python Kopf, the raw
  * client with one write per object (`raw`) and with Kopf's two (`raw2`), and a controller-runtime
- * reconciler (`cr`), each serving one namespace with the fixture of a mode, output to a log file.
+ * reconciler (`cr`), each serving one namespace (or, but for the raw clients, all of them) with the
+ * fixture of a mode, output to a log file.
  *
  * @module
  */
@@ -40,7 +41,8 @@ export interface Started {
 /** One of the compared processes. */
 export interface Contestant {
   readonly name: ContestantName;
-  start(mode: Mode, namespace: string, log: string): Started;
+  /** Starts it serving one namespace, or all of them with `null` (one cluster-wide watch). */
+  start(mode: Mode, namespace: string | null, log: string): Started;
 }
 
 /** What the contestants need to know. */
@@ -70,6 +72,7 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
   // when it stops (bench/cpu_profile.ts sums them by function).
   const profiles = Deno.env.get("KOPF_BENCH_CPU_PROF");
   const profiling = (name: string) => profiles ? ["--cpu-prof", `--cpu-prof-dir=${join(profiles, name)}`] : [];
+  const served = (namespace: string | null) => namespace === null ? ["--all-namespaces"] : ["-n", namespace];
   // An earlier checkout runs this checkout's fixture with its own import map: `@kopf/kopf` is its own.
   const ours = (name: "ours" | "lean" | "before", checkout = root): Contestant => ({
     name,
@@ -85,8 +88,7 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
         "cli/main.ts",
         "run",
         "--standalone",
-        "-n",
-        namespace,
+        ...served(namespace),
         join(root, fixture(mode, "ts")),
       ], { ...kubeconfig, KOPF_BENCH_STORAGE: name === "lean" ? "lean" : "default" }),
   });
@@ -103,8 +105,7 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
           "kopf",
           "run",
           "--standalone",
-          "-n",
-          namespace,
+          ...served(namespace),
           fixture(mode, "py"),
         ], { ...kubeconfig, PYTHONDONTWRITEBYTECODE: "1" });
       },
@@ -115,7 +116,7 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
       name: "cr",
       start: (mode, namespace, log) => {
         if (!setup.controllerRuntime) throw new Error("The controller-runtime contestant is not built.");
-        return spawn(log, root, setup.controllerRuntime, [mode, namespace], kubeconfig);
+        return spawn(log, root, setup.controllerRuntime, [mode, namespace ?? "--all-namespaces"], kubeconfig);
       },
     },
   };
@@ -123,8 +124,9 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
   function raw(name: "raw" | "raw2", ...flags: string[]): Contestant {
     return {
       name,
-      start: (mode, namespace, log) =>
-        spawn(log, root, Deno.execPath(), [
+      start: (mode, namespace, log) => {
+        if (namespace === null) throw new Error(`The ${name} contestant serves one namespace; give it one.`);
+        return spawn(log, root, Deno.execPath(), [
           "run",
           "-A",
           ...denoFlags,
@@ -137,7 +139,8 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
           RAW_TOKEN: setup.cluster.token,
           RAW_CA_FILE: setup.caFile,
           RAW_NAMESPACE: namespace,
-        }),
+        });
+      },
     };
   }
 }

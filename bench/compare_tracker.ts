@@ -1,6 +1,6 @@
 /**
- * What bench/compare.ts sees of the objects of a namespace: one list+watch stream, the latest
- * version of each object, and the moment a condition first holds for enough of them.
+ * What bench/compare.ts sees of the objects of a namespace (or of all namespaces): one list+watch
+ * stream, the latest version of each object, and the moment a condition first holds for enough of them.
  *
  * @module
  */
@@ -13,7 +13,7 @@ import { KOPFEXAMPLES } from "../tests/support/cluster.ts";
 /** A condition on one object. */
 export type Condition = (object: KubernetesObject) => boolean;
 
-/** The objects of one namespace, as the watch stream shows them. */
+/** The objects of one namespace (or of all), as the watch stream shows them; keyed by namespace and name. */
 export class Tracker implements AsyncDisposable {
   readonly #objects = new Map<string, KubernetesObject>();
   readonly #abort = new AbortController();
@@ -24,7 +24,7 @@ export class Tracker implements AsyncDisposable {
   /** The time limit of the wait under way. */
   #timer: ReturnType<typeof setTimeout> | undefined;
 
-  private constructor(client: ApiClient, namespace: string, listed: () => void) {
+  private constructor(client: ApiClient, namespace: string | null, listed: () => void) {
     const watcher = new Watcher(client, KOPFEXAMPLES, { namespace, signal: this.#abort.signal });
     this.#running = (async () => {
       try {
@@ -33,7 +33,7 @@ export class Tracker implements AsyncDisposable {
             listed();
             continue;
           }
-          const name = event.object.metadata.name!;
+          const name = `${event.object.metadata.namespace}/${event.object.metadata.name}`;
           if (event.type === "DELETED") this.#objects.delete(name);
           else this.#objects.set(name, event.object);
           this.#recent.set(name, this.#objects.get(name));
@@ -45,8 +45,8 @@ export class Tracker implements AsyncDisposable {
     })();
   }
 
-  /** Starts watching and returns once the first listing is done. */
-  static async start(client: ApiClient, namespace: string): Promise<Tracker> {
+  /** Starts watching a namespace (`null`: all) and returns once the first listing is done. */
+  static async start(client: ApiClient, namespace: string | null): Promise<Tracker> {
     const { promise, resolve } = Promise.withResolvers<void>();
     const tracker = new Tracker(client, namespace, resolve);
     await promise;

@@ -1,0 +1,268 @@
+/**
+ * Cost as the work grows: ours (default storages), lean (`settings.persistence.useLeanStorage()`),
+ * Python Kopf and controller-runtime (`cr`), each started on 1,000, 10,000 and 100,000 small
+ * kopfexamples already there, in one namespace and spread over 100 (served cluster-wide), on one
+ * LocalCluster. The contestants and their fixtures are bench/compare.ts's (one create handler,
+ * `status.done`).
+ *
+ * Per layout, the objects are created once per size with many POSTs in flight, going upward by
+ * adding (1,000, then 9,000 more, then 90,000 more), and every contestant of that size runs on the
+ * same objects: before each but the first, every object is reset (annotations, finalizers and
+ * status removed), as if new. Per contestant and layout, first with no objects: the time to its
+ * watch and its RSS once settled (the idle baseline). Then per size:
+ * - start-up: from the spawn to its watch of kopfexamples open (it has listed them all: the API
+ *   server's gauge of open watches) and to all objects handled; CPU per object over that time;
+ * - memory: RSS once settled after all were handled (at least `--settle` seconds, then until its
+ *   CPU stays below 2% of a core for 2 s), and that above the idle RSS per object;
+ * - restart with all handled: the time to the watch open, and the requests it makes until settled
+ *   (by verb and resource; none may be a write or a GET of kopfexamples).
+ *
+ * A contestant is skipped at a size when its rate at the size below predicts more than
+ * `--max-minutes` for it (say Python Kopf at 100,000); the table says so and why.
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { join } from "node:path";
+import { LocalCluster } from "../testing.ts";
+import { ApiClient } from "../src/api/client.ts";
+import { loadKubeconfig } from "../src/api/kubeconfig.ts";
+import { type ContestantName, contestants, type Started } from "./compare_contestants.ts";
+import { Tracker } from "./compare_tracker.ts";
+import { preparePeers } from "./compare_peers.ts";
+import { collection, createExample, inParallel, isDone, objectName } from "./example_objects.ts";
+import { prepareExamples } from "./example_namespace.ts";
+import { cpuSeconds, rss } from "./process_stats.ts";
+import { type Column, ScaleResults } from "./scale_results.ts";
+import { measure } from "./served_requests.ts";
+import { openWatches, untilWatching } from "./watch_open.ts";
+
+const USAGE = `Usage: deno run -A bench/scale.ts [options]
+
+Starts each contestant on N pre-created small kopfexamples and prints, per layout, one table:
+a row per metric, a column per contestant×size (see the module's description for each metric).
+
+Options:
+  --sizes 1000,10000,100000   object counts, measured upward (objects are added, not re-created)
+  --namespaces 1,100          layouts: all objects in 1 namespace (served with -n), or spread
+                              over K namespaces (served cluster-wide, one watch)
+  --only ours,lean,kopf,cr    contestants (ours, lean, kopf, cr)
+  --max-minutes 30            skip a contestant at a size when its rate at the size below
+                              predicts a longer start-up than this
+  --settle 10                 seconds to wait at least before the RSS is read and a restart ends
+  --parallel 256              requests in flight when the bench creates or resets objects
+  --kopf-version 1.45.2       Python Kopf's version (installed into a cached virtualenv)
+  --logs DIR                  where every process's output goes (default: a temporary folder)
+  --help                      this text
+`;
+
+const { values } = parseArgs({
+  options: {
+    sizes: { type: "string", default: "1000,10000,100000" },
+    namespaces: { type: "string", default: "1,100" },
+    only: { type: "string", default: "ours,lean,kopf,cr" },
+    "max-minutes": { type: "string", default: "30" },
+    settle: { type: "string", default: "10" },
+    parallel: { type: "string", default: "256" },
+    "kopf-version": { type: "string", default: "1.45.2" },
+    logs: { type: "string" },
+    help: { type: "boolean", default: false },
+  },
+});
+if (values.help) {
+  console.log(USAGE);
+  Deno.exit(0);
+}
+const numbers = (text: string) => text.split(",").filter(Boolean).map(Number);
+const sizes = numbers(values.sizes).sort((a, b) => a - b);
+const layouts = numbers(values.namespaces);
+const maxMinutes = Number(values["max-minutes"]);
+const settleMs = Number(values.settle) * 1000;
+const parallel = Number(values.parallel);
+const known: readonly ContestantName[] = ["ours", "lean", "kopf", "cr"];
+const requested = values.only.split(",") as ContestantName[];
+const unknown = requested.filter((name) => !known.includes(name));
+if (unknown.length || [...sizes, ...layouts].some((value) => !(value > 0))) {
+  throw new Error(`Unknown contestants (${unknown.join(", ") || "none"}) or sizes not above zero.\n\n${USAGE}`);
+}
+const logs = values.logs ?? await Deno.makeTempDir({ prefix: "kopf-scale-" });
+await Deno.mkdir(logs, { recursive: true });
+
+const root = new URL("..", import.meta.url);
+const { names, ...installed } = await preparePeers(requested, values["kopf-version"], root);
+await using cluster = await LocalCluster.start();
+const caFile = join(logs, "ca.pem");
+await Deno.writeTextFile(caFile, cluster.caCert);
+const all = contestants({ cluster, caFile, root, ...installed });
+const client = new ApiClient(await loadKubeconfig({ path: cluster.kubeconfig }));
+const results = new ScaleResults();
+const layoutNames = layouts.map((count) => count === 1 ? "1 namespace" : `${count} namespaces`);
+console.error(`Logs of every process: ${logs}`);
+
+let serial = 0;
+for (const [index, count] of layouts.entries()) {
+  const layout = layoutNames[index];
+  const namespaces = Array.from({ length: count }, (_, index) => `scale-${count}-${index}`);
+  const served = count === 1 ? namespaces[0] : null;
+  const namespaceOf = (object: number) => namespaces[object % count];
+  for (const namespace of namespaces) await prepareExamples(client, namespace);
+
+  const idle = new Map<ContestantName, Column>();
+  for (const name of names) {
+    console.error(`[${layout}, ${name}] no objects`);
+    idle.set(name, await idleRun(name, served));
+  }
+  let created = 0;
+  let handled = 0; // the objects a contestant has handled: to be reset before the next one
+
+  const rates = new Map<ContestantName, number>();
+  for (const size of sizes) {
+    const began = performance.now();
+    await inParallel(
+      created,
+      size,
+      parallel,
+      (object) => createExample(client, namespaceOf(object), objectName(object)),
+    );
+    console.error(`[${layout}] ${size - created} objects created in ${seconds(performance.now() - began)} s`);
+    created = size;
+    for (const name of names) {
+      const rate = rates.get(name);
+      const predicted = rate && size / rate / 60;
+      if (predicted && predicted > maxMinutes) {
+        const reason = `${name} at ${size} (${layout}): at the size below it handled ${rate.toFixed(0)} objects/s, ` +
+          `which predicts ~${predicted.toFixed(0)} min for ${size} (over --max-minutes ${maxMinutes}).`;
+        console.error(`Skipped: ${reason}`);
+        results.skip(reason);
+        continue;
+      }
+      if (handled) await resetObjects(handled, namespaceOf);
+      handled = size;
+      console.error(`[${layout}, ${name}] ${size} objects`);
+      const column = results.column(layout, name, size);
+      for (const [key, value] of idle.get(name)!) column.set(key, value);
+      column.set("size", size);
+      await sizedRun(name, served, size, column);
+      rates.set(name, column.get("rate")!);
+    }
+  }
+  console.error(`[${layout}] deleting the objects`);
+  for (const namespace of namespaces) await emptyNamespace(namespace);
+}
+results.print(layoutNames, names, sizes);
+
+function start(name: ContestantName, served: string | null): Started {
+  return all[name].start("create", served, join(logs, `${String(++serial).padStart(3, "0")}.log`));
+}
+
+/** Started with no objects: the time to the watch, and the RSS once settled. */
+async function idleRun(name: ContestantName, served: string | null): Promise<Column> {
+  const watchesBefore = await openWatches(client);
+  const process = start(name, served);
+  try {
+    const ready = await untilWatching(client, watchesBefore, process);
+    await settle(process, ready);
+    return new Map([["idleReady", (ready - process.started) / 1000], ["idleRss", await rss(process.pid)]]);
+  } finally {
+    await process.stop();
+  }
+}
+
+/** Started on `size` objects, none handled: start-up, CPU, memory; then restarted with all handled. */
+async function sizedRun(name: ContestantName, served: string | null, size: number, column: Column): Promise<void> {
+  const timeout = Math.max(1800, size / 10);
+  // Counted before the tracker: its watch opens just after its listing, so the contestant's is one more.
+  const watchesBefore = await openWatches(client) + 1;
+  await using tracker = await Tracker.start(client, served);
+  const first = await measure(client, async () => {
+    const process = start(name, served);
+    try {
+      const handled = process.guard(tracker.until(isDone, size, timeout), `${size} objects to be handled`);
+      const ready = await untilWatching(client, watchesBefore, process, timeout);
+      column.set("ready", (ready - process.started) / 1000);
+      const done = await handled;
+      column.set("handled", (done - process.started) / 1000);
+      column.set("rate", size / ((done - process.started) / 1000));
+      column.set("cpu", await cpuSeconds(process.pid) / size);
+      await settle(process, done);
+      column.set("rss", await rss(process.pid));
+    } finally {
+      await process.stop();
+    }
+  });
+  const restartWatchesBefore = await openWatches(client);
+  const restart = await measure(client, async () => {
+    const process = start(name, served);
+    try {
+      const ready = await untilWatching(client, restartWatchesBefore, process, timeout);
+      column.set("restartReady", (ready - process.started) / 1000);
+      await settle(process, ready);
+    } finally {
+      await process.stop();
+    }
+  });
+  results.addRequests(column, size, first.requests, restart.requests);
+}
+
+/**
+ * Waits `--settle` seconds from `from`, then until the process used less than 2% of a core over
+ * 2 s (at most 2 minutes more: a process that never quiets is measured as it is, with a warning).
+ */
+async function settle(process: Started, from: number): Promise<void> {
+  await process.guard(sleep(Math.max(0, from + settleMs - performance.now())), "the process to settle");
+  const deadline = performance.now() + 120_000;
+  let before = await cpuSeconds(process.pid);
+  for (;;) {
+    await process.guard(sleep(2000), "the process to settle");
+    const now = await cpuSeconds(process.pid);
+    if (now - before < 0.04) return;
+    if (performance.now() > deadline) {
+      console.error(`Still busy 2 minutes after the settling time; measured anyway. See ${process.log}.`);
+      return;
+    }
+    before = now;
+  }
+}
+
+/** Makes handled objects look new: no annotations, no finalizers, no status. */
+async function resetObjects(size: number, namespaceOf: (object: number) => string): Promise<void> {
+  const began = performance.now();
+  await inParallel(0, size, parallel, async (object) => {
+    const path = `${collection(namespaceOf(object))}/${objectName(object)}`;
+    const merge = "application/merge-patch+json";
+    await client.request({
+      method: "PATCH",
+      path,
+      contentType: merge,
+      body: { metadata: { annotations: null, finalizers: null } },
+    });
+    await client.request({ method: "PATCH", path: `${path}/status`, contentType: merge, body: { status: null } });
+  });
+  console.error(`${size} objects reset in ${seconds(performance.now() - began)} s`);
+}
+
+/**
+ * Deletes a namespace's objects. One DELETE of 100,000 objects outlasts the API server's request
+ * timeout (it goes on deleting meanwhile): it is asked again until the namespace is empty.
+ */
+async function emptyNamespace(namespace: string): Promise<void> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      await client.request({ method: "DELETE", path: collection(namespace) });
+    } catch (error) {
+      console.error(`Deleting the objects of ${namespace} (attempt ${attempt}): ${error}; asking again.`);
+    }
+    const left = await client.request<{ items: unknown[] }>({ path: collection(namespace), query: { limit: 1 } });
+    if (!left.items.length) return;
+    if (attempt === 20) throw new Error(`The objects of ${namespace} are still there after 20 DELETEs.`);
+  }
+}
+
+function seconds(ms: number): string {
+  return (ms / 1000).toFixed(1);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
