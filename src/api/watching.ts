@@ -89,6 +89,13 @@ export interface WatchOptions {
 
 type Outcome = "ended" | "gone" | "stalled";
 
+/** A page of a listing as asked for with a continue token: the page, or why there is none. */
+interface ListedPage {
+  readonly token: string | undefined;
+  readonly page?: KubernetesList;
+  readonly error?: unknown;
+}
+
 /**
  * Seconds past `serverTimeout` that a watch request may stay silent before it counts as stalled:
  * the server ends it on schedule, so a longer silence is a connection that no longer delivers.
@@ -218,34 +225,23 @@ export class Watcher implements AsyncIterable<WatchEvent> {
   async *#list(): AsyncGenerator<WatchEvent, void, undefined> {
     const relisting = this.state.listed;
     const listed = new Map<string, string | undefined>();
-    let token: string | undefined;
     let resourceVersion: string | undefined;
-    do {
-      let page: KubernetesList;
-      try {
-        page = await this.#client.request<KubernetesList>({
-          path: this.#path,
-          query: {
-            limit: this.#settings.listPageSize ?? undefined,
-            continue: token,
-            labelSelector: this.#options.labelSelector,
-            fieldSelector: this.#options.fieldSelector,
-            shardSelector: this.#options.shardSelector,
-          },
-          verb: "list",
-          resource: this.#resource.plural,
-          signal: this.#signal,
-        });
-      } catch (error) {
-        if (token === undefined || !(error instanceof ApiGoneError)) throw error;
+    let next: Promise<ListedPage> | undefined = this.#page(undefined);
+    while (next) {
+      const { token: asked, page, error } = await next;
+      next = undefined;
+      if (!page) {
+        if (asked === undefined || !(error instanceof ApiGoneError)) throw error;
         // The continue token expired between pages: list again from the start. Objects already
         // delivered with the same resourceVersion are skipped, so nobody sees them twice.
         logger.info("The listing of {name} expired between pages; listing again.", { name: this.#name });
-        token = undefined;
+        next = this.#page(undefined);
         continue;
       }
       resourceVersion ??= page.metadata.resourceVersion;
-      token = page.metadata.continue || undefined;
+      const token = page.metadata.continue || undefined;
+      // The next page is on its way while this one's objects are handled (and their writes served).
+      if (token) next = this.#page(token);
       const kind = page.kind?.replace(/List$/, "") || this.#resource.kind;
       const apiVersion = page.apiVersion || apiVersionOf(this.#resource);
       for (const object of page.items ?? []) {
@@ -261,7 +257,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         else if (!before) yield { type: "ADDED", object, relisted: true };
         else if (before.metadata.resourceVersion !== version) yield { type: "MODIFIED", object, relisted: true };
       }
-    } while (token);
+    }
 
     if (relisting) {
       for (const [uid, identity] of [...this.state.known]) {
@@ -274,6 +270,28 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     this.state.listed = true;
     this.#alive(() => this.health.alive());
     yield { type: "LISTED", resourceVersion: this.state.resourceVersion, relisted: relisting };
+  }
+
+  /**
+   * One page of the listing; never rejects (a page asked for ahead may be left unread when the
+   * stream stops). Pages are part of the stream, like its watch: they do not queue for a slot of
+   * `settings.networking.concurrentRequests` behind the writes of the objects listed before them.
+   */
+  #page(token: string | undefined): Promise<ListedPage> {
+    return this.#client.request<KubernetesList>({
+      path: this.#path,
+      query: {
+        limit: this.#settings.listPageSize ?? undefined,
+        continue: token,
+        labelSelector: this.#options.labelSelector,
+        fieldSelector: this.#options.fieldSelector,
+        shardSelector: this.#options.shardSelector,
+      },
+      verb: "list",
+      resource: this.#resource.plural,
+      signal: this.#signal,
+      urgent: true,
+    }).then((page) => ({ token, page }), (error: unknown) => ({ token, error }));
   }
 
   /** One watch request from the resume point, until it ends, stalls, or the server says 410. */
