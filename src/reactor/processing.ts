@@ -61,7 +61,10 @@ export async function processObject(
   superseded = false,
 ): Promise<CycleOutcome> {
   const cycle = new Cycle(work, memory, deps);
-  memory.background?.update(cycle.body, idleTimers(deps) ? JSON.stringify(cycle.essence()) : undefined);
+  // A newer state is queued (and daemons and timers already see it): this one must not replace it.
+  if (!superseded) {
+    memory.background?.update(cycle.body, idleTimers(deps) ? JSON.stringify(cycle.essence()) : undefined);
+  }
   const verdict = await decide(cycle, superseded);
   await act(cycle, verdict);
   return verdict.wakeupAfter === undefined ? {} : { wakeupAfter: verdict.wakeupAfter };

@@ -238,6 +238,9 @@ class ResourceStream implements StreamHandle {
       this.#parked.park(uid, event.type, event.object);
       return;
     }
+    // Daemons and timers see the newest state at once, not when its cycle's turn comes: a timer that
+    // wrote its result must see the echo before its next tick, however long the queue.
+    this.#memories.get(uid)?.background?.live.replace(event.object);
     // A newer state supersedes the state a pending wake-up carries.
     this.#wakeups.cancel(uid);
     this.#queues.push(uid, { kind: "event", type: event.type, object: event.object, left });
