@@ -27,6 +27,8 @@ import { Settings } from "../src/settings/settings.ts";
 import { sensitiveFieldsOf } from "../src/state/sensitive.ts";
 import { type CycleDeps, newMemory, processObject } from "../src/reactor/processing.ts";
 import { allAtOnce } from "../src/handling/lifecycles.ts";
+import { mergePatch } from "../tests/support/fake_api.ts";
+import { cpuSeconds, median } from "./process_stats.ts";
 
 const { values } = parseArgs({
   options: {
@@ -57,17 +59,6 @@ await configureLogging({ write: (line) => void line.length });
 const registry = new Registry();
 on.create("kopfexamples", { registry, id: "done" }, () => ({ ok: true }));
 const changeHandlers = registry.handlers.filter((handler): handler is ChangeHandler => handler.kind === "change");
-
-/** Merges the patch into the object as the API server would, and returns the new version. */
-function merge(target: unknown, patch: unknown): unknown {
-  if (patch === null || typeof patch !== "object" || Array.isArray(patch)) return patch;
-  const result: Record<string, unknown> = target && typeof target === "object" ? { ...target } : {};
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete result[key];
-    else result[key] = merge(result[key], value);
-  }
-  return result;
-}
 
 function created(index: number): KubernetesObject {
   return {
@@ -103,7 +94,7 @@ async function handleOne(index: number, lean: boolean): Promise<void> {
   const written: KubernetesObject[] = [];
   const client = {
     request<T>(options: RequestOptions): Promise<T> {
-      const next = JSON.parse(JSON.stringify(merge(current, options.body))) as KubernetesObject;
+      const next = JSON.parse(JSON.stringify(mergePatch(current, options.body))) as KubernetesObject;
       next.metadata.resourceVersion = String(Number(current.metadata.resourceVersion) + 1);
       next.metadata.managedFields = [...(current.metadata.managedFields as JsonValue[] ?? []), {
         apiVersion: "kopf.dev/v1",
@@ -144,23 +135,12 @@ const results: Record<string, number[]> = { default: [], lean: [] };
 for (let round = 0; round < rounds; round++) {
   for (const name of ["default", "lean"] as const) {
     if (values.only !== undefined && values.only !== name) continue;
-    const before = cpuSeconds();
+    const before = await cpuSeconds(Deno.pid);
     for (let index = 0; index < objects; index++) await handleOne(index, name === "lean");
-    results[name].push((cpuSeconds() - before) * 1e6 / objects);
+    results[name].push((await cpuSeconds(Deno.pid) - before) * 1e6 / objects);
   }
 }
 console.log(`${objects} objects, medians of ${rounds} rounds: CPU per object (µs)`);
 for (const [name, cpu] of Object.entries(results)) {
   if (cpu.length) console.log(`${name.padEnd(8)} ${median(cpu).toFixed(0)}`);
-}
-
-/** This process's CPU time so far (user and system), in seconds. */
-function cpuSeconds(): number {
-  const fields = Deno.readTextFileSync("/proc/self/stat").split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
 }

@@ -18,6 +18,7 @@ import { LocalCluster } from "../testing.ts";
 import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import { prepareExamples } from "./example_namespace.ts";
+import { cpuSeconds, median } from "./process_stats.ts";
 
 const { values } = parseArgs({
   options: {
@@ -74,11 +75,11 @@ const results: Record<string, { cpu: number[]; rate: number[] }> = {};
 for (let round = 0; round < rounds; round++) {
   for (const [name, send] of Object.entries(variants)) {
     if (values.only !== undefined && name !== values.only) continue;
-    const cpuBefore = cpuSeconds();
+    const cpuBefore = await cpuSeconds(Deno.pid);
     const started = performance.now();
     await each(requests, send);
     const seconds = (performance.now() - started) / 1000;
-    const cpu = cpuSeconds() - cpuBefore;
+    const cpu = await cpuSeconds(Deno.pid) - cpuBefore;
     results[name] ??= { cpu: [], rate: [] };
     results[name].cpu.push(cpu * 1000 / requests);
     results[name].rate.push(requests / seconds);
@@ -100,15 +101,4 @@ async function each(count: number, action: (index: number) => Promise<unknown>):
     while (next < count) await action(next++);
   };
   await Promise.all(Array.from({ length: Math.min(parallel, count) }, worker));
-}
-
-/** This process's CPU time so far (user and system), in seconds. */
-function cpuSeconds(): number {
-  const fields = Deno.readTextFileSync("/proc/self/stat").split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
 }

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
 import { KOPFEXAMPLES } from "../../tests/support/cluster.ts";
-import { FakeApi, json } from "../../tests/support/fake_api.ts";
+import { FakeApi, json, mergePatch } from "../../tests/support/fake_api.ts";
 import type { JsonObject, KubernetesObject } from "../model/body.ts";
 import type { Resource } from "../model/resource.ts";
 import type { ChangeHandler } from "../handling/handlers.ts";
@@ -41,7 +41,7 @@ class OneObjectServer implements AsyncDisposable {
       const type = request.headers.get("content-type") ?? "";
       const body = await request.json();
       this.writes.push({ type, body });
-      if (type.includes("merge")) this.object = merge(this.object, body) as KubernetesObject;
+      if (type.includes("merge")) this.object = mergePatch(this.object, body) as KubernetesObject;
       else this.#applyJsonPatch(body);
       this.object.metadata.resourceVersion = String(++this.#version);
       return json(this.object);
@@ -60,16 +60,6 @@ class OneObjectServer implements AsyncDisposable {
   [Symbol.asyncDispose](): Promise<void> {
     return this.api[Symbol.asyncDispose]();
   }
-}
-
-function merge(target: unknown, patch: unknown): unknown {
-  if (patch === null || typeof patch !== "object" || Array.isArray(patch)) return patch;
-  const result: Record<string, unknown> = target && typeof target === "object" ? { ...target } : {};
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete result[key];
-    else result[key] = merge(result[key], value);
-  }
-  return result;
 }
 
 function handlersOf(register: (registry: kopf.Registry) => void): ChangeHandler[] {

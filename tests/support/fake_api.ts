@@ -77,3 +77,14 @@ export function stream(lines: unknown[], end?: Promise<unknown>, signal?: AbortS
   });
   return new Response(body, { headers: { "Content-Type": "application/json" } });
 }
+
+/** A JSON merge patch (RFC 7386) applied as the API server applies it: `null` removes a key. */
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (patch === null || typeof patch !== "object" || Array.isArray(patch)) return patch;
+  const result: Record<string, unknown> = target && typeof target === "object" ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key];
+    else result[key] = mergePatch(result[key], value);
+  }
+  return result;
+}
