@@ -34,6 +34,7 @@ const { values } = parseArgs({
 const objects = Number(values.objects);
 const checkouts = [fileURLToPath(new URL("..", import.meta.url)), ...values.checkout];
 const work = String(calibrate(Number(values["work-ms"])));
+const KOPF_RUN = ["run", "-A", "cli/main.ts", "run", "--standalone", "-q"];
 
 await using cluster = await LocalCluster.start();
 using client = new ApiClient(await loadKubeconfig({ path: cluster.kubeconfig }));
@@ -43,19 +44,7 @@ async function run(checkout: string): Promise<{ cpu: number; counts: string[] }>
   const namespace = await namespaceWithObjects(client, "cpu", objects);
   const metrics = `http://127.0.0.1:${freePort()}/metrics`;
   const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "cli/main.ts",
-      "run",
-      "--standalone",
-      "-q",
-      "-n",
-      namespace,
-      "--metrics",
-      metrics,
-      "bench/fixtures/sharded_work.ts",
-    ],
+    args: [...KOPF_RUN, "-n", namespace, "--metrics", metrics, "bench/fixtures/sharded_work.ts"],
     cwd: checkout,
     env: { KUBECONFIG: cluster.kubeconfig, NO_COLOR: "1", KOPF_BENCH_REPLICA: "r1", KOPF_BENCH_WORK: work },
     stdout: "null",
