@@ -9,6 +9,8 @@
  * @module
  */
 
+import { type CommandOutput, commandOutput } from "./command_output.ts";
+
 /** The Prometheus release whose promtool is built (v3.7.3; Go modules use the v0.3xx.y scheme). */
 const VERSION = "v0.307.3";
 const PACKAGE = "github.com/prometheus/prometheus/cmd/promtool";
@@ -62,16 +64,6 @@ export function promtoolPath(): Promise<string> {
 }
 
 /** Runs promtool with the arguments, the text on its standard input; returns its exit code and output. */
-export async function promtool(
-  args: string[],
-  input: string,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = new Deno.Command(await promtoolPath(), { args, stdin: "piped", stdout: "piped", stderr: "piped" })
-    .spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(input));
-  await writer.close();
-  const output = await child.output();
-  const decoder = new TextDecoder();
-  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
+export async function promtool(args: string[], input: string): Promise<CommandOutput> {
+  return await commandOutput(await promtoolPath(), args, { input });
 }
