@@ -25,6 +25,8 @@ export interface ReplicaOptions {
   readonly env?: Record<string, string>;
   /** Whether to count the bytes it receives (through a proxy of its own); else it talks to the API server directly. */
   readonly count?: boolean;
+  /** Whether its live heap can be read ({@linkcode Replica.liveHeap}: a preloaded probe, a collection exposed). */
+  readonly probe?: boolean;
 }
 
 /** What the liveness endpoint shows of the replica's sharding (`kopf.sharding`). */
@@ -35,6 +37,7 @@ export interface ShardingReport {
 }
 
 const ROOT = new URL("..", import.meta.url).pathname;
+const PROBE = new URL("./fixtures/memory_probe.ts", import.meta.url).pathname;
 /**
  * The replicas not yet disposed, with their own kubeconfig if any: killed and removed if the bench
  * exits early (Ctrl+C, an error), so that nothing outlives it.
@@ -60,6 +63,8 @@ export class Replica implements AsyncDisposable {
   readonly #child: Deno.ChildProcess;
   readonly #lines: string[] = [];
   readonly #exited: Promise<Deno.CommandStatus>;
+  /** The file its memory probe writes to; `undefined` without a probe. */
+  readonly #probe: string | undefined;
   #killed = false;
 
   private constructor(
@@ -71,14 +76,17 @@ export class Replica implements AsyncDisposable {
     options: ReplicaOptions,
   ) {
     const sharding = options.group ? ["--shard-group", options.group, "--shard-id", options.id] : [];
+    this.#probe = options.probe ? `${kubeconfig}.${options.id}.heap.json` : undefined;
+    const probing = this.#probe ? [`--preload=${PROBE}`, "--v8-flags=--expose-gc"] : [];
+    const probeEnv: Record<string, string> = this.#probe ? { KOPF_BENCH_PROBE: this.#probe, KOPF_BENCH_GC: "1" } : {};
     this.#child = new Deno.Command(Deno.execPath(), {
       args: [
-        ...["run", "-A", "cli/main.ts", "run", "--standalone", "-q", "-n", options.namespace],
+        ...["run", "-A", ...probing, "cli/main.ts", "run", "--standalone", "-q", "-n", options.namespace],
         ...sharding,
         ...["--liveness", liveness, "bench/fixtures/sharded_work.ts"],
       ],
       cwd: ROOT,
-      env: { KUBECONFIG: kubeconfig, NO_COLOR: "1", KOPF_BENCH_REPLICA: options.id, ...options.env },
+      env: { KUBECONFIG: kubeconfig, NO_COLOR: "1", KOPF_BENCH_REPLICA: options.id, ...probeEnv, ...options.env },
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
@@ -130,6 +138,21 @@ export class Replica implements AsyncDisposable {
     }
   }
 
+  /** Its V8 heap in use after a full collection (bytes), read by its probe; needs `probe` at the start. */
+  async liveHeap(): Promise<number> {
+    if (!this.#probe) throw new Error(`Replica ${this.id} was started without a memory probe.`);
+    await Deno.remove(this.#probe).catch(() => {});
+    Deno.kill(this.pid, "SIGUSR2");
+    for (let attempt = 0; attempt < 600; attempt++) {
+      try {
+        return (JSON.parse(await Deno.readTextFile(this.#probe)) as Deno.MemoryUsage).heapUsed;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+    throw new Error(`Replica ${this.id}'s memory probe did not answer within 60 s.`);
+  }
+
   /** Sends a signal without waiting: the replica's death, as the bench means it. */
   kill(signal: Deno.Signal = "SIGKILL"): void {
     this.#killed = true;
@@ -145,6 +168,7 @@ export class Replica implements AsyncDisposable {
     this.kill();
     await this.#exited;
     alive.delete(this.#child);
+    if (this.#probe) await Deno.remove(this.#probe).catch(() => {});
     if (this.proxy) {
       await this.proxy[Symbol.asyncDispose]();
       await Deno.remove(this.kubeconfig);

@@ -52,6 +52,8 @@ interface Outcome {
   readonly shares: string;
   readonly resultsLost: number;
   readonly rss: readonly number[];
+  /** Each replica's V8 heap in use after a full collection, read after the RSS samples. */
+  readonly heap: readonly number[];
   readonly received: readonly ReceivedBytes[];
 }
 
@@ -77,11 +79,13 @@ export async function memory(bench: Bench, options: MemoryOptions, say: (text: s
     say(`memory: ${variant.label}: creating ${variant.objects} objects`);
     const outcome = await run(bench, variant, options.settle);
     outcomes.set(variant.label, outcome);
-    say(`memory: ${variant.label}: RSS ${outcome.rss.map(mib).join(" / ")} MiB`);
+    const heaps = outcome.heap.map(mib).join(" / ");
+    say(`memory: ${variant.label}: RSS ${outcome.rss.map(mib).join(" / ")} MiB, live heap ${heaps} MiB`);
   }
   const mean = (values: readonly number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
   const unsharded = outcomes.get("unsharded")!;
   const unshardedAbove = mean(unsharded.rss) - mean(outcomes.get("idle, unsharded")!.rss);
+  const unshardedLive = mean(unsharded.heap) - mean(outcomes.get("idle, unsharded")!.heap);
   return {
     title: `Memory and bandwidth: ${objects} small objects, groups of ${replicas}`,
     headers: [
@@ -92,12 +96,15 @@ export async function memory(bench: Bench, options: MemoryOptions, say: (text: s
       "RSS MiB (each)",
       "above idle MiB (mean)",
       "above idle vs unsharded",
+      "live heap MiB (each)",
+      "live above idle vs unsharded",
       "lists+watches received MiB (each)",
       "vs unsharded",
       "all received MiB (each)",
     ],
     rows: [...outcomes.values()].map((outcome) => {
       const above = mean(outcome.rss) - mean(outcomes.get(outcome.variant.idle)!.rss);
+      const live = mean(outcome.heap) - mean(outcomes.get(outcome.variant.idle)!.heap);
       const idle = outcome.variant.objects === 0;
       return [
         `${outcome.variant.label} ×${outcome.variant.replicas}`,
@@ -107,6 +114,8 @@ export async function memory(bench: Bench, options: MemoryOptions, say: (text: s
         outcome.rss.map(mib).join(" / "),
         idle ? "–" : mib(above),
         idle ? "–" : `${(above / unshardedAbove * 100).toFixed(0)}%`,
+        outcome.heap.map(mib).join(" / "),
+        idle ? "–" : `${(live / unshardedLive * 100).toFixed(0)}%`,
         outcome.received.map((bytes) => mib(streamed(bytes))).join(" / "),
         `${(mean(outcome.received.map(streamed)) / mean(unsharded.received.map(streamed)) * 100).toFixed(0)}%`,
         outcome.received.map((bytes) => mib(streamed(bytes) + bytes.other)).join(" / "),
@@ -115,7 +124,9 @@ export async function memory(bench: Bench, options: MemoryOptions, say: (text: s
     notes: [
       `RSS: the median of ${options.settle} samples (one a second) after every object was handled and its result ` +
       "written (idle: after the replica was up and, sharded, held its ranges). Above idle: the mean RSS minus the " +
-      "idle replica's of the same kind. Received: the response bodies the API server sent the replica through an " +
+      "idle replica's of the same kind. Live heap: V8's heap in use right after a full collection (a preloaded " +
+      "probe, bench/fixtures/memory_probe.ts), read after the samples: what the replica holds, whatever the peak " +
+      "its heap grew to. Received: the response bodies the API server sent the replica through an " +
       "HTTPS proxy of its own, from its spawn to the last sample: the lists and watches of kopfexamples (every " +
       "re-list when the ranges changed included), and all (plus the answers to its patches, its Lease renewals, " +
       "discovery). Shares of a group of N ideally 1/N each.",
@@ -132,6 +143,7 @@ async function run(bench: Bench, variant: Variant, settle: number): Promise<Outc
     group: variant.group,
     env: variant.serverSide ? { KOPF_BENCH_SERVER_SIDE: variant.serverSide } : {},
     count: true,
+    probe: true,
   });
   try {
     await groupFormed(replicas, variant.group !== undefined);
@@ -140,6 +152,7 @@ async function run(bench: Bench, variant: Variant, settle: number): Promise<Outc
       await guard(resultsSettled(tracker, variant.objects), replicas);
     }
     const rssSamples = await guard(sample(replicas, settle), replicas);
+    const heap = await guard(Promise.all(replicas.map((replica) => replica.liveHeap())), replicas);
     const report = await replicas[0].sharding();
     const handled = await handledBy(client, namespace);
     return {
@@ -148,6 +161,7 @@ async function run(bench: Bench, variant: Variant, settle: number): Promise<Outc
       shares: variant.objects ? replicas.map((replica) => handled.byReplica.get(replica.id) ?? 0).join(" / ") : "–",
       resultsLost: handled.resultsLost,
       rss: rssSamples,
+      heap,
       received: replicas.map((replica) => ({ ...replica.proxy!.received })),
     };
   } finally {

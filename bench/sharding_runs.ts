@@ -143,7 +143,7 @@ export function startReplicas(
   bench: Bench,
   namespace: string,
   count: number,
-  options: { group?: string; env?: Record<string, string>; count?: boolean } = {},
+  options: { group?: string; env?: Record<string, string>; count?: boolean; probe?: boolean } = {},
 ): Promise<Replica[]> {
   return Promise.all(
     Array.from(

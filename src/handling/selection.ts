@@ -52,6 +52,14 @@ export function handlersForCause(
 }
 
 /**
+ * Whether any change handler could ever take an update (`on.update`, `on.field`, or a resume
+ * handler, which joins the update of an object changed while the operator was away).
+ */
+export function anyTakesUpdates(handlers: readonly ChangeHandler[]): boolean {
+  return handlers.some((handler) => handler.reason === "update" || handler.reason === null || handler.initial);
+}
+
+/**
  * Whether any change handler could ever concern the object as it is (filters without the
  * change requirements): objects that none concerns get no state, no finalizer, no log lines.
  */

@@ -12,7 +12,13 @@ import { detectCause, REASON_TITLES } from "../handling/causes.ts";
 import { resourceContext } from "../handling/context.ts";
 import { runEventHandlers } from "../handling/event_handling.ts";
 import { runCause } from "../handling/execution.ts";
-import { anyPrematches, eventHandlersFor, handlersForCause, needsFinalizer } from "../handling/selection.ts";
+import {
+  anyPrematches,
+  anyTakesUpdates,
+  eventHandlersFor,
+  handlersForCause,
+  needsFinalizer,
+} from "../handling/selection.ts";
 import type { ObjectBackground } from "../engines/background.ts";
 import { title } from "../engines/background_attempt.ts";
 import { ObjectLogger } from "../logging/object_logger.ts";
@@ -181,7 +187,10 @@ export async function handleCause(cycle: Cycle): Promise<Verdict> {
   memory.fullyHandledOnce = true;
   // The object goes away with our finalizer: its bookkeeping would be written for nobody.
   if (reason === "delete") return { write: true, patch: new Patch(), finalizer: "remove", body: current };
-  if (diff.length > 0) diffbaseStorage.store(current, patch, now);
+  // With nothing that takes updates, the diff-base of an update would be read by no one: the change
+  // (e.g. the echo of a create handler's own annotations) costs no write.
+  const unread = reason === "update" && !anyTakesUpdates(deps.changeHandlers);
+  if (diff.length > 0 && !unread) diffbaseStorage.store(current, patch, now);
   return { write: true, body: current };
 }
 

@@ -259,3 +259,27 @@ Deno.test("a Secret's diff-base holds digests; one held in clear is replaced wit
   assert.ok(!text.includes("c2VjcmV0") && !text.includes("bmV3"), text);
   assert.ok(!server.object.metadata.annotations![LAST_HANDLED].includes("bmV3"));
 });
+
+Deno.test("the echo of a creation handler's own annotation is written only where some handler takes updates", async () => {
+  for (const takesUpdates of [false, true]) {
+    await using server = new OneObjectServer(example());
+    const handlers = handlersOf((registry) => {
+      kopf.on.create("kopfexamples", { registry }, function created({ patch }) {
+        patch.metadata.annotations["example.com/seen"] = "yes";
+      });
+      if (takesUpdates) kopf.on.resume("kopfexamples", { registry }, function resumed() {});
+    });
+    const memory = newMemory({}, false);
+    const deps = depsFor(server, handlers);
+    deps.settings.persistence.consistencyTimeout = 0;
+    await cycle(server, memory, deps);
+    assert.equal(server.writes.length, 1);
+    assert.equal(server.object.metadata.annotations?.["example.com/seen"], "yes");
+    await cycle(server, memory, deps);
+    assert.equal(server.writes.length, takesUpdates ? 2 : 1, `takes updates: ${takesUpdates}`);
+    const stored = takesUpdates
+      ? '{"spec":{"size":1},"metadata":{"annotations":{"example.com/seen":"yes"}}}\n'
+      : '{"spec":{"size":1}}\n';
+    assert.equal(server.object.metadata.annotations?.[LAST_HANDLED], stored);
+  }
+});
