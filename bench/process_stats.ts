@@ -37,13 +37,13 @@ export async function findPid(argument: string): Promise<number | undefined> {
   return undefined;
 }
 
-/** The CPU time of the whole machine so far (all cores, in seconds): busy, and busy plus idle. */
-export async function machineCpuSeconds(): Promise<{ busy: number; total: number }> {
+/** The CPU time of the whole machine so far (all cores, in seconds): busy, busy plus idle, and stolen (in busy). */
+export async function machineCpuSeconds(): Promise<{ busy: number; total: number; steal: number }> {
   // The first line: `cpu  user nice system idle iowait irq softirq steal …` in ticks of 1/100 s.
   const fields = (await Deno.readTextFile("/proc/stat")).split("\n")[0].trim().split(/\s+/).slice(1, 9).map(Number);
   const total = fields.reduce((sum, value) => sum + value, 0);
   const idle = fields[3] + fields[4];
-  return { busy: (total - idle) / 100, total: total / 100 };
+  return { busy: (total - idle) / 100, total: total / 100, steal: fields[7] / 100 };
 }
 
 /** Bytes as MiB with one decimal. */

@@ -8,13 +8,16 @@
  *
  * Usage: `deno run -A bench/replica_cpu.ts [--objects 1000] [--work-ms 20] [--rounds 2]
  * [--checkout DIR]...` (each DIR a checkout with `deno install` done, e.g. made with
- * `git worktree add DIR COMMIT`; this checkout is always one of them).
+ * `git worktree add DIR COMMIT`; this checkout is always one of them). With `--cpu-prof DIR`, each
+ * replica writes a V8 CPU profile to DIR/<checkout's folder name>-<round> (stopped by SIGTERM then,
+ * so that the profile is written; read them with bench/cpu_profile.ts).
  *
  * @module
  */
 
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
+import { basename, join } from "node:path";
 import { LocalCluster } from "../testing.ts";
 import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
@@ -29,6 +32,7 @@ const { values } = parseArgs({
     "work-ms": { type: "string", default: "20" },
     rounds: { type: "string", default: "2" },
     checkout: { type: "string", multiple: true, default: [] },
+    "cpu-prof": { type: "string" },
   },
 });
 const objects = Number(values.objects);
@@ -40,11 +44,25 @@ await using cluster = await LocalCluster.start();
 using client = new ApiClient(await loadKubeconfig({ path: cluster.kubeconfig }));
 
 /** One run: the replica's CPU (s) until every result is in, and the lines of its metrics that count. */
-async function run(checkout: string): Promise<{ cpu: number; counts: string[] }> {
+async function run(checkout: string, round: number): Promise<{ cpu: number; counts: string[] }> {
   const namespace = await namespaceWithObjects(client, "cpu", objects);
   const metrics = `http://127.0.0.1:${freePort()}/metrics`;
+  const profiles = values["cpu-prof"];
+  const profiling = profiles
+    ? ["--cpu-prof", `--cpu-prof-dir=${join(profiles, `${basename(checkout)}-${round}`)}`]
+    : [];
   const child = new Deno.Command(Deno.execPath(), {
-    args: [...KOPF_RUN, "-n", namespace, "--metrics", metrics, "bench/fixtures/sharded_work.ts"],
+    args: [
+      KOPF_RUN[0],
+      KOPF_RUN[1],
+      ...profiling,
+      ...KOPF_RUN.slice(2),
+      "-n",
+      namespace,
+      "--metrics",
+      metrics,
+      "bench/fixtures/sharded_work.ts",
+    ],
     cwd: checkout,
     env: { KUBECONFIG: cluster.kubeconfig, NO_COLOR: "1", KOPF_BENCH_REPLICA: "r1", KOPF_BENCH_WORK: work },
     stdout: "null",
@@ -65,7 +83,7 @@ async function run(checkout: string): Promise<{ cpu: number; counts: string[] }>
     );
     return { cpu, counts };
   } finally {
-    child.kill("SIGKILL");
+    child.kill(profiles ? "SIGTERM" : "SIGKILL");
     await child.status;
     await deleteObjects(client, namespace);
   }
@@ -74,7 +92,7 @@ async function run(checkout: string): Promise<{ cpu: number; counts: string[] }>
 const cpu = new Map<string, number[]>(checkouts.map((checkout) => [checkout, []]));
 for (let round = 0; round < Number(values.rounds); round++) {
   for (const checkout of checkouts) {
-    const outcome = await run(checkout);
+    const outcome = await run(checkout, round);
     cpu.get(checkout)!.push(outcome.cpu);
     console.error(`${checkout}: ${outcome.cpu.toFixed(2)} s of CPU; ${outcome.counts.join("; ")}`);
   }

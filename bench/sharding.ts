@@ -5,14 +5,16 @@
  * proxy of its own that counts what it receives).
  *
  * 1. Throughput: one unsharded replica, then groups of `--replicas` sizes, each over `--objects`
- *    fresh objects whose create handler burns `--work-ms` of CPU (calibrated once, here, at start).
+ *    fresh objects whose create handler burns `--work-ms` of CPU (calibrated once, here, at start);
+ *    for each of the `--storage` modes: `default` (2 writes per object: the object and its status)
+ *    and `lean` (1: the status).
  * 2. Memory and bandwidth: over `--memory-objects` small objects, a group of `--memory-replicas`
  *    filtered server-side, the same filtering client-side (`settings.sharding.serverSide = "never"`),
  *    one unsharded replica, and idle replicas over no objects: RSS and bytes received per replica.
  * 3. Fail-over: for each `--lease` duration, three replicas with a daemon per object over
  *    `--failover-objects` objects; one is killed; the time until its objects' daemons run elsewhere.
  *
- * Usage: `deno run -A bench/sharding.ts [--objects 3000] [--replicas 1,2,3] [--work-ms 20]
+ * Usage: `deno run -A bench/sharding.ts [--objects 3000] [--replicas 1,2,3] [--work-ms 20] [--storage default,lean]
  * [--memory-objects 10000] [--memory-replicas 3] [--settle 20] [--lease 15,5] [--failover-objects 300]
  * [--only throughput,memory,failover]`. Progress goes to stderr, the Markdown tables to stdout.
  *
@@ -35,6 +37,7 @@ const { values } = parseArgs({
     objects: { type: "string", default: "3000" },
     replicas: { type: "string", default: "1,2,3" },
     "work-ms": { type: "string", default: "20" },
+    storage: { type: "string", default: "default,lean" },
     "memory-objects": { type: "string", default: "10000" },
     "memory-replicas": { type: "string", default: "3" },
     settle: { type: "string", default: "20" },
@@ -66,7 +69,14 @@ say(`calibrated: ${iterations} iterations of the hashing loop take ${workMs} ms 
 const tables: Table[] = [];
 if (parts.includes("throughput")) {
   const replicas = numbers(values.replicas);
-  tables.push(await throughput(bench, { objects: Number(values.objects), replicas, iterations, workMs }, say));
+  const storages = values.storage.split(",").filter(Boolean);
+  for (const storage of storages) {
+    if (storage !== "default" && storage !== "lean") throw new Error(`--storage: "${storage}" is not default or lean.`);
+  }
+  for (const storage of storages as ("default" | "lean")[]) {
+    const options = { objects: Number(values.objects), replicas, iterations, workMs, storage };
+    tables.push(await throughput(bench, options, say));
+  }
 }
 if (parts.includes("memory")) {
   const options = {

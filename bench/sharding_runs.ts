@@ -65,9 +65,22 @@ export async function deleteObjects(client: ApiClient, namespace: string): Promi
   await client.request({ method: "DELETE", path: `/apis/kopf.dev/v1/namespaces/${namespace}/kopfexamples` });
 }
 
-/** The replica that ran the fixture's create handler for an object (its annotation); `undefined` if none yet. */
+/** What the fixture's handler leaves in the status. */
+interface WorkResult {
+  readonly replica: string;
+  readonly handledAt: number;
+}
+
+function workResult(object: KubernetesObject): WorkResult | undefined {
+  return (object.status as { work?: WorkResult } | undefined)?.work;
+}
+
+/**
+ * The replica that ran the fixture's create handler for an object (its annotation, or with the lean
+ * storage its result); `undefined` if none yet.
+ */
 export function handler(object: KubernetesObject): string | undefined {
-  return object.metadata.annotations?.["bench.kopf.dev/replica"];
+  return object.metadata.annotations?.["bench.kopf.dev/replica"] ?? workResult(object)?.replica;
 }
 
 /** Whether the fixture's create handler has run for an object and its replica marked it as handled. */
@@ -77,7 +90,7 @@ export function isHandled(object: KubernetesObject): boolean {
 
 /** Whether the fixture's create handler's result has reached an object's status. */
 export function hasResult(object: KubernetesObject): boolean {
-  return (object.status as { work?: unknown } | undefined)?.work !== undefined;
+  return workResult(object) !== undefined;
 }
 
 /**
@@ -129,7 +142,7 @@ export async function handledBy(client: ApiClient, namespace: string): Promise<H
       const replica = handler(item) ?? "none";
       byReplica.set(replica, (byReplica.get(replica) ?? 0) + 1);
       if (replica !== "none" && !hasResult(item)) resultsLost++;
-      const at = Number(item.metadata.annotations?.["bench.kopf.dev/handled-at"] ?? NaN);
+      const at = Number(item.metadata.annotations?.["bench.kopf.dev/handled-at"] ?? workResult(item)?.handledAt ?? NaN);
       if (at < first) first = at;
       if (at > last) last = at;
     }

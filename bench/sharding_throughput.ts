@@ -33,7 +33,11 @@ export interface ThroughputOptions {
   /** The iterations of the handler's work (calibrated to its milliseconds). */
   readonly iterations: number;
   readonly workMs: number;
+  /** The fixture's storage: `default` writes the object and its status, `lean` only the status. */
+  readonly storage: "default" | "lean";
 }
+
+const WRITES = { default: "2 writes per object", lean: "1 write per object" } as const;
 
 /** One run; times in ms from the spawn of the replicas. */
 interface Outcome {
@@ -52,6 +56,8 @@ interface Outcome {
   readonly replicaCpu: number;
   readonly controlPlaneCpu: number;
   readonly machineBusy: number;
+  /** The share of the machine's CPU time that the hypervisor gave to others (a run with much of it is not comparable). */
+  readonly steal: number;
 }
 
 /** Runs one unsharded replica and then each group size; one row each. */
@@ -67,14 +73,15 @@ export async function throughput(
   ];
   for (const { count, group } of runs) {
     const label = group ? `${count} sharded` : "1 unsharded";
-    say(`throughput: ${label}: creating ${options.objects} objects`);
+    say(`throughput (${options.storage}): ${label}: creating ${options.objects} objects`);
     outcomes.push(await run(bench, options, label, count, group));
-    say(`throughput: ${label}: all handled after ${seconds(outcomes.at(-1)!.all)} s`);
+    say(`throughput (${options.storage}): ${label}: all handled after ${seconds(outcomes.at(-1)!.all)} s`);
   }
   const n = options.objects;
   const phase = (outcome: Outcome) => outcome.lastHandler - outcome.firstHandler;
   return {
-    title: `Throughput: ${n} pre-created objects, a create handler of ~${options.workMs} ms CPU each`,
+    title: `Throughput, ${options.storage} storage (${WRITES[options.storage]}): ${n} pre-created objects, ` +
+      `a create handler of ~${options.workMs} ms CPU each`,
     headers: [
       "replicas",
       "server filters",
@@ -91,6 +98,7 @@ export async function throughput(
       "CPU replicas (s)",
       "CPU apiserver+etcd (s)",
       "machine busy",
+      "stolen",
     ],
     rows: outcomes.map((outcome) => [
       outcome.label,
@@ -108,16 +116,19 @@ export async function throughput(
       outcome.replicaCpu.toFixed(1),
       outcome.controlPlaneCpu.toFixed(1),
       `${(outcome.machineBusy * 100).toFixed(0)}% of ${navigator.hardwareConcurrency} cores`,
+      `${(outcome.steal * 100).toFixed(0)}%`,
     ]),
     notes: [
       "Times are from the spawn of the replicas (`deno run`: their start-up is included). Group formed: every " +
       "member sees all members and their ranges cover the hash space (a replica may begin before). Handlers ran: " +
       "the first and the last end of a handler's work (its own timestamp); all handled: when the bench's watch " +
-      "saw the last object marked as handled (the handler's annotation, patched with Kopf's own mark); the result " +
-      "goes to the status subresource in a second request, later. Objects/s and speed-up: over the time to all " +
+      "saw the last object marked as handled (default storage: the handler's annotation, patched with Kopf's own " +
+      "mark, the result going to the status subresource in a second request, later; lean: the result, in the one " +
+      "status patch that carries Kopf's mark too). Objects/s and speed-up: over the time to all " +
       "handled, and over the handlers' span alone (without start-up and patch tail); against the unsharded " +
       "replica. CPU and machine busy: from the spawn to all handled; machine busy counts every process on the " +
-      "machine, other engineers' runs included.",
+      "machine, other engineers' runs included; stolen: the share of it that the hypervisor gave to other machines " +
+      "(steal time, counted as busy).",
       RESULTS_LOST,
     ],
   };
@@ -132,7 +143,7 @@ async function run(bench: Bench, options: ThroughputOptions, label: string, coun
   const [spawned, spawnedAt] = [performance.now(), Date.now()];
   const replicas = await startReplicas(bench, namespace, count, {
     group,
-    env: { KOPF_BENCH_WORK: String(options.iterations) },
+    env: { KOPF_BENCH_WORK: String(options.iterations), KOPF_BENCH_STORAGE: options.storage },
   });
   try {
     const formed = groupFormed(replicas, group !== undefined);
@@ -158,6 +169,7 @@ async function run(bench: Bench, options: ThroughputOptions, label: string, coun
       replicaCpu,
       controlPlaneCpu: cpuAfter - cpuBefore,
       machineBusy: (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total),
+      steal: (machineAfter.steal - machineBefore.steal) / (machineAfter.total - machineBefore.total),
     } satisfies Outcome;
   } finally {
     await stopReplicas(replicas);

@@ -85,7 +85,14 @@ Deno.test("assignShards: one member owns the whole space in one range", () => {
   assert.equal(map.shareOf("someone-else"), 0);
 });
 
-Deno.test("assignShards: shares within ±8 points of 1/N in buckets, ±10 in objects, for N = 1..5", () => {
+/** Whether a member's share of the buckets is ⌊B/N⌋ or ⌈B/N⌉ of them. */
+function even(map: ShardMap, member: string): boolean {
+  const owned = Math.round(map.shareOf(member) * map.buckets);
+  const fair = map.buckets / map.members.length;
+  return owned === Math.floor(fair) || owned === Math.ceil(fair);
+}
+
+Deno.test("assignShards: ⌊B/N⌋ or ⌈B/N⌉ buckets each, ±10 points of 1/N in objects, for N = 1..5", () => {
   for (const style of Object.keys(NAME_STYLES)) {
     for (let count = 1; count <= 5; count++) {
       const map = assignShards(namesOf(style, count));
@@ -95,14 +102,14 @@ Deno.test("assignShards: shares within ±8 points of 1/N in buckets, ±10 in obj
         const where = `${style}, N=${count}, ${member}`;
         const buckets = map.shareOf(member);
         const share = (objects.get(member) ?? 0) / HASHES.length;
-        assert.ok(Math.abs(buckets - 1 / count) <= 0.08 + 1e-9, `${where}: ${buckets} of the buckets`);
+        assert.ok(even(map, member), `${where}: ${buckets} of the buckets`);
         assert.ok(Math.abs(share - 1 / count) <= 0.10, `${where}: ${share} of the objects`);
       }
     }
   }
 });
 
-Deno.test("assignShards: every share within ±8 points of 1/N in buckets, over 400 random member sets", () => {
+Deno.test("assignShards: ⌊B/N⌋ or ⌈B/N⌉ buckets each, over 400 random member sets", () => {
   const random = seeded(400);
   for (let trial = 0; trial < 50; trial++) {
     for (const style of ["deployment", "host"]) {
@@ -110,14 +117,14 @@ Deno.test("assignShards: every share within ±8 points of 1/N in buckets, over 4
         const map = assignShards(namesOf(style, count, random));
         for (const member of map.members) {
           const where = `${map.members}: ${member} has ${map.shareOf(member)}`;
-          assert.ok(Math.abs(map.shareOf(member) - 1 / count) <= 0.08 + 1e-9, where);
+          assert.ok(even(map, member), where);
         }
       }
     }
   }
 });
 
-Deno.test("assignShards: member sets that rendezvous hashing alone skews are brought within ±8 points", () => {
+Deno.test("assignShards: member sets that rendezvous hashing alone skews are evened out", () => {
   // Rendezvous hashing alone gives these 64.1% / 35.9% of the buckets, and 20.3% to the third one.
   const skewed = [["op-5c8d7f9b6-w55k0", "op-5c8d7f9b6-w55k1"], [
     "op-5c8d7f9b6-w153k0",
@@ -127,7 +134,7 @@ Deno.test("assignShards: member sets that rendezvous hashing alone skews are bro
   for (const members of skewed) {
     const map = assignShards(members);
     for (const member of members) {
-      assert.ok(Math.abs(map.shareOf(member) - 1 / members.length) <= 0.08, `${member}: ${map.shareOf(member)}`);
+      assert.ok(even(map, member), `${member}: ${map.shareOf(member)}`);
     }
   }
 });
@@ -151,9 +158,8 @@ function movement(before: string[], after: string[], changed: string): { withCha
   return { withChanged, between };
 }
 
-Deno.test("assignShards: a join moves about 1/(N+1) of the objects, to the joiner", () => {
-  let transitions = 0;
-  let pure = 0;
+Deno.test("assignShards: a join moves about 1/(N+1) of the objects, nearly all to the joiner", () => {
+  let [transitions, moved, fair] = [0, 0, 0];
   for (const names of groupsOfFive(seeded(1))) {
     for (let count = 1; count <= 4; count++) {
       const where = `${names.slice(0, count + 1)}`;
@@ -161,20 +167,19 @@ Deno.test("assignShards: a join moves about 1/(N+1) of the objects, to the joine
       const before = bucketOwners(assignShards(names.slice(0, count)));
       const { withChanged, between } = movement(before, bucketOwners(afterMap), names[count]);
       assert.equal(withChanged / before.length, afterMap.shareOf(names[count]), `${where}: the joiner's buckets`);
-      assert.ok(withChanged / before.length <= 1 / (count + 1) + 0.08 + 1e-9, `${where}: ${withChanged} to the joiner`);
-      assert.ok(between <= 8, `${where}: ${between} buckets moved between members that stayed`);
+      assert.ok(between <= 16, `${where}: ${between} buckets moved between members that stayed`);
       transitions++;
-      if (between === 0) pure++;
+      moved += (withChanged + between) / before.length;
+      fair += 1 / (count + 1);
     }
   }
-  // The balance repair acts only for skewed member sets; most joins move buckets to the joiner alone.
-  assert.ok(pure / transitions >= 0.75, `only ${pure} of ${transitions} joins moved buckets to the joiner alone`);
+  // The evening out costs a few moves between the members that stayed: on average, a little over 1/(N+1).
+  assert.ok(moved / transitions <= fair / transitions + 0.03, `${moved / transitions} moved on average`);
 });
 
-Deno.test("assignShards: a leave moves about 1/N of the objects, the leaver's", () => {
+Deno.test("assignShards: a leave moves about 1/N of the objects, nearly all the leaver's", () => {
   const random = seeded(2);
-  let transitions = 0;
-  let pure = 0;
+  let [transitions, moved, fair] = [0, 0, 0];
   for (const names of groupsOfFive(random)) {
     for (let count = 2; count <= 5; count++) {
       const group = names.slice(0, count);
@@ -185,13 +190,13 @@ Deno.test("assignShards: a leave moves about 1/N of the objects, the leaver's", 
       const after = bucketOwners(assignShards(group.filter((name) => name !== leaver)));
       const { withChanged, between } = movement(before, after, leaver);
       assert.equal(withChanged / before.length, beforeMap.shareOf(leaver), `${where}: all the leaver's buckets`);
-      assert.ok(withChanged / before.length <= 1 / count + 0.08 + 1e-9, `${where}: ${withChanged} from the leaver`);
-      assert.ok(between <= 8, `${where}: ${between} buckets moved between members that stayed`);
+      assert.ok(between <= 16, `${where}: ${between} buckets moved between members that stayed`);
       transitions++;
-      if (between === 0) pure++;
+      moved += (withChanged + between) / before.length;
+      fair += 1 / count;
     }
   }
-  assert.ok(pure / transitions >= 0.75, `only ${pure} of ${transitions} leaves moved the leaver's buckets alone`);
+  assert.ok(moved / transitions <= fair / transitions + 0.03, `${moved / transitions} moved on average`);
 });
 
 Deno.test("ownsObject and ownerOf agree: every uid is owned by exactly one member", () => {
