@@ -1,7 +1,8 @@
 /**
  * Part 2 of bench/sharding.ts: memory and bandwidth. Over a namespace of small objects: a group of
  * replicas that the API server filters for, the same group filtering client-side, and one
- * unsharded replica; and each kind of replica idle over an empty namespace. For each replica: its
+ * unsharded replica; and each kind of replica warm over a few objects (the baseline: its code loaded
+ * and compiled by handling some, which an idle replica never does). For each replica: its
  * resident memory once every object is handled and it has settled, and the bytes it received from
  * the API server (its lists and watches, through its own counting proxy).
  *
@@ -42,8 +43,8 @@ interface Variant {
   readonly objects: number;
   readonly group?: string;
   readonly serverSide?: "never";
-  /** The label of the idle variant whose RSS is this one's baseline. */
-  readonly idle: string;
+  /** The label of the warm variant whose memory is this one's baseline. */
+  readonly baseline: string;
 }
 
 interface Outcome {
@@ -57,22 +58,27 @@ interface Outcome {
   readonly received: readonly ReceivedBytes[];
 }
 
-/** Runs the idle replicas, the two sharded groups and the unsharded replica; one row each. */
+/** Objects a baseline replica handles: enough to load and compile what handling needs, too few to count. */
+const WARM_OBJECTS = 30;
+const WARM = `warm (${WARM_OBJECTS} objects), unsharded`;
+const WARM_SHARDED = `warm (${WARM_OBJECTS} objects), sharded (group of 1)`;
+
+/** Runs the warm replicas, the two sharded groups and the unsharded replica; one row each. */
 export async function memory(bench: Bench, options: MemoryOptions, say: (text: string) => void): Promise<Table> {
   const { objects, replicas } = options;
   const variants: Variant[] = [
-    { label: "idle, unsharded", replicas: 1, objects: 0, idle: "idle, unsharded" },
-    { label: "idle, sharded (group of 1)", replicas: 1, objects: 0, group: "idle", idle: "idle, sharded (group of 1)" },
-    { label: "sharded, server-side", replicas, objects, group: "server", idle: "idle, sharded (group of 1)" },
+    { label: WARM, replicas: 1, objects: WARM_OBJECTS, baseline: WARM },
+    { label: WARM_SHARDED, replicas: 1, objects: WARM_OBJECTS, group: "warm", baseline: WARM_SHARDED },
+    { label: "sharded, server-side", replicas, objects, group: "server", baseline: WARM_SHARDED },
     {
       label: "sharded, client-side",
       replicas,
       objects,
       group: "client",
       serverSide: "never",
-      idle: "idle, sharded (group of 1)",
+      baseline: WARM_SHARDED,
     },
-    { label: "unsharded", replicas: 1, objects, idle: "idle, unsharded" },
+    { label: "unsharded", replicas: 1, objects, baseline: WARM },
   ];
   const outcomes = new Map<string, Outcome>();
   for (const variant of variants) {
@@ -84,8 +90,8 @@ export async function memory(bench: Bench, options: MemoryOptions, say: (text: s
   }
   const mean = (values: readonly number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
   const unsharded = outcomes.get("unsharded")!;
-  const unshardedAbove = mean(unsharded.rss) - mean(outcomes.get("idle, unsharded")!.rss);
-  const unshardedLive = mean(unsharded.heap) - mean(outcomes.get("idle, unsharded")!.heap);
+  const unshardedAbove = mean(unsharded.rss) - mean(outcomes.get(WARM)!.rss);
+  const unshardedLive = mean(unsharded.heap) - mean(outcomes.get(WARM)!.heap);
   return {
     title: `Memory and bandwidth: ${objects} small objects, groups of ${replicas}`,
     headers: [
@@ -94,28 +100,28 @@ export async function memory(bench: Bench, options: MemoryOptions, say: (text: s
       "objects handled (each)",
       "results lost",
       "RSS MiB (each)",
-      "above idle MiB (mean)",
-      "above idle vs unsharded",
+      "above warm MiB (mean)",
+      "above warm vs unsharded",
       "live heap MiB (each)",
-      "live above idle vs unsharded",
+      "live above warm vs unsharded",
       "lists+watches received MiB (each)",
       "vs unsharded",
       "all received MiB (each)",
     ],
     rows: [...outcomes.values()].map((outcome) => {
-      const above = mean(outcome.rss) - mean(outcomes.get(outcome.variant.idle)!.rss);
-      const live = mean(outcome.heap) - mean(outcomes.get(outcome.variant.idle)!.heap);
-      const idle = outcome.variant.objects === 0;
+      const above = mean(outcome.rss) - mean(outcomes.get(outcome.variant.baseline)!.rss);
+      const live = mean(outcome.heap) - mean(outcomes.get(outcome.variant.baseline)!.heap);
+      const baseline = outcome.variant.baseline === outcome.variant.label;
       return [
         `${outcome.variant.label} ×${outcome.variant.replicas}`,
         outcome.serverSide,
         outcome.shares,
-        outcome.variant.objects ? String(outcome.resultsLost) : "–",
+        String(outcome.resultsLost),
         outcome.rss.map(mib).join(" / "),
-        idle ? "–" : mib(above),
-        idle ? "–" : `${(above / unshardedAbove * 100).toFixed(0)}%`,
+        baseline ? "–" : mib(above),
+        baseline ? "–" : `${(above / unshardedAbove * 100).toFixed(0)}%`,
         outcome.heap.map(mib).join(" / "),
-        idle ? "–" : `${(live / unshardedLive * 100).toFixed(0)}%`,
+        baseline ? "–" : `${(live / unshardedLive * 100).toFixed(0)}%`,
         outcome.received.map((bytes) => mib(streamed(bytes))).join(" / "),
         `${(mean(outcome.received.map(streamed)) / mean(unsharded.received.map(streamed)) * 100).toFixed(0)}%`,
         outcome.received.map((bytes) => mib(streamed(bytes) + bytes.other)).join(" / "),
@@ -123,8 +129,7 @@ export async function memory(bench: Bench, options: MemoryOptions, say: (text: s
     }),
     notes: [
       `RSS: the median of ${options.settle} samples (one a second) after every object was handled and its result ` +
-      "written (idle: after the replica was up and, sharded, held its ranges). Above idle: the mean RSS minus the " +
-      "idle replica's of the same kind. Live heap: V8's heap in use right after a full collection (a preloaded " +
+      "written. Above warm: the mean RSS minus that of the warm replica of the same kind. Live heap: V8's heap in use right after a full collection (a preloaded " +
       "probe, bench/fixtures/memory_probe.ts), read after the samples: what the replica holds, whatever the peak " +
       "its heap grew to. Received: the response bodies the API server sent the replica through an " +
       "HTTPS proxy of its own, from its spawn to the last sample: the lists and watches of kopfexamples (every " +
