@@ -12,6 +12,7 @@
 import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { LocalCluster } from "../testing.ts";
+import { exitOnSignals } from "./exit_on_signals.ts";
 import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
@@ -21,6 +22,7 @@ const { values } = parseArgs({ options: { rounds: { type: "string", default: "5"
 const rounds = Number(values.rounds);
 const root = new URL("..", import.meta.url).pathname;
 
+exitOnSignals();
 await using cluster = await LocalCluster.start();
 using client = new ApiClient(await loadKubeconfig({ path: cluster.kubeconfig }));
 const namespace = "bench";

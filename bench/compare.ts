@@ -42,6 +42,7 @@
 import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { LocalCluster } from "../testing.ts";
+import { exitOnSignals } from "./exit_on_signals.ts";
 import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import { type ContestantName, contestants, type Mode, type Started } from "./compare_contestants.ts";
@@ -97,6 +98,7 @@ const peers = await preparePeers(names, values["kopf-version"], root);
 names = peers.names;
 const { python, controllerRuntime } = peers;
 
+exitOnSignals();
 await using cluster = await LocalCluster.start();
 const client = new ApiClient(await loadKubeconfig({ path: cluster.kubeconfig }));
 const caFile = join(logs, "ca.pem");

@@ -161,8 +161,12 @@ export function spawn(log: string, cwd: string, command: string, args: string[],
   const output = Promise.all([copy(child.stdout), copy(child.stderr)]);
   let exited = false;
   let stopping = false;
+  // Ended by a signal, the bench takes its contestants along (exitOnSignals: unload runs).
+  const killAtUnload = () => !exited && child.kill("SIGKILL");
+  globalThis.addEventListener("unload", killAtUnload);
   const status = child.status.then(async (status) => {
     exited = true;
+    globalThis.removeEventListener("unload", killAtUnload);
     await output;
     const signal = status.signal ? `, signal ${status.signal}` : "";
     await file.write(new TextEncoder().encode(`$ exited with code ${status.code}${signal}\n`));

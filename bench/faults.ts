@@ -20,6 +20,7 @@
 
 import { parseArgs } from "node:util";
 import { LocalCluster } from "../testing.ts";
+import { exitOnSignals } from "./exit_on_signals.ts";
 import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import { applyExampleCrd } from "../tests/support/cluster.ts";
@@ -75,6 +76,7 @@ if (unknown.length) {
 }
 
 const print = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
+exitOnSignals();
 await using cluster = await LocalCluster.start();
 using client = new ApiClient(await loadKubeconfig({ path: cluster.kubeconfig }));
 await applyExampleCrd(client);

@@ -24,6 +24,7 @@
 import { parseArgs } from "node:util";
 import { join, resolve } from "node:path";
 import { LocalCluster } from "../testing.ts";
+import { exitOnSignals } from "./exit_on_signals.ts";
 import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
@@ -75,6 +76,7 @@ const probeFlags = [`--preload=${new URL("./fixtures/memory_probe.ts", import.me
 // The spawned processes inherit the environment: the probe finds its file here.
 Deno.env.set("KOPF_BENCH_PROBE", probe);
 
+exitOnSignals();
 await using cluster = await LocalCluster.start();
 using client = new ApiClient(await loadKubeconfig({ path: cluster.kubeconfig }));
 const caFile = join(logs, "ca.pem");

@@ -12,6 +12,7 @@
 
 import { parseArgs } from "node:util";
 import { LocalCluster } from "../testing.ts";
+import { exitOnSignals } from "./exit_on_signals.ts";
 import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import type { KubernetesList } from "../src/model/body.ts";
@@ -35,6 +36,7 @@ const VARIANTS = {
   "server-side labelSelector (after)": "bench/fixtures/labelled_pushdown.ts",
 };
 
+exitOnSignals();
 await using cluster = await LocalCluster.start();
 using client = new ApiClient(await loadKubeconfig({ path: cluster.kubeconfig }));
 const namespace = "bench";

@@ -18,6 +18,7 @@
 
 import { parseArgs } from "node:util";
 import { LocalCluster } from "../testing.ts";
+import { exitOnSignals } from "./exit_on_signals.ts";
 import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
@@ -40,6 +41,7 @@ const lease = "kopf-bench";
 const leasePath = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${lease}`;
 const collection = `/apis/kopf.dev/v1/namespaces/${namespace}/kopfexamples`;
 
+exitOnSignals();
 await using cluster = await LocalCluster.start();
 const client = new ApiClient(await loadKubeconfig({ path: cluster.kubeconfig }));
 await prepareExamples(client, namespace);

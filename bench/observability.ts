@@ -18,6 +18,7 @@
 
 import { parseArgs } from "node:util";
 import { LocalCluster } from "../testing.ts";
+import { exitOnSignals } from "./exit_on_signals.ts";
 import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
@@ -67,6 +68,7 @@ async function poll(what: string, check: () => Promise<boolean>, limit = 600): P
   }
 }
 
+exitOnSignals();
 await using cluster = await LocalCluster.start();
 const client = new ApiClient(await loadKubeconfig({ path: cluster.kubeconfig }));
 

@@ -19,6 +19,7 @@ import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { basename, join } from "node:path";
 import { LocalCluster } from "../testing.ts";
+import { exitOnSignals } from "./exit_on_signals.ts";
 import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import { freePort } from "../tests/support/environment.ts";
@@ -40,6 +41,7 @@ const checkouts = [fileURLToPath(new URL("..", import.meta.url)), ...values.chec
 const work = String(calibrate(Number(values["work-ms"])));
 const KOPF_RUN = ["run", "-A", "cli/main.ts", "run", "--standalone", "-q"];
 
+exitOnSignals();
 await using cluster = await LocalCluster.start();
 using client = new ApiClient(await loadKubeconfig({ path: cluster.kubeconfig }));
 
@@ -68,6 +70,9 @@ async function run(checkout: string, round: number): Promise<{ cpu: number; coun
     stdout: "null",
     stderr: "null",
   }).spawn();
+  // Ended by a signal, the bench takes its replica along (exitOnSignals: unload runs).
+  const killAtUnload = () => child.kill("SIGKILL");
+  globalThis.addEventListener("unload", killAtUnload);
   try {
     for (;;) {
       await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -83,6 +88,7 @@ async function run(checkout: string, round: number): Promise<{ cpu: number; coun
     );
     return { cpu, counts };
   } finally {
+    globalThis.removeEventListener("unload", killAtUnload);
     child.kill(profiles ? "SIGTERM" : "SIGKILL");
     await child.status;
     await deleteObjects(client, namespace);

@@ -15,6 +15,7 @@
 
 import { parseArgs } from "node:util";
 import { LocalCluster } from "../testing.ts";
+import { exitOnSignals } from "./exit_on_signals.ts";
 import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import { prepareExamples } from "./example_namespace.ts";
@@ -33,6 +34,7 @@ const parallel = Number(values.parallel);
 const rounds = Number(values.rounds);
 const OBJECTS = 200;
 
+exitOnSignals();
 await using cluster = await LocalCluster.start();
 using client = new ApiClient(await loadKubeconfig({ path: cluster.kubeconfig }));
 const namespace = `request-path-${Date.now().toString(36)}`;

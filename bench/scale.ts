@@ -26,6 +26,7 @@
 import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { LocalCluster } from "../testing.ts";
+import { exitOnSignals } from "./exit_on_signals.ts";
 import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import { type ContestantName, contestants, type Started } from "./compare_contestants.ts";
@@ -91,6 +92,7 @@ await Deno.mkdir(logs, { recursive: true });
 
 const root = new URL("..", import.meta.url);
 const { names, ...installed } = await preparePeers(requested, values["kopf-version"], root);
+exitOnSignals();
 await using cluster = await LocalCluster.start();
 const caFile = join(logs, "ca.pem");
 await Deno.writeTextFile(caFile, cluster.caCert);

@@ -23,6 +23,7 @@
 
 import { parseArgs } from "node:util";
 import { LocalCluster } from "../testing.ts";
+import { exitOnSignals } from "./exit_on_signals.ts";
 import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import { calibrate } from "./busy_work.ts";
@@ -51,8 +52,7 @@ const parts = values.only.split(",");
 const started = Date.now();
 const say = (text: string) => console.error(`[${((Date.now() - started) / 1000).toFixed(0)} s] ${text}`);
 
-// An early exit still stops the cluster and the replicas (they kill themselves at unload).
-for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(signal, () => Deno.exit(130));
+exitOnSignals();
 await using cluster = await LocalCluster.start({ featureGates: { ShardedListAndWatch: true } });
 using client = new ApiClient(await loadKubeconfig({ path: cluster.kubeconfig }));
 const controlPlane = await Promise.all([

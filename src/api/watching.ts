@@ -73,6 +73,12 @@ export interface WatchOptions {
    * `ShardedListAndWatch` gate): only objects whose hash falls into its ranges are listed and watched.
    */
   shardSelector?: string;
+  /**
+   * Which objects (by uid) the stream is for, fixed for its lifetime: the others are dropped where
+   * they arrive, neither delivered nor remembered, so that a filter applied here costs no memory
+   * per dropped object (e.g. the shard ranges, where the server does not filter).
+   */
+  accepts?: (uid: string) => boolean;
   /** Timing and paging; Kopf's defaults when absent. */
   settings?: WatchingSettings;
   /** Ends the stream. */
@@ -249,6 +255,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         object.apiVersion ??= apiVersion;
         const uid = object.metadata.uid ?? identityKey(object);
         const version = object.metadata.resourceVersion;
+        if (this.#options.accepts?.(uid) === false) continue;
         if (listed.has(uid) && listed.get(uid) === version) continue;
         listed.set(uid, version);
         const before = this.state.known.get(uid);
@@ -357,6 +364,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     }
     if (object.metadata.resourceVersion) this.state.resourceVersion = object.metadata.resourceVersion;
     const uid = object.metadata.uid ?? identityKey(object);
+    if (event.type !== "BOOKMARK" && this.#options.accepts?.(uid) === false) return undefined;
     switch (event.type) {
       case "BOOKMARK":
         return undefined;

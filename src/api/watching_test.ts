@@ -215,3 +215,27 @@ Deno.test("the stream ends only when the signal aborts", async () => {
   for await (const event of watcher) seen.push(describe(event));
   assert.deepEqual(seen, ["LISTED 10"]);
 });
+
+Deno.test("objects the stream does not accept are neither delivered nor remembered", async () => {
+  const controller = new AbortController();
+  await using api = new FakeApi((_request, url) => {
+    if (url.searchParams.get("watch")) {
+      return stream([
+        { type: "MODIFIED", object: obj("b", "11") },
+        { type: "DELETED", object: obj("b", "12") },
+        { type: "MODIFIED", object: obj("a", "13") },
+      ], undefined);
+    }
+    return json({ metadata: { resourceVersion: "10" }, items: [obj("a", "1"), obj("b", "2"), obj("c", "3")] });
+  });
+  const watcher = new Watcher(api.client, RESOURCE, {
+    namespace: "ns",
+    settings: settings(),
+    signal: controller.signal,
+    accepts: (uid) => uid !== "uid-b",
+  });
+  const seen = await collect(watcher, controller, 4);
+  assert.deepEqual(seen, ["null a 1", "null c 3", "LISTED 10", "MODIFIED a 13"]);
+  assert.deepEqual([...watcher.state.known.keys()].sort(), ["uid-a", "uid-c"]);
+  assert.equal(watcher.state.resourceVersion, "13");
+});

@@ -131,6 +131,8 @@ class ResourceStream implements StreamHandle {
       namespace,
       labelSelector,
       shardSelector: unsharded ? undefined : deps.shard?.selector,
+      // Other replicas' objects cost nothing here, whether the server filters or not.
+      accepts: unsharded ? undefined : deps.shard?.owns,
       confirmDeletions: true,
       settings: settings.watching,
       signal,
