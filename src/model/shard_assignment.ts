@@ -18,9 +18,10 @@
  *
  * Why 128 buckets: the count trades the fineness of the shares (one bucket is 0.8% of the objects) and the
  * moves of the repair (fewer with a smaller spread under rendezvous hashing, `sqrt((N-1)/B)/N`: 4.4 points for
- * N = 2 with 128 buckets, 6.3 with 64) against the selector's length, which doubles with 256. A member with `c` of `B` buckets has at most `min(c, B - c + 1)` ranges once adjacent
- * buckets are merged, about `B·(N-1)/N²` on average: 32 ranges for N = 2 (about 2.5 KB of selector, at most
- * 41 ranges seen), 21 for N = 5; never more than `⌈B/2⌉` = 64 ranges, 5,053 characters (79 per range).
+ * N = 2 with 128 buckets, 6.3 with 64) against the selector's length, which doubles with 256. A member with
+ * `c` of `B` buckets has at most `min(c, B - c + 1)` ranges once adjacent buckets are merged, about
+ * `B·(N-1)/N²` on average: 32 ranges for N = 2 (about 2.5 KB of selector, at most 41 ranges seen), 21 for
+ * N = 5; never more than `⌈B/2⌉` = 64 ranges, 5,053 characters (79 per range).
  * More members than buckets leave some members without any.
  *
  * @module
