@@ -32,7 +32,7 @@ import { ensurePythonKopf } from "../tests/support/python_kopf.ts";
 import { type ContestantName, contestants, spawn, type Started } from "./compare_contestants.ts";
 import { prepareExamples } from "./example_namespace.ts";
 import { Tracker } from "./compare_tracker.ts";
-import { median, mib } from "./process_stats.ts";
+import { median, mib, probeMemory } from "./process_stats.ts";
 
 const { values } = parseArgs({
   options: {
@@ -142,22 +142,9 @@ async function smaps(pid: number): Promise<Reading> {
 
 /** The V8 heap as the process sees it, asked for by a signal to the preloaded probe. */
 async function heap(process: Started): Promise<Partial<Reading>> {
-  Deno.kill(process.pid, "SIGUSR2");
-  const usage = await process.guard(until(() => Deno.readTextFile(probe)), "the memory probe");
-  const { heapTotal, heapUsed, external } = JSON.parse(usage) as Deno.MemoryUsage;
+  const usage = await process.guard(probeMemory(process.pid, probe), "the memory probe");
+  const { heapTotal, heapUsed, external } = usage;
   return { heapTotal, heapUsed, external };
-}
-
-async function until<T>(attempt: () => Promise<T>, seconds = 120): Promise<T> {
-  const deadline = performance.now() + seconds * 1000;
-  for (;;) {
-    try {
-      return await attempt();
-    } catch (error) {
-      if (performance.now() > deadline) throw error;
-      await sleep(100);
-    }
-  }
 }
 
 async function createObjects(collection: string): Promise<void> {

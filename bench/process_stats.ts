@@ -1,9 +1,32 @@
 /**
  * What a benchmark reads about a process it started (Linux `/proc`): resident memory and CPU time,
- * the process of a command line, the machine's CPU time; and how it prints them.
+ * the process of a command line, the machine's CPU time, the V8 heap through a preloaded probe;
+ * and how it prints them.
  *
  * @module
  */
+
+/**
+ * A process's `Deno.memoryUsage()`, asked of its preloaded probe (bench/fixtures/memory_probe.ts)
+ * with SIGUSR2 and read from the probe's file once written; fails after `seconds`.
+ */
+export async function probeMemory(pid: number, file: string, seconds = 120): Promise<Deno.MemoryUsage> {
+  await Deno.remove(file).catch(() => {});
+  Deno.kill(pid, "SIGUSR2");
+  const deadline = performance.now() + seconds * 1000;
+  for (;;) {
+    try {
+      return JSON.parse(await Deno.readTextFile(file)) as Deno.MemoryUsage;
+    } catch (error) {
+      if (performance.now() > deadline) {
+        throw new Error(`The memory probe of process ${pid} wrote nothing to ${file} within ${seconds} s.`, {
+          cause: error,
+        });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
 
 /** The resident memory of a process, in bytes. */
 export async function rss(pid: number): Promise<number> {

@@ -39,7 +39,7 @@ const { values } = parseArgs({
 const objects = Number(values.objects);
 const checkouts = [fileURLToPath(new URL("..", import.meta.url)), ...values.checkout];
 const work = String(calibrate(Number(values["work-ms"])));
-const KOPF_RUN = ["run", "-A", "cli/main.ts", "run", "--standalone", "-q"];
+const KOPF_RUN = ["cli/main.ts", "run", "--standalone", "-q"];
 
 exitOnSignals();
 await using cluster = await LocalCluster.start();
@@ -55,10 +55,10 @@ async function run(checkout: string, round: number): Promise<{ cpu: number; coun
     : [];
   const child = new Deno.Command(Deno.execPath(), {
     args: [
-      KOPF_RUN[0],
-      KOPF_RUN[1],
+      "run",
+      "-A",
       ...profiling,
-      ...KOPF_RUN.slice(2),
+      ...KOPF_RUN,
       "-n",
       namespace,
       "--metrics",

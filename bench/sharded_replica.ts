@@ -12,6 +12,7 @@ import type { LocalCluster } from "../testing.ts";
 import { renderKubeconfig } from "../src/kits/local_cluster/kubeconfig.ts";
 import { freePort } from "../tests/support/environment.ts";
 import { CountingProxy } from "./counting_proxy.ts";
+import { probeMemory } from "./process_stats.ts";
 
 /** How to start a replica. */
 export interface ReplicaOptions {
@@ -140,17 +141,8 @@ export class Replica implements AsyncDisposable {
 
   /** Its V8 heap in use after a full collection (bytes), read by its probe; needs `probe` at the start. */
   async liveHeap(): Promise<number> {
-    if (!this.#probe) throw new Error(`Replica ${this.id} was started without a memory probe.`);
-    await Deno.remove(this.#probe).catch(() => {});
-    Deno.kill(this.pid, "SIGUSR2");
-    for (let attempt = 0; attempt < 600; attempt++) {
-      try {
-        return (JSON.parse(await Deno.readTextFile(this.#probe)) as Deno.MemoryUsage).heapUsed;
-      } catch {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
-    throw new Error(`Replica ${this.id}'s memory probe did not answer within 60 s.`);
+    if (!this.#probe) throw new Error(`Replica ${this.id} was started without a memory probe: start it with probe.`);
+    return (await probeMemory(this.pid, this.#probe)).heapUsed;
   }
 
   /** Sends a signal without waiting: the replica's death, as the bench means it. */
