@@ -2,8 +2,8 @@
  * Sharding across replicas, as users run it: separate `kopf run --shard-group` processes share
  * 300 objects. Every object's creation is handled exactly once in total, each of three replicas
  * handles a fair share, and through a fourth replica joining, a graceful stop and a SIGKILL, no
- * object's daemon ever runs in two replicas at once, and every object ends with exactly one
- * daemon again. Once with the API server filtering (the `ShardedListAndWatch` gate on, a cluster
+ * object's daemon ever runs in two replicas at once, every object ends with exactly one daemon
+ * again, and the daemons of objects that did not move are never restarted. Once with the API server filtering (the `ShardedListAndWatch` gate on, a cluster
  * of its own), once with the replicas filtering themselves (the shared cluster, gate off).
  */
 
@@ -68,10 +68,20 @@ class Replica {
     return runs;
   }
 
+  /** The objects whose daemon runs here now, and when it started. */
+  current(): Map<string, number> {
+    if (this.killedAt !== undefined) return new Map();
+    const current = new Map<string, number>();
+    for (const [name, runs] of this.runs()) {
+      const run = runs.find((run) => run.stop === Infinity);
+      if (run) current.set(name, run.start);
+    }
+    return current;
+  }
+
   /** The objects whose daemon runs here now. */
   running(): Set<string> {
-    if (this.killedAt !== undefined) return new Set();
-    return new Set([...this.runs()].filter(([, runs]) => runs.some((run) => run.stop === Infinity)).map(([n]) => n));
+    return new Set(this.current().keys());
   }
 
   creations(): string[] {
@@ -98,26 +108,46 @@ function overlaps(replicas: readonly Replica[]): string[] {
   return found;
 }
 
+/** Each running daemon as `replica object` and when it started. */
+function daemons(replicas: readonly Replica[]): Map<string, number> {
+  return new Map(
+    replicas.flatMap((replica) => [...replica.current()].map(([name, start]) => [`${replica.id} ${name}`, start])),
+  );
+}
+
+/** The daemons running before and after a change in the same replica that were restarted in between. */
+function restarted(before: Map<string, number>, after: Map<string, number>): string[] {
+  return [...after].filter(([key, start]) => before.has(key) && before.get(key) !== start).map(([key]) => key);
+}
+
 /** Waits until every object has its daemon running in exactly one of the replicas. */
 function oneDaemonEach(replicas: readonly Replica[], names: readonly string[], what: string): Promise<true> {
   return eventually(what, () => {
     const counts = new Map<string, number>();
     for (const replica of replicas) for (const name of replica.running()) counts.set(name, (counts.get(name) ?? 0) + 1);
-    return names.every((name) => counts.get(name) === 1) || undefined;
+    const wrong = names.filter((name) => counts.get(name) !== 1);
+    if (wrong.length) throw new Error(`${wrong.map((name) => `${name}: ${counts.get(name) ?? 0}`).join(", ")}`);
+    return true;
   }, { seconds: 180 });
 }
 
 /**
- * Each replica's sharded index holds its own objects (together: every object once), its unsharded
- * index every configmap; its metrics count the group's members and its share.
+ * The live replicas' sharded indexes hold their own objects (together: every object once, of the
+ * kopfexamples and of the configmaps), their unsharded index every configmap.
  */
-async function checkIndexesAndMetrics(replicas: readonly Replica[]): Promise<void> {
-  const healths = await eventually("the indexes of all objects", async () => {
-    const all = await Promise.all(replicas.map(async (replica) => await (await fetch(replica.liveness)).json()));
-    const mine = all.reduce((sum, health) => sum + health.indexed.mine, 0);
-    return mine === OBJECTS ? all : undefined;
+async function checkIndexes(replicas: readonly Replica[]): Promise<void> {
+  const live = replicas.filter((replica) => replica.killedAt === undefined);
+  const indexed = await eventually("every object in one replica's sharded indexes", async () => {
+    const all = await Promise.all(live.map(async (replica) => (await (await fetch(replica.liveness)).json()).indexed));
+    const sum = (key: string) => all.reduce((total, one) => total + one[key], 0);
+    return sum("mine") === OBJECTS && sum("myConfigMaps") === CONFIGMAPS ? all : undefined;
   });
-  for (const health of healths) assert.equal(health.indexed.configmaps, CONFIGMAPS, JSON.stringify(health));
+  for (const one of indexed) assert.equal(one.configmaps, CONFIGMAPS, JSON.stringify(one));
+}
+
+/** The indexes as above; the metrics count the group's members and a replica's share. */
+async function checkIndexesAndMetrics(replicas: readonly Replica[]): Promise<void> {
+  await checkIndexes(replicas);
   const metrics = await (await fetch(replicas[0].liveness.replace("/healthz", "/metrics"))).text();
   assert.match(metrics, /^kopf_shard_members\{group="shards"\} 3$/m);
   const ratio = Number(metrics.match(/^kopf_shard_owned_ratio\{group="shards"\} (\S+)$/m)?.[1]);
@@ -128,17 +158,20 @@ async function checkIndexesAndMetrics(replicas: readonly Replica[]): Promise<voi
 async function scenario(client: ApiClient, kubeconfig: string, serverSide: boolean): Promise<void> {
   const namespace = await freshNamespace(client, "sharding");
   const names = Array.from({ length: OBJECTS }, (_, i) => `obj-${i}`);
+  const configMaps = Array.from({ length: CONFIGMAPS }, (_, i) => `cm-${i}`);
+  // The configmaps have daemons too, in an unsharded stream (an index holds them all).
+  const daemonNames = [...names, ...configMaps];
   const replicas = await Promise.all(["r1", "r2", "r3"].map((id) => Replica.start(id, namespace, kubeconfig)));
   try {
     const health = await (await fetch(replicas[0].liveness)).json();
     assert.equal(health["kopf.sharding"]?.serverSide, serverSide, JSON.stringify(health));
     assert.equal(health["kopf.sharding"]?.group, "shards");
 
-    for (let i = 0; i < CONFIGMAPS; i++) {
+    for (const name of configMaps) {
       await client.request({
         method: "POST",
         path: `/api/v1/namespaces/${namespace}/configmaps`,
-        body: { metadata: { name: `cm-${i}` } },
+        body: { metadata: { name } },
       });
     }
     for (let i = 0; i < names.length; i += 30) {
@@ -157,21 +190,27 @@ async function scenario(client: ApiClient, kubeconfig: string, serverSide: boole
       const share = handled.filter((replica) => replica === id).length / OBJECTS;
       assert.ok(share >= 0.2 && share <= 0.47, `${id} handled ${(share * 100).toFixed(1)}% of the objects`);
     }
-    await oneDaemonEach(replicas, names, "one daemon per object among three replicas");
+    await oneDaemonEach(replicas, daemonNames, "one daemon per object among three replicas");
     await checkIndexesAndMetrics(replicas);
 
+    // The daemons of objects that stay where they are run on undisturbed through every change.
+    let before = daemons(replicas);
     replicas.push(await Replica.start("r4", namespace, kubeconfig));
-    await oneDaemonEach(replicas, names, "one daemon per object among four replicas");
+    await oneDaemonEach(replicas, daemonNames, "one daemon per object among four replicas");
     assert.ok(replicas[3].running().size > 0, "the fourth replica took a share");
+    assert.deepEqual(restarted(before, before = daemons(replicas)), [], "kept daemons, a member joining");
 
     await replicas[1].process.stop("SIGTERM");
     replicas[1].killedAt = Date.now();
-    await oneDaemonEach(replicas, names, "one daemon per object after a graceful stop");
+    await oneDaemonEach(replicas, daemonNames, "one daemon per object after a graceful stop");
+    assert.deepEqual(restarted(before, before = daemons(replicas)), [], "kept daemons, a member leaving");
 
     replicas[2].process.signal("SIGKILL");
     replicas[2].killedAt = Date.now();
     await replicas[2].process.exited;
-    await oneDaemonEach(replicas, names, "one daemon per object after a SIGKILL");
+    await oneDaemonEach(replicas, daemonNames, "one daemon per object after a SIGKILL");
+    assert.deepEqual(restarted(before, daemons(replicas)), [], "kept daemons, a member dying");
+    await checkIndexes(replicas);
 
     assert.deepEqual(overlaps(replicas), []);
     const creations = replicas.flatMap((replica) => replica.creations());

@@ -16,6 +16,7 @@ import { FailureReports } from "./failure_reports.ts";
 import { reconnectDelay } from "./reconnect_backoff.ts";
 import { diagnoseTls } from "./tls_diagnosis.ts";
 import { WatchHealth } from "./watch_health.ts";
+import { identityKey, identityOf, type ObjectIdentity, remember, WatchState } from "./watch_state.ts";
 import { LineReader } from "./lines.ts";
 import { resourcePath } from "./paths.ts";
 import type { KubernetesList, KubernetesObject } from "../model/body.ts";
@@ -41,23 +42,7 @@ export type WatchEvent =
   | { type: "ADDED" | "MODIFIED" | "DELETED"; object: KubernetesObject; relisted?: boolean; left?: boolean }
   | { type: "LISTED"; resourceVersion: string; relisted: boolean };
 
-/** The identity of an object seen by a stream: enough to report its deletion after a relisting. */
-export interface ObjectIdentity {
-  apiVersion?: string;
-  kind?: string;
-  metadata: { name?: string; namespace?: string; uid?: string; resourceVersion?: string };
-}
-
-/** Where a stream stands: the resume point and the objects it knows. A new stream may start from it. */
-export class WatchState {
-  /** The resourceVersion to resume from; `null` means the next step is a (re)listing. */
-  resourceVersion: string | null = null;
-  /** The objects seen and not deleted, by uid. */
-  readonly known: Map<string, ObjectIdentity> = new Map();
-  /** Whether a listing has finished before (so that the next one is a relisting). */
-  listed = false;
-}
-
+export { type ObjectIdentity, WatchState } from "./watch_state.ts";
 export { WatchHealth, type WatchVerdict } from "./watch_health.ts";
 
 /** Options of a watch stream. */
@@ -74,9 +59,9 @@ export interface WatchOptions {
    */
   shardSelector?: string;
   /**
-   * Which objects (by uid) the stream is for, fixed for its lifetime: the others are dropped where
-   * they arrive, neither delivered nor remembered, so that a filter applied here costs no memory
-   * per dropped object (e.g. the shard ranges, where the server does not filter).
+   * Which objects (by uid) the stream is for: the others are dropped where they arrive, neither
+   * delivered nor remembered, so that a filter applied here costs no memory per dropped object
+   * (e.g. the shard ranges, where the server does not filter). {@linkcode Watcher.rescope} changes it.
    */
   accepts?: (uid: string) => boolean;
   /** Timing and paging; Kopf's defaults when absent. */
@@ -94,6 +79,18 @@ export interface WatchOptions {
 }
 
 type Outcome = "ended" | "gone" | "stalled";
+
+/** What a stream is for after {@linkcode Watcher.rescope}. */
+export interface WatchScope {
+  /** The new `shardSelector` (absent: none). */
+  shardSelector?: string;
+  /** The new filter of objects by uid (absent: all). */
+  accepts?: (uid: string) => boolean;
+  /** List again (e.g. objects were gained that the stream has not seen); otherwise the watch goes on from where it was. */
+  relist?: boolean;
+  /** Known objects that the listing delivers again as first seen, even unchanged (e.g. gained ones the stream only indexed). */
+  revisit?: (uid: string) => boolean;
+}
 
 /** A page of a listing as asked for with a continue token: the page, or why there is none. */
 interface ListedPage {
@@ -132,6 +129,17 @@ export class Watcher implements AsyncIterable<WatchEvent> {
   readonly #path: string;
   readonly #name: string;
   readonly #reports: FailureReports;
+  #shardSelector: string | undefined;
+  #accepts: ((uid: string) => boolean) | undefined;
+  /** Ends the current attempt (listing or watch request) when the scope changes. */
+  #attempt = new AbortController();
+  /**
+   * Whether the listing to come delivers objects it does not know as first seen (`type: null`):
+   * the first listing, and one after a change of scope (until it completes); a relisting after 410
+   * delivers them as `ADDED`.
+   */
+  #fresh: boolean;
+  #revisit: ((uid: string) => boolean) | undefined;
 
   /** Prepares a stream; nothing is requested until it is iterated. */
   constructor(client: ApiClient, resource: Resource, options: WatchOptions = {}) {
@@ -141,22 +149,60 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     this.#settings = options.settings ?? new WatchingSettings();
     this.#signal = options.signal ?? new AbortController().signal;
     this.state = options.state ?? new WatchState();
+    this.#shardSelector = options.shardSelector;
+    this.#accepts = options.accepts;
+    this.#fresh = !this.state.listed;
     this.health = new WatchHealth(this.#settings.unhealthyAfter, this.#settings);
     this.#reports = new FailureReports({ logger, interval: () => this.#settings.failureReportInterval });
     this.#path = resourcePath(resource, { namespace: options.namespace });
     this.#name = resourceName(resource) + (options.namespace ? ` in ${options.namespace}` : "");
   }
 
+  /**
+   * Changes which objects the stream is for, keeping what it knows of those it keeps: known objects
+   * no longer accepted are forgotten, without an event, and returned; unless the scope is the same
+   * for the server, the request in flight ends and the stream goes on with the new scope — listing
+   * again if told to (objects not known before then come as first seen), or watching on from where
+   * it was.
+   */
+  rescope(scope: WatchScope): ObjectIdentity[] {
+    const reselected = scope.shardSelector !== this.#shardSelector;
+    this.#shardSelector = scope.shardSelector;
+    this.#accepts = scope.accepts;
+    const dropped: ObjectIdentity[] = [];
+    if (scope.accepts) {
+      for (const [uid, identity] of this.state.known) {
+        if (scope.accepts(uid)) continue;
+        this.state.known.delete(uid);
+        dropped.push(identity);
+      }
+    }
+    if (scope.relist) {
+      this.state.resourceVersion = null;
+      this.#fresh = true;
+      // Objects to revisit that an unfinished listing has not reached yet are still to revisit.
+      const [pending, revisit] = [this.#revisit, scope.revisit];
+      this.#revisit = pending && revisit ? (uid) => pending(uid) || revisit(uid) : pending ?? revisit;
+    }
+    if (reselected || scope.relist) this.#attempt.abort(new Error(`the scope of the stream ${this.#name} changed`));
+    return dropped;
+  }
+
   /** Runs the stream: listing, watching, resuming, until the signal aborts. */
   async *[Symbol.asyncIterator](): AsyncGenerator<WatchEvent, void, undefined> {
     let watches = 0;
     while (!this.#signal.aborted) {
+      // A change of scope ends this attempt (and only it): the next one starts at once.
+      const attempt = this.#attempt = new AbortController();
+      using linked = linkSignals(attempt.signal, this.#signal);
+      const signal = linked.signal;
       try {
-        if (this.state.resourceVersion === null) yield* this.#confirmed(this.#list());
+        if (this.state.resourceVersion === null) yield* this.#confirmed(this.#list(signal));
         if (watches++) recordWatchReconnect(this.#resource.plural);
         const started = Date.now();
-        const outcome = yield* this.#confirmed(this.#watch());
+        const outcome = yield* this.#confirmed(this.#watch(signal));
         if (this.#signal.aborted) return;
+        if (attempt.signal.aborted) continue;
         if (outcome === "gone") {
           this.#gone();
           continue;
@@ -175,6 +221,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         await sleep(delay, this.#signal);
       } catch (error) {
         if (this.#signal.aborted) return;
+        if (attempt.signal.aborted) continue;
         if (error instanceof ApiGoneError) {
           this.#gone();
           continue;
@@ -227,12 +274,18 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     }
   }
 
-  /** Lists all objects page by page; after a 410, reports what changed against the known objects. */
-  async *#list(): AsyncGenerator<WatchEvent, void, undefined> {
+  /**
+   * Lists all objects page by page and reports what changed against the known objects (the first
+   * listing knows none). Nothing of it counts (neither its resourceVersion nor its end) if the
+   * signal aborts before it completes.
+   */
+  async *#list(signal: AbortSignal): AsyncGenerator<WatchEvent, void, undefined> {
     const relisting = this.state.listed;
+    const fresh = this.#fresh;
+    const revisit = this.#revisit;
     const listed = new Map<string, string | undefined>();
     let resourceVersion: string | undefined;
-    let next: Promise<ListedPage> | undefined = this.#page(undefined);
+    let next: Promise<ListedPage> | undefined = this.#page(undefined, signal);
     while (next) {
       const { token: asked, page, error } = await next;
       next = undefined;
@@ -241,13 +294,13 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         // The continue token expired between pages: list again from the start. Objects already
         // delivered with the same resourceVersion are skipped, so nobody sees them twice.
         logger.info("The listing of {name} expired between pages; listing again.", { name: this.#name });
-        next = this.#page(undefined);
+        next = this.#page(undefined, signal);
         continue;
       }
       resourceVersion ??= page.metadata.resourceVersion;
       const token = page.metadata.continue || undefined;
       // The next page is on its way while this one's objects are handled (and their writes served).
-      if (token) next = this.#page(token);
+      if (token) next = this.#page(token, signal);
       const kind = page.kind?.replace(/List$/, "") || this.#resource.kind;
       const apiVersion = page.apiVersion || apiVersionOf(this.#resource);
       for (const object of page.items ?? []) {
@@ -255,26 +308,27 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         object.apiVersion ??= apiVersion;
         const uid = object.metadata.uid ?? identityKey(object);
         const version = object.metadata.resourceVersion;
-        if (this.#options.accepts?.(uid) === false) continue;
+        if (this.#accepts?.(uid) === false) continue;
         if (listed.has(uid) && listed.get(uid) === version) continue;
         listed.set(uid, version);
         const before = this.state.known.get(uid);
         this.state.known.set(uid, identityOf(object));
-        if (!relisting) yield { type: null, object };
+        if (fresh && (!before || revisit?.(uid))) yield { type: null, object };
         else if (!before) yield { type: "ADDED", object, relisted: true };
         else if (before.metadata.resourceVersion !== version) yield { type: "MODIFIED", object, relisted: true };
       }
     }
-
-    if (relisting) {
-      for (const [uid, identity] of [...this.state.known]) {
-        if (listed.has(uid)) continue;
-        this.state.known.delete(uid);
-        yield { type: "DELETED", object: structuredClone(identity) as KubernetesObject, relisted: true };
-      }
+    // A page that came after the abort must not make an old scope's listing the resume point.
+    if (signal.aborted) throw signal.reason;
+    for (const [uid, identity] of [...this.state.known]) {
+      if (listed.has(uid)) continue;
+      this.state.known.delete(uid);
+      yield { type: "DELETED", object: structuredClone(identity) as KubernetesObject, relisted: true };
     }
     this.state.resourceVersion = resourceVersion ?? "";
     this.state.listed = true;
+    this.#fresh = false;
+    this.#revisit = undefined;
     this.#alive(() => this.health.alive());
     yield { type: "LISTED", resourceVersion: this.state.resourceVersion, relisted: relisting };
   }
@@ -284,7 +338,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
    * stream stops). Pages are part of the stream, like its watch: they do not queue for a slot of
    * `settings.networking.concurrentRequests` behind the writes of the objects listed before them.
    */
-  #page(token: string | undefined): Promise<ListedPage> {
+  #page(token: string | undefined, signal: AbortSignal): Promise<ListedPage> {
     return this.#client.request<KubernetesList>({
       path: this.#path,
       query: {
@@ -292,19 +346,19 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         continue: token,
         labelSelector: this.#options.labelSelector,
         fieldSelector: this.#options.fieldSelector,
-        shardSelector: this.#options.shardSelector,
+        shardSelector: this.#shardSelector,
       },
       verb: "list",
       resource: this.#resource.plural,
-      signal: this.#signal,
+      signal,
       urgent: true,
     }).then((page) => ({ token, page }), (error: unknown) => ({ token, error }));
   }
 
   /** One watch request from the resume point, until it ends, stalls, or the server says 410. */
-  async *#watch(): AsyncGenerator<WatchEvent, Outcome, undefined> {
+  async *#watch(attempt: AbortSignal): AsyncGenerator<WatchEvent, Outcome, undefined> {
     const request = new AbortController();
-    using linked = linkSignals(request.signal, this.#signal);
+    using linked = linkSignals(request.signal, attempt);
     const signal = linked.signal;
     const clientTimeout = this.#settings.clientTimeout;
     const timer = clientTimeout === null ? undefined : setTimeout(() => request.abort(), clientTimeout * 1000);
@@ -318,7 +372,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
           timeoutSeconds: this.#settings.serverTimeout ?? undefined,
           labelSelector: this.#options.labelSelector,
           fieldSelector: this.#options.fieldSelector,
-          shardSelector: this.#options.shardSelector,
+          shardSelector: this.#shardSelector,
         },
         verb: "watch",
         resource: this.#resource.plural,
@@ -330,7 +384,8 @@ export class Watcher implements AsyncIterable<WatchEvent> {
       using lines = new LineReader(response.body, this.#silenceBound().seconds, signal);
       for (;;) {
         const line = await lines.next();
-        if (line === "aborted" || line === null) return "ended";
+        // A line read after the end of the attempt belongs to the old scope: it must not move the resume point.
+        if (line === "aborted" || line === null || attempt.aborted) return "ended";
         if (line === "timeout") return "stalled";
         const outcome = this.#receive(line);
         if (outcome === "gone") return "gone";
@@ -338,7 +393,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
       }
     } catch (error) {
       // The client timeout is a planned end of the request, not a failure.
-      if (request.signal.aborted && !this.#signal.aborted) return "ended";
+      if (request.signal.aborted && !attempt.aborted) return "ended";
       throw error;
     } finally {
       clearTimeout(timer);
@@ -364,7 +419,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     }
     if (object.metadata.resourceVersion) this.state.resourceVersion = object.metadata.resourceVersion;
     const uid = object.metadata.uid ?? identityKey(object);
-    if (event.type !== "BOOKMARK" && this.#options.accepts?.(uid) === false) return undefined;
+    if (event.type !== "BOOKMARK" && this.#accepts?.(uid) === false) return undefined;
     switch (event.type) {
       case "BOOKMARK":
         return undefined;
@@ -437,31 +492,4 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     this.state.resourceVersion = null;
     this.health.relists++;
   }
-}
-
-/**
- * Keeps an object's identity, updating the one already known in place: only its resourceVersion
- * changes from event to event, and a new identity per event was garbage for the old generation
- * (the map outlives every young collection).
- */
-function remember(known: Map<string, ObjectIdentity>, uid: string, object: KubernetesObject): void {
-  const identity = known.get(uid);
-  if (identity && identity.metadata.name === object.metadata.name) {
-    identity.metadata.resourceVersion = object.metadata.resourceVersion;
-  } else {
-    known.set(uid, identityOf(object));
-  }
-}
-
-/** The identity kept for an object: what a deletion event found by relisting carries. */
-function identityOf(object: KubernetesObject): ObjectIdentity {
-  const { name, namespace, uid, resourceVersion } = object.metadata;
-  return { apiVersion: object.apiVersion, kind: object.kind, metadata: { name, namespace, uid, resourceVersion } };
-}
-
-/** A key for objects without a uid (Kopf's fallback), so they are tracked too. */
-function identityKey(object: KubernetesObject): string {
-  const meta = object.metadata;
-  return [object.kind, object.apiVersion, meta.name, meta.namespace, meta.creationTimestamp].map((part) => part ?? "-")
-    .join("//");
 }

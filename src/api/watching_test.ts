@@ -239,3 +239,114 @@ Deno.test("objects the stream does not accept are neither delivered nor remember
   assert.deepEqual([...watcher.state.known.keys()].sort(), ["uid-a", "uid-c"]);
   assert.equal(watcher.state.resourceVersion, "13");
 });
+
+/** A server whose list has a, b, c and whose watches stay open until the test ends. */
+function scopedServer(end: AbortSignal): FakeApi {
+  return new FakeApi((_request, url) => {
+    if (url.searchParams.get("watch")) return stream([], new Promise(() => {}), end);
+    return json({ metadata: { resourceVersion: "10" }, items: [obj("a", "1"), obj("b", "2"), obj("c", "3")] });
+  });
+}
+
+/** Iterates the stream in the background; the events so far are in `seen`. */
+function iterate(watcher: Watcher): { seen: string[]; done: Promise<void> } {
+  const seen: string[] = [];
+  const done = (async () => {
+    for await (const event of watcher) seen.push(describe(event));
+  })();
+  return { seen, done };
+}
+
+/** A request as `list|watch shardSelector resourceVersion`. */
+function scopeOf(url: URL): string {
+  const query = url.searchParams;
+  return `${query.get("watch") ? "watch" : "list"} ${query.get("shardSelector")} ${query.get("resourceVersion")}`;
+}
+
+Deno.test("a change of scope with a listing: objects lost are dropped, objects gained come as first seen", async () => {
+  const controller = new AbortController();
+  await using api = scopedServer(controller.signal);
+  const watcher = new Watcher(api.client, RESOURCE, {
+    namespace: "ns",
+    settings: settings(),
+    signal: controller.signal,
+    shardSelector: "s1",
+    accepts: (uid) => uid !== "uid-c",
+  });
+  const { seen, done } = iterate(watcher);
+  await eventually("the first watch request", () => api.watches.length === 1 || undefined);
+  const dropped = watcher.rescope({ shardSelector: "s2", accepts: (uid) => uid !== "uid-a", relist: true });
+  assert.deepEqual(dropped.map((identity) => identity.metadata.name), ["a"]);
+  await eventually("the second watch request", () => api.watches.length === 2 || undefined);
+  controller.abort();
+  await done;
+  // b is kept and unchanged: not delivered again; the listing is a relisting (the stream had listed before).
+  assert.deepEqual(seen, ["null a 1", "null b 2", "LISTED 10", "null c 3", "LISTED 10 relisted"]);
+  assert.deepEqual([...watcher.state.known.keys()].sort(), ["uid-b", "uid-c"]);
+  assert.deepEqual(api.requests.map(scopeOf), ["list s1 null", "watch s1 10", "list s2 null", "watch s2 10"]);
+});
+
+Deno.test("a change of scope without a listing watches on from where the stream was, with the new selector", async () => {
+  const controller = new AbortController();
+  await using api = scopedServer(controller.signal);
+  const watcher = new Watcher(api.client, RESOURCE, {
+    namespace: "ns",
+    settings: settings(),
+    signal: controller.signal,
+    shardSelector: "s1",
+  });
+  const { seen, done } = iterate(watcher);
+  await eventually("the first watch request", () => api.watches.length === 1 || undefined);
+  const dropped = watcher.rescope({ shardSelector: "s2", accepts: (uid) => uid === "uid-b" });
+  assert.deepEqual(dropped.map((identity) => identity.metadata.name).sort(), ["a", "c"]);
+  await eventually("the second watch request", () => api.watches.length === 2 || undefined);
+  controller.abort();
+  await done;
+  assert.deepEqual(seen, ["null a 1", "null b 2", "null c 3", "LISTED 10"]);
+  assert.deepEqual(api.requests.map(scopeOf), ["list s1 null", "watch s1 10", "watch s2 10"]);
+  assert.deepEqual([...watcher.state.known.keys()], ["uid-b"]);
+});
+
+Deno.test("a change of scope may name known objects that its listing delivers again as first seen", async () => {
+  const controller = new AbortController();
+  await using api = scopedServer(controller.signal);
+  const watcher = new Watcher(api.client, RESOURCE, {
+    namespace: "ns",
+    settings: settings(),
+    signal: controller.signal,
+  });
+  const { seen, done } = iterate(watcher);
+  await eventually("the first watch request", () => api.watches.length === 1 || undefined);
+  assert.deepEqual(watcher.rescope({ relist: true, revisit: (uid) => uid === "uid-b" }), []);
+  await eventually("the second watch request", () => api.watches.length === 2 || undefined);
+  controller.abort();
+  await done;
+  assert.deepEqual(seen, ["null a 1", "null b 2", "null c 3", "LISTED 10", "null b 2", "LISTED 10 relisted"]);
+});
+
+Deno.test("objects to revisit add up over changes of scope until a listing completes", async () => {
+  const controller = new AbortController();
+  await using api = scopedServer(controller.signal);
+  const watcher = new Watcher(api.client, RESOURCE, {
+    namespace: "ns",
+    settings: settings(),
+    signal: controller.signal,
+  });
+  const { seen, done } = iterate(watcher);
+  await eventually("the first watch request", () => api.watches.length === 1 || undefined);
+  // Two changes before the listing of the first one could run: both objects come again.
+  watcher.rescope({ relist: true, revisit: (uid) => uid === "uid-a" });
+  watcher.rescope({ relist: true, revisit: (uid) => uid === "uid-c" });
+  await eventually("the second watch request", () => api.watches.length === 2 || undefined);
+  controller.abort();
+  await done;
+  assert.deepEqual(seen, [
+    "null a 1",
+    "null b 2",
+    "null c 3",
+    "LISTED 10",
+    "null a 1",
+    "null c 3",
+    "LISTED 10 relisted",
+  ]);
+});

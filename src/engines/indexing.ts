@@ -249,12 +249,14 @@ export class OperatorIndexes {
   }
 
   /**
-   * Removes an object's values from every index and forgets its failures: for objects that are
-   * gone without a `DELETED` event (e.g. missing from a re-listing, or their stream stopped).
+   * Removes an object's values from every index (or those of the given handlers) and forgets its
+   * failures: for objects that are gone without a `DELETED` event (e.g. missing from a re-listing,
+   * their stream stopped, or now another shard's).
    */
-  forget(body: KubernetesObject): void {
+  forget(body: KubernetesObject, handlers?: readonly IndexHandler[]): void {
     const owner = indexOwnerOf(body);
-    for (const id of this.#indexes.keys()) this.#removeOwner(id, owner);
+    const ids = handlers ? handlers.map((handler) => handler.id) : this.#indexes.keys();
+    for (const id of ids) this.#removeOwner(id, owner);
   }
 
   /**

@@ -95,6 +95,31 @@ export class ObjectQueues<T> {
     return new Map([...this.#queues].map(([key, items]) => [key, [...items]]));
   }
 
+  /** The keys with items waiting or in progress. */
+  keys(): IterableIterator<string> {
+    return this.#queues.keys();
+  }
+
+  /**
+   * Drops a key's items that have not started, and waits until the one in progress (if any) ends,
+   * or the signal aborts.
+   *
+   * @returns Whether the key has no work left.
+   */
+  async discard(key: string, signal?: AbortSignal): Promise<boolean> {
+    const queue = this.#queues.get(key);
+    if (!queue) return true;
+    const waiting = this.#waiting.indexOf(key);
+    if (waiting >= 0) {
+      this.#waiting.splice(waiting, 1);
+      this.#queues.delete(key);
+      return true;
+    }
+    queue.splice(1);
+    await untilSettledOrAborted(this.#workers.get(key) ?? Promise.resolve(), signal);
+    return !this.#queues.has(key);
+  }
+
   #start(key: string): void {
     this.#running++;
     const worker = this.#work(key).finally(() => {

@@ -81,3 +81,31 @@ Deno.test("CPU-bound items of many keys let timers run between them", async () =
   const timer = order.indexOf("timer");
   assert.ok(timer >= 0 && timer < order.length - 1, `a timer ran before the last item: ${order.join(", ")}`);
 });
+
+Deno.test("discard drops a key's items not started, waits for the one in progress, and leaves other keys alone", async () => {
+  const gate = gated();
+  const queues = new ObjectQueues<string>(gate.process, () => {}, { limit: 2 });
+  for (const item of ["1", "2", "3"]) queues.push("a", item);
+  queues.push("b", "1");
+  queues.push("c", "1");
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.deepEqual(gate.log, ["a:1", "b:1"]);
+  // c waits for a slot: dropped at once, never processed.
+  assert.equal(await queues.discard("c"), true);
+  const discarding = queues.discard("a");
+  assert.equal(await gate.releaseUntil(discarding), true);
+  assert.deepEqual([...queues.keys()], []);
+  await gate.releaseUntil(queues.drain());
+  assert.deepEqual(gate.log, ["a:1", "b:1"]);
+  assert.equal(await queues.discard("unknown"), true);
+});
+
+Deno.test("discard gives up waiting when its signal aborts", async () => {
+  const gate = gated();
+  const queues = new ObjectQueues<string>(gate.process, () => {});
+  queues.push("a", "1");
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.equal(await queues.discard("a", AbortSignal.timeout(10)), false);
+  assert.deepEqual([...queues.keys()], ["a"]);
+  await gate.releaseUntil(queues.drain());
+});

@@ -60,6 +60,11 @@ export class ObjectMemories {
     return memory;
   }
 
+  /** The uids of the remembered objects. */
+  keys(): IterableIterator<string> {
+    return this.#memories.keys();
+  }
+
   /** Whether this memory is still the object's (not forgotten, nor replaced by a newer one). */
   holds(uid: string, memory: ObjectMemory): boolean {
     return this.#memories.get(uid) === memory;

@@ -49,6 +49,13 @@ export interface StreamHandle {
    * `settings.batching.exitTimeout`. Resolves with the objects left unprocessed.
    */
   stop(cause: StopCause, grace: number): Promise<string[]>;
+  /**
+   * Takes a new partition of the objects (sharding) without stopping: the objects no longer in it
+   * stop being handled (their daemons and timers stop for the cause, with `grace` as in
+   * {@linkcode StreamHandle.stop}), those newly in it are listed. Resolves once the objects lost are
+   * no longer handled. A stream without it is restarted instead.
+   */
+  rescope?(cause: StopCause, grace: number): Promise<void>;
 }
 
 /**
@@ -74,6 +81,8 @@ interface Running {
   readonly scope: StreamScope;
   readonly signature: string;
   readonly handle: StreamHandle;
+  /** The partition it serves (sharding). */
+  partition: string | undefined;
 }
 
 /**
@@ -81,7 +90,8 @@ interface Running {
  * namespace (one cluster-wide for cluster-scoped resources, and for all resources when the
  * namespaces are `null`). Changes are applied one after another, each from the latest desired
  * state; streams that are no longer desired stop (their daemons and timers too) before new
- * ones start.
+ * ones start. A new partition of the objects (sharding) goes to the running streams, which keep
+ * the objects they still serve.
  *
  * Pausing stops every stream and keeps the desired state; resuming starts them again (new
  * streams: they list again). Closing stops everything for good.
@@ -135,7 +145,6 @@ export class Orchestrator {
   update(
     desired: { resources?: Iterable<ServedResource>; namespaces?: Iterable<string> | null; partition?: string },
   ): Promise<StreamHandle[]> {
-    // With sharding, every stream is of one partition: a new one restarts them all (the old ones stop first).
     if (desired.partition !== undefined) this.#partition = desired.partition;
     if (desired.resources !== undefined) {
       this.#resources = new Map([...desired.resources].map((served) => [resourceName(served.resource), served]));
@@ -178,9 +187,8 @@ export class Orchestrator {
     if (this.#paused || this.#closed || this.#partition === "") return desired;
     for (const { resource, signature } of this.#resources.values()) {
       const namespaces = resource.namespaced && this.#namespaces !== null ? [...this.#namespaces] : [null];
-      const full = this.#partition === undefined ? signature : `${signature}|${this.#partition}`;
       for (const namespace of namespaces) {
-        desired.set(keyOf(resource, namespace), { scope: { resource, namespace }, signature: full });
+        desired.set(keyOf(resource, namespace), { scope: { resource, namespace }, signature });
       }
     }
     return desired;
@@ -191,9 +199,15 @@ export class Orchestrator {
       const desired = this.#desired();
       const obsolete = [...this.#running].filter(([key, running]) =>
         desired.get(key)?.signature !== running.signature ||
-        JSON.stringify(desired.get(key)?.scope.resource) !== JSON.stringify(running.scope.resource)
+        JSON.stringify(desired.get(key)?.scope.resource) !== JSON.stringify(running.scope.resource) ||
+        (running.partition !== this.#partition && !running.handle.rescope)
       ).map(([key]) => key);
       await this.#stop(obsolete, cause);
+      await Promise.all([...this.#running.values()].map(async (running) => {
+        if (running.partition === this.#partition) return;
+        running.partition = this.#partition;
+        await running.handle.rescope!(cause, this.#options.grace);
+      }));
       // The starts happen in one go: a starter may rely on no stream of this batch having begun
       // before all of them are made (e.g. to expect all of their listings at once).
       const started: StreamHandle[] = [];
@@ -202,7 +216,7 @@ export class Orchestrator {
         const instance = (this.#instances.get(key) ?? 0) + 1;
         this.#instances.set(key, instance);
         const handle = this.#options.start(scope, instance);
-        this.#running.set(key, { scope, signature, handle });
+        this.#running.set(key, { scope, signature, handle, partition: this.#partition });
         this.streams.set(handle.name, handle.health);
         logger.debug("Stream {name} has started.", { name: handle.name });
         started.push(handle);

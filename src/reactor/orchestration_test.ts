@@ -36,6 +36,10 @@ function fake(): { orchestrator: Orchestrator; log: string[] } {
           log.push(`stop ${name} ${cause}`);
           return Promise.resolve(name === "leftovers" ? ["ns/obj"] : []);
         },
+        rescope: name === "fixed" ? undefined : (cause: StopCause, grace: number) => {
+          log.push(`rescope ${name} ${cause} ${grace}`);
+          return Promise.resolve();
+        },
       };
     },
   });
@@ -98,5 +102,31 @@ Deno.test("pause stops all streams and keeps the desired state; resume starts th
     "stop kexes in ns2 operatorPausing",
     "start leftovers #1",
     "stop leftovers operatorExiting",
+  ]);
+});
+
+Deno.test("a new partition goes to the running streams; one that cannot take it restarts; none serves nothing", async () => {
+  const { orchestrator, log } = fake();
+  await orchestrator.update({ partition: "" });
+  await orchestrator.update({
+    resources: [{ resource: resource("kexes"), signature: "" }, { resource: resource("fixed", false), signature: "" }],
+    namespaces: ["ns1"],
+  });
+  assert.deepEqual(log, [], "no partition yet: no streams");
+  await orchestrator.update({ partition: "p1" });
+  assert.deepEqual(log.splice(0), ["start kexes in ns1 #1", "start fixed #1"]);
+  await orchestrator.update({ partition: "p2" });
+  assert.deepEqual(log.splice(0).sort(), [
+    "rescope kexes in ns1 operatorPausing 1",
+    "start fixed #2",
+    "stop fixed operatorPausing",
+  ]);
+  await orchestrator.update({ partition: "p2", namespaces: ["ns1", "ns2"] });
+  assert.deepEqual(log.splice(0), ["start kexes in ns2 #1"], "the same partition: nothing rescoped");
+  await orchestrator.update({ partition: "" });
+  assert.deepEqual(log.splice(0).sort(), [
+    "stop fixed operatorPausing",
+    "stop kexes in ns1 operatorPausing",
+    "stop kexes in ns2 operatorPausing",
   ]);
 });

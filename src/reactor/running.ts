@@ -296,7 +296,7 @@ function orchestrate(
         indexes,
         indexKey,
         gate: late.activation?.gate,
-        shard: late.activation?.sharding?.scope.filter(),
+        shard: late.activation?.sharding?.scope,
       });
     },
   });

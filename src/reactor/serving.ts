@@ -21,11 +21,12 @@ import type { Lifecycle } from "../handling/lifecycles.ts";
 import type { StopCause } from "../handling/stopping.ts";
 import type { KubernetesObject } from "../model/body.ts";
 import { type Resource, resourceName } from "../model/resource.ts";
+import { movedRanges } from "../model/shard_range.ts";
 import type { Settings } from "../settings/settings.ts";
 import { sensitiveFieldsOf } from "../state/sensitive.ts";
 import type { Gate } from "../utils/gate.ts";
 import type { StreamHandle } from "./orchestration.ts";
-import type { ShardFilter } from "./shard_scope.ts";
+import type { ShardFilter, ShardScope } from "./shard_scope.ts";
 import { ErrorThrottle, reportUnexpectedError } from "./error_throttle.ts";
 import { ObjectMemories } from "./object_memories.ts";
 import { ParkedObjects } from "./parked_objects.ts";
@@ -68,11 +69,11 @@ export interface ServeDeps {
    */
   gate?: Gate;
   /**
-   * With sharding: the part of the objects this replica handles, fixed for the stream's lifetime.
-   * Other objects reach only the indexes declared `{ sharded: false }` (with such an index, the
-   * stream watches the resource unsharded).
+   * With sharding: the part of the objects this replica handles, taken when the stream starts and
+   * again on {@linkcode StreamHandle.rescope}. Other objects reach only the indexes declared
+   * `{ sharded: false }` (with such an index, the stream watches the resource unsharded).
    */
-  shard?: ShardFilter;
+  shard?: ShardScope;
 }
 
 /**
@@ -101,6 +102,10 @@ class ResourceStream implements StreamHandle {
   readonly #controller = new AbortController();
   readonly #watcher: Watcher;
   readonly #indexers: IndexHandler[];
+  /** Whether an index holds every object (`sharded: false`): then the stream watches all of them. */
+  readonly #unsharded: boolean;
+  /** The part of the objects handled here (sharding), as last taken from the scope. */
+  #shard: ShardFilter | undefined;
   /** Whether the stream has handlers (indexers aside): otherwise its objects are only indexed. */
   readonly #handled: boolean;
   readonly #cycle: CycleDeps;
@@ -125,14 +130,15 @@ class ResourceStream implements StreamHandle {
         labelSelector,
       });
     }
-    const unsharded = this.#indexers.some((indexer) => indexer.options.sharded === false);
+    this.#unsharded = this.#indexers.some((indexer) => indexer.options.sharded === false);
+    this.#shard = deps.shard?.filter();
     // Objects that leave the selection are handled as changes (e.g. daemons stop for filtersMismatch), then forgotten.
     this.#watcher = new Watcher(client, resource, {
       namespace,
       labelSelector,
-      shardSelector: unsharded ? undefined : deps.shard?.selector,
+      shardSelector: this.#unsharded ? undefined : this.#shard?.selector,
       // Other replicas' objects cost nothing here, whether the server filters or not.
-      accepts: unsharded ? undefined : deps.shard?.owns,
+      accepts: this.#unsharded ? undefined : this.#shard?.owns,
       confirmDeletions: true,
       settings: settings.watching,
       signal,
@@ -203,6 +209,61 @@ class ResourceStream implements StreamHandle {
     return [...left.values()].map((work) => describe(work[0].object));
   }
 
+  /**
+   * Takes the scope's current ranges: the objects no longer this replica's stop being handled
+   * (their daemons and timers stop for the cause, their work not yet started is dropped, the cycle
+   * in progress gets `settings.batching.exitTimeout`) and leave the sharded indexes; the watch goes
+   * on with the new selector, listing again if ranges were gained (their objects come as listed).
+   * Resolves once the objects lost are no longer handled. The other objects' daemons, timers and
+   * queues go on undisturbed.
+   */
+  async rescope(cause: StopCause, grace: number): Promise<void> {
+    const before = this.#shard;
+    const after = this.#deps.shard?.filter();
+    if (!before || !after) return;
+    this.#shard = after;
+    const gained = movedRanges(before.ranges, after.ranges).gained.length > 0;
+    const lostIdentities = this.#unsharded
+      ? [...this.#watcher.state.known].filter(([uid]) => before.owns(uid) && !after.owns(uid)).map(([, id]) => id)
+      : [];
+    lostIdentities.push(
+      ...this.#watcher.rescope(
+        this.#unsharded
+          // Objects gained were seen (for the unsharded indexes), not handled: the listing delivers them again.
+          ? { relist: gained, revisit: (uid) => after.owns(uid) && !before.owns(uid) }
+          : { shardSelector: after.selector, accepts: after.owns, relist: gained },
+      ),
+    );
+    const lost = new Set(
+      [...this.#memories.keys(), ...this.#queues.keys()].filter((uid) => before.owns(uid) && !after.owns(uid)),
+    );
+    const { settings, indexes } = this.#deps;
+    const deadline = AbortSignal.timeout(settings.batching.exitTimeout * 1000);
+    const left: string[] = [];
+    await Promise.all([...lost].map(async (uid) => {
+      this.#wakeups.cancel(uid);
+      const memory = this.#memories.get(uid);
+      const stopping = memory?.background?.shutdown(cause, grace);
+      if (!await this.#queues.discard(uid, deadline)) left.push(uid);
+      await stopping;
+      this.#wakeups.cancel(uid);
+      this.#memories.forget(uid, memory);
+    }));
+    const sharded = this.#indexers.filter((indexer) => indexer.options.sharded !== false);
+    if (sharded.length) {
+      for (const identity of lostIdentities) {
+        indexes.forget(identity as KubernetesObject, sharded);
+      }
+    }
+    if (left.length) {
+      logger.warn(
+        "Objects of {name} now handled elsewhere were still in work after {seconds} s " +
+          "(settings.batching.exitTimeout), not waited for: {uids}",
+        { name: this.name, seconds: settings.batching.exitTimeout, uids: left },
+      );
+    }
+  }
+
   /** The watch: each event is indexed, remembered and queued (or parked) in the stream's order. */
   async #watch(markListed: () => void): Promise<void> {
     for await (const event of this.#watcher) {
@@ -221,7 +282,7 @@ class ResourceStream implements StreamHandle {
   /** Takes one object's event from the watch: indexes it, then forgets, parks or queues it. */
   async #see(uid: string, event: ObjectEvent): Promise<void> {
     const left = event.type === "MODIFIED" && event.left === true;
-    const owned = this.#deps.shard?.owns(uid) ?? true;
+    const owned = this.#shard?.owns(uid) ?? true;
     const indexers = owned ? this.#indexers : this.#indexers.filter((indexer) => indexer.options.sharded === false);
     if (indexers.length) {
       const { indexes, resource } = this.#deps;
@@ -252,6 +313,8 @@ class ResourceStream implements StreamHandle {
   async #process(uid: string, work: ObjectWork, more: boolean): Promise<void> {
     const { indexes, resource } = this.#deps;
     const signal = this.#controller.signal;
+    // Work that was queued (or a wake-up that fired) before the object became another replica's.
+    if (this.#shard && !this.#shard.owns(uid)) return;
     // Handlers never see a partial index: they wait until every indexed stream has been listed.
     if (!indexes.isReady) await indexes.whenReady(signal).catch(() => {});
     if (signal.aborted) return;

@@ -1,7 +1,8 @@
 /**
  * Sharding as the operator runs it: the membership in the group decides the ranges, the streams
- * restart with them (those losing ranges stop, their daemons and timers with them, before the
- * membership tells the others), and the scope gives each new stream its filter.
+ * take them (the objects of ranges lost stop being handled, their daemons and timers with them,
+ * before the membership tells the others; the objects of ranges gained are listed), and the scope
+ * gives each stream its filter.
  *
  * @module
  */
@@ -24,7 +25,7 @@ export interface ShardingOptions {
   client: ApiClient;
   /** The settings; `sharding.group` is set. */
   settings: Settings;
-  /** The streams to restart when the ranges change. */
+  /** The streams that take the ranges when they change. */
   orchestrator: Orchestrator;
   signal: AbortSignal;
 }
