@@ -24,6 +24,19 @@ export interface ObjectQueuesOptions {
   limit?: number | null;
   /** What new items wait for while it is congested (e.g. the API client's queue of requests). */
   congestion?: Congestion;
+  /** Told when the queues get work while they had none, and when they have none left. */
+  activity?: QueueActivity;
+}
+
+/**
+ * Follows whether a set of {@linkcode ObjectQueues} has work: `busy()` when the first key gets an
+ * item, `idle()` when the last key's items are all processed; the calls alternate, `busy()` first.
+ */
+export interface QueueActivity {
+  /** The queues had no work and now have some. */
+  busy(): void;
+  /** The queues had work and now have none. */
+  idle(): void;
 }
 
 /** A set of FIFO queues keyed by object, each drained by its own sequential worker. */
@@ -36,6 +49,7 @@ export class ObjectQueues<T> {
   readonly #onError: (key: string, error: unknown) => void;
   readonly #limit: number | null;
   readonly #congestion: Congestion | undefined;
+  readonly #activity: QueueActivity | undefined;
   #running = 0;
 
   /**
@@ -58,6 +72,7 @@ export class ObjectQueues<T> {
     }
     this.#limit = limit;
     this.#congestion = options.congestion;
+    this.#activity = options.activity;
   }
 
   /** How many items wait or are in progress, over all keys (read when metrics are scraped). */
@@ -74,6 +89,7 @@ export class ObjectQueues<T> {
       queue.push(item);
       return;
     }
+    if (!this.#queues.size) this.#activity?.busy();
     this.#queues.set(key, [item]);
     if (this.#limit !== null && this.#running >= this.#limit) {
       this.#waiting.push(key);
@@ -113,6 +129,7 @@ export class ObjectQueues<T> {
     if (waiting >= 0) {
       this.#waiting.splice(waiting, 1);
       this.#queues.delete(key);
+      if (!this.#queues.size) this.#activity?.idle();
       return true;
     }
     queue.splice(1);
@@ -146,5 +163,6 @@ export class ObjectQueues<T> {
       queue.shift();
     }
     this.#queues.delete(key);
+    if (!this.#queues.size) this.#activity?.idle();
   }
 }

@@ -44,6 +44,7 @@ export const kopfMetrics: {
   readonly webhookRequests: Counter;
   readonly webhookDuration: Histogram;
   readonly background: Gauge;
+  readonly idleCollections: Counter;
 } = {
   handlerRuns: metricsRegistry.add(
     new Counter("kopf_handler_runs_total", "Handler attempts by handler id, resource, cause and outcome.", [
@@ -150,6 +151,13 @@ export const kopfMetrics: {
   ),
   background: metricsRegistry.add(
     new Gauge("kopf_background_running", "Daemons and timers running, by kind.", ["kind"]),
+  ),
+  idleCollections: metricsRegistry.add(
+    new Counter(
+      "kopf_idle_collections_total",
+      "Full garbage collections run when the object queues went quiet after work (settings.process.idleCollection).",
+      [],
+    ),
   ),
 };
 

@@ -14,7 +14,9 @@ import type { WatchHealth } from "../api/watching.ts";
 import type { RunningAdmission } from "../engines/admission_startup.ts";
 import type { OperatorIndexes } from "../engines/indexing.ts";
 import { answerMetrics, MetricsServer, parseMetricsEndpoint, sharesServer } from "../engines/metrics_endpoint.ts";
+import { idleCollectionFor } from "../engines/idle_collection.ts";
 import { type LivenessEndpoint, LivenessServer } from "../engines/probing.ts";
+import type { QueueActivity } from "../engines/queueing.ts";
 import type { Memo } from "../handling/context.ts";
 import { allAtOnce, type Lifecycle } from "../handling/lifecycles.ts";
 import type { Registry } from "../handling/registry.ts";
@@ -189,7 +191,9 @@ async function wire(wiring: Wiring, onAdmissionFailure: (error: unknown) => void
   // The order is deliberate here: the streams stop (the next line up in the teardown) before the
   // activation closes, so that a replica taking over the Lease does not overlap with this one's work.
   stack.defer(() => late.activation?.close());
-  const orchestrator = orchestrate(options, client, streams, served, late);
+  // Stopped after the streams: what their last work schedules does not outlive the operator.
+  const activity = stack.use(idleCollectionFor(settings.process));
+  const orchestrator = orchestrate(options, client, streams, served, late, activity);
   stack.defer(() => closeStreams(orchestrator, settings));
   const resources = await served.resolve(signal);
   // After the startup handlers (which may set settings.admission) and the discovery, so that
@@ -271,6 +275,7 @@ function orchestrate(
   streams: Map<string, WatchHealth>,
   served: ServedResources,
   late: LateParts,
+  activity: QueueActivity | undefined,
 ): Orchestrator {
   const { settings, memo, indexes } = options;
   const lifecycle = options.lifecycle ?? allAtOnce;
@@ -297,6 +302,7 @@ function orchestrate(
         indexKey,
         gate: late.activation?.gate,
         shard: late.activation?.sharding?.scope,
+        activity,
       });
     },
   });

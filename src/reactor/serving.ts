@@ -11,7 +11,7 @@ import type { ApiClient } from "../api/client.ts";
 import { Watcher, type WatchEvent, type WatchHealth } from "../api/watching.ts";
 import { ObjectBackground } from "../engines/background.ts";
 import type { OperatorIndexes } from "../engines/indexing.ts";
-import { ObjectQueues } from "../engines/queueing.ts";
+import { ObjectQueues, type QueueActivity } from "../engines/queueing.ts";
 import { recordProcessingStart, registerStream } from "../observability/stream_metrics.ts";
 import { traceCycle } from "../observability/tracing.ts";
 import type { Memo } from "../handling/context.ts";
@@ -74,6 +74,8 @@ export interface ServeDeps {
    * `{ sharded: false }` (with such an index, the stream watches the resource unsharded).
    */
   shard?: ShardScope;
+  /** Told when the stream's queues get work and run out of it (the idle collection). */
+  activity?: QueueActivity;
 }
 
 /**
@@ -164,7 +166,7 @@ class ResourceStream implements StreamHandle {
     this.#queues = new ObjectQueues<ObjectWork>(
       (uid, work, more) => this.#process(uid, work, more),
       (uid, error) => logger.error("Processing of {uid} failed: {error}", { uid, error }),
-      { limit: settings.batching.workerLimit, congestion: client.congestion },
+      { limit: settings.batching.workerLimit, congestion: client.congestion, activity: deps.activity },
     );
     this.#parked = new ParkedObjects(deps.gate, (uid, object) => {
       if (!signal.aborted) this.#queues.push(uid, { kind: "event", type: null, object });

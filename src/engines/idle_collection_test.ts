@@ -1,0 +1,167 @@
+import assert from "node:assert/strict";
+import { IdleCollection, idleCollectionFor, type Schedule } from "./idle_collection.ts";
+import { ProcessSettings } from "../settings/process.ts";
+import { ObjectQueues } from "./queueing.ts";
+import { kopfMetrics } from "../observability/metrics.ts";
+import { obtainGarbageCollector } from "../utils/garbage_collector.ts";
+
+/** A clock under the test's control: the quiet periods end when the test says so, never by time. */
+function manualClock() {
+  const pending = new Set<() => void>();
+  const schedule: Schedule = (callback) => {
+    pending.add(callback);
+    return () => pending.delete(callback);
+  };
+  /** Ends every quiet period scheduled so far, and lets the collection load its collector. */
+  const elapse = async () => {
+    const due = [...pending];
+    pending.clear();
+    due.forEach((callback) => callback());
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  };
+  return { schedule, elapse, pending: () => pending.size };
+}
+
+/** A collection whose collector counts its calls. */
+function counted(options: { obtain?: () => Promise<() => void> } = {}) {
+  const clock = manualClock();
+  let collections = 0;
+  const obtain = options.obtain ?? (() => Promise.resolve(() => void collections++));
+  const collection = new IdleCollection({ delay: 5, obtain, schedule: clock.schedule });
+  return { collection, clock, collections: () => collections };
+}
+
+Deno.test("a burst is followed by one collection once quiet; staying idle adds none; new work adds one", async () => {
+  const { collection, clock, collections } = counted();
+  await clock.elapse();
+  assert.equal(collections(), 0, "no work yet: nothing to collect");
+  collection.busy();
+  collection.busy();
+  collection.idle();
+  assert.equal(clock.pending(), 0, "one queue still works: no quiet period yet");
+  collection.idle();
+  assert.equal(collections(), 0, "not before the quiet period ends");
+  await clock.elapse();
+  assert.equal(collections(), 1);
+  for (let i = 0; i < 3; i++) await clock.elapse();
+  assert.equal(collections(), 1, "idle: no further collection");
+  assert.equal(clock.pending(), 0, "idle: nothing even scheduled");
+  collection.busy();
+  collection.idle();
+  await clock.elapse();
+  assert.equal(collections(), 2, "new work, one more");
+});
+
+Deno.test("work that comes during the quiet period postpones the collection until after it", async () => {
+  const { collection, clock, collections } = counted();
+  collection.busy();
+  collection.idle();
+  collection.busy();
+  assert.equal(clock.pending(), 0, "the quiet period is cancelled");
+  await clock.elapse();
+  assert.equal(collections(), 0, "never during work");
+  collection.idle();
+  await clock.elapse();
+  assert.equal(collections(), 1, "one collection for both bursts");
+});
+
+Deno.test("work that comes and goes while the collector loads gets its own quiet period, not an early collection", async () => {
+  const clock = manualClock();
+  let collections = 0;
+  const loading = Promise.withResolvers<() => void>();
+  const collection = new IdleCollection({ delay: 5, obtain: () => loading.promise, schedule: clock.schedule });
+  collection.busy();
+  collection.idle();
+  await clock.elapse();
+  collection.busy();
+  collection.idle();
+  loading.resolve(() => void collections++);
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.equal(collections, 0, "the work just done is not yet followed by its quiet period");
+  await clock.elapse();
+  assert.equal(collections, 1);
+});
+
+Deno.test("a collector that cannot be obtained is asked for once, and the operator goes on", async () => {
+  let asked = 0;
+  const { collection, clock } = counted({
+    obtain: () => {
+      asked++;
+      return Promise.reject(new Error("no gc here"));
+    },
+  });
+  for (let i = 0; i < 3; i++) {
+    collection.busy();
+    collection.idle();
+    await clock.elapse();
+  }
+  assert.equal(asked, 1);
+});
+
+Deno.test("after its disposal, nothing is collected, even with a quiet period under way", async () => {
+  const { collection, clock, collections } = counted();
+  collection.busy();
+  collection.idle();
+  collection[Symbol.dispose]();
+  await clock.elapse();
+  collection.busy();
+  collection.idle();
+  await clock.elapse();
+  assert.equal(collections(), 0);
+});
+
+Deno.test("settings.process.idleCollection: null turns the collection off; a number of seconds is its delay", () => {
+  const settings = new ProcessSettings();
+  assert.equal(settings.idleCollection, 5);
+  using collection = idleCollectionFor(settings);
+  assert.ok(collection instanceof IdleCollection);
+  settings.idleCollection = null;
+  assert.equal(idleCollectionFor(settings), undefined);
+  settings.idleCollection = -1;
+  assert.throws(() => idleCollectionFor(settings), /settings\.process\.idleCollection must be/);
+});
+
+Deno.test("a delay that is no number of seconds is refused with a message naming the setting", () => {
+  for (const delay of [-1, NaN, Infinity, "5" as unknown as number]) {
+    assert.throws(() => new IdleCollection({ delay }), /settings\.process\.idleCollection must be a number of seconds/);
+  }
+});
+
+Deno.test("object queues report busy when the first key gets work and idle when the last key is done", async () => {
+  const calls: string[] = [];
+  const releases: (() => void)[] = [];
+  const queues = new ObjectQueues<string>(
+    () => new Promise<void>((resolve) => releases.push(resolve)),
+    () => {},
+    { activity: { busy: () => calls.push("busy"), idle: () => calls.push("idle") } },
+  );
+  queues.push("a", "1");
+  queues.push("b", "1");
+  queues.push("a", "2");
+  assert.deepEqual(calls, ["busy"]);
+  const drained = queues.drain();
+  while (calls.length < 2) {
+    releases.splice(0).forEach((release) => release());
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+  await drained;
+  assert.deepEqual(calls, ["busy", "idle"]);
+  queues.push("c", "1");
+  assert.deepEqual(calls, ["busy", "idle", "busy"]);
+  releases.splice(0).forEach((release) => release());
+  await queues.drain();
+  assert.deepEqual(calls, ["busy", "idle", "busy", "idle"]);
+});
+
+Deno.test("V8's collector is obtained at run time without --expose-gc, and a collection counts in the metric", async () => {
+  assert.equal(typeof (globalThis as { gc?: unknown }).gc, "undefined", "this test runs without --expose-gc");
+  const gc = await obtainGarbageCollector();
+  assert.equal(await obtainGarbageCollector(), gc, "obtained once");
+  const clock = manualClock();
+  const collection = new IdleCollection({ delay: 0, schedule: clock.schedule });
+  const before = kopfMetrics.idleCollections.get([]);
+  collection.busy();
+  collection.idle();
+  await clock.elapse();
+  assert.equal(kopfMetrics.idleCollections.get([]), before + 1);
+});
