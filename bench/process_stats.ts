@@ -6,17 +6,23 @@
  * @module
  */
 
+/** What the probe reports: `Deno.memoryUsage()`, and the bytes used per V8 heap space when asked for. */
+export interface ProbedMemory extends Deno.MemoryUsage {
+  /** By space name (`code_space`, `old_space`, …); empty unless `KOPF_BENCH_SPACES=1`. */
+  readonly spaces: Record<string, number>;
+}
+
 /**
- * A process's `Deno.memoryUsage()`, asked of its preloaded probe (bench/fixtures/memory_probe.ts)
+ * A process's memory as its preloaded probe (bench/fixtures/memory_probe.ts) reports it, asked for
  * with SIGUSR2 and read from the probe's file once written; fails after `seconds`.
  */
-export async function probeMemory(pid: number, file: string, seconds = 120): Promise<Deno.MemoryUsage> {
+export async function probeMemory(pid: number, file: string, seconds = 120): Promise<ProbedMemory> {
   await Deno.remove(file).catch(() => {});
   Deno.kill(pid, "SIGUSR2");
   const deadline = performance.now() + seconds * 1000;
   for (;;) {
     try {
-      return JSON.parse(await Deno.readTextFile(file)) as Deno.MemoryUsage;
+      return JSON.parse(await Deno.readTextFile(file)) as ProbedMemory;
     } catch (error) {
       if (performance.now() > deadline) {
         throw new Error(`The memory probe of process ${pid} wrote nothing to ${file} within ${seconds} s.`, {

@@ -79,7 +79,9 @@ export class Replica implements AsyncDisposable {
     const sharding = options.group ? ["--shard-group", options.group, "--shard-id", options.id] : [];
     this.#probe = options.probe ? `${kubeconfig}.${options.id}.heap.json` : undefined;
     const probing = this.#probe ? [`--preload=${PROBE}`, "--v8-flags=--expose-gc"] : [];
-    const probeEnv: Record<string, string> = this.#probe ? { KOPF_BENCH_PROBE: this.#probe, KOPF_BENCH_GC: "1" } : {};
+    const probeEnv: Record<string, string> = this.#probe
+      ? { KOPF_BENCH_PROBE: this.#probe, KOPF_BENCH_GC: "1", KOPF_BENCH_SPACES: "1" }
+      : {};
     this.#child = new Deno.Command(Deno.execPath(), {
       args: [
         ...["run", "-A", ...probing, "cli/main.ts", "run", "--standalone", "-q", "-n", options.namespace],
@@ -139,10 +141,14 @@ export class Replica implements AsyncDisposable {
     }
   }
 
-  /** Its V8 heap in use after a full collection (bytes), read by its probe; needs `probe` at the start. */
-  async liveHeap(): Promise<number> {
+  /**
+   * Its V8 heap in use after a full collection (bytes), read by its probe, and how much of it is
+   * compiled code; needs `probe` at the start.
+   */
+  async liveHeap(): Promise<{ used: number; code: number }> {
     if (!this.#probe) throw new Error(`Replica ${this.id} was started without a memory probe: start it with probe.`);
-    return (await probeMemory(this.pid, this.#probe)).heapUsed;
+    const { heapUsed, spaces } = await probeMemory(this.pid, this.#probe);
+    return { used: heapUsed, code: (spaces.code_space ?? 0) + (spaces.code_large_object_space ?? 0) };
   }
 
   /** Sends a signal without waiting: the replica's death, as the bench means it. */

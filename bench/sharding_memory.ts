@@ -55,6 +55,8 @@ interface Outcome {
   readonly rss: readonly number[];
   /** Each replica's V8 heap in use after a full collection, read after the RSS samples. */
   readonly heap: readonly number[];
+  /** How much of each replica's live heap is compiled code. */
+  readonly code: readonly number[];
   readonly received: readonly ReceivedBytes[];
 }
 
@@ -92,6 +94,9 @@ export async function memory(bench: Bench, options: MemoryOptions, say: (text: s
   const unsharded = outcomes.get("unsharded")!;
   const unshardedAbove = mean(unsharded.rss) - mean(outcomes.get(WARM)!.rss);
   const unshardedLive = mean(unsharded.heap) - mean(outcomes.get(WARM)!.heap);
+  /** The live heap without the compiled code: what the replica holds as data. */
+  const data = (outcome: Outcome) => mean(outcome.heap) - mean(outcome.code);
+  const unshardedData = data(unsharded) - data(outcomes.get(WARM)!);
   return {
     title: `Memory and bandwidth: ${objects} small objects, groups of ${replicas}`,
     headers: [
@@ -104,6 +109,8 @@ export async function memory(bench: Bench, options: MemoryOptions, say: (text: s
       "above warm vs unsharded",
       "live heap MiB (each)",
       "live above warm vs unsharded",
+      "of which code MiB (each)",
+      "live data above warm vs unsharded",
       "lists+watches received MiB (each)",
       "vs unsharded",
       "all received MiB (each)",
@@ -111,6 +118,7 @@ export async function memory(bench: Bench, options: MemoryOptions, say: (text: s
     rows: [...outcomes.values()].map((outcome) => {
       const above = mean(outcome.rss) - mean(outcomes.get(outcome.variant.baseline)!.rss);
       const live = mean(outcome.heap) - mean(outcomes.get(outcome.variant.baseline)!.heap);
+      const liveData = data(outcome) - data(outcomes.get(outcome.variant.baseline)!);
       const baseline = outcome.variant.baseline === outcome.variant.label;
       return [
         `${outcome.variant.label} ×${outcome.variant.replicas}`,
@@ -122,6 +130,8 @@ export async function memory(bench: Bench, options: MemoryOptions, say: (text: s
         baseline ? "–" : `${(above / unshardedAbove * 100).toFixed(0)}%`,
         outcome.heap.map(mib).join(" / "),
         baseline ? "–" : `${(live / unshardedLive * 100).toFixed(0)}%`,
+        outcome.code.map(mib).join(" / "),
+        baseline ? "–" : `${(liveData / unshardedData * 100).toFixed(0)}%`,
         outcome.received.map((bytes) => mib(streamed(bytes))).join(" / "),
         `${(mean(outcome.received.map(streamed)) / mean(unsharded.received.map(streamed)) * 100).toFixed(0)}%`,
         outcome.received.map((bytes) => mib(streamed(bytes) + bytes.other)).join(" / "),
@@ -131,7 +141,8 @@ export async function memory(bench: Bench, options: MemoryOptions, say: (text: s
       `RSS: the median of ${options.settle} samples (one a second) after every object was handled and its result ` +
       "written. Above warm: the mean RSS minus that of the warm replica of the same kind. Live heap: V8's heap in use right after a full collection (a preloaded " +
       "probe, bench/fixtures/memory_probe.ts), read after the samples: what the replica holds, whatever the peak " +
-      "its heap grew to. Received: the response bodies the API server sent the replica through an " +
+      "its heap grew to; live data: without the compiled code (V8's code spaces), which grows with the code " +
+      "paths run, not with the objects. Received: the response bodies the API server sent the replica through an " +
       "HTTPS proxy of its own, from its spawn to the last sample: the lists and watches of kopfexamples (every " +
       "re-list when the ranges changed included), and all (plus the answers to its patches, its Lease renewals, " +
       "discovery). Shares of a group of N ideally 1/N each.",
@@ -157,7 +168,7 @@ async function run(bench: Bench, variant: Variant, settle: number): Promise<Outc
       await guard(resultsSettled(tracker, variant.objects), replicas);
     }
     const rssSamples = await guard(sample(replicas, settle), replicas);
-    const heap = await guard(Promise.all(replicas.map((replica) => replica.liveHeap())), replicas);
+    const heaps = await guard(Promise.all(replicas.map((replica) => replica.liveHeap())), replicas);
     const report = await replicas[0].sharding();
     const handled = await handledBy(client, namespace);
     return {
@@ -166,7 +177,8 @@ async function run(bench: Bench, variant: Variant, settle: number): Promise<Outc
       shares: variant.objects ? replicas.map((replica) => handled.byReplica.get(replica.id) ?? 0).join(" / ") : "–",
       resultsLost: handled.resultsLost,
       rss: rssSamples,
-      heap,
+      heap: heaps.map((heap) => heap.used),
+      code: heaps.map((heap) => heap.code),
       received: replicas.map((replica) => ({ ...replica.proxy!.received })),
     };
   } finally {
