@@ -24,10 +24,23 @@ export function mallocTrimmer(): (() => void) | undefined {
   if (Deno.build.os !== "linux") return undefined;
   if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return undefined;
   try {
-    const libc = Deno.dlopen("libc.so.6", { malloc_trim: { parameters: ["usize"], result: "i32" } });
-    return () => void libc.symbols.malloc_trim(0n);
+    trim();
   } catch {
     // musl and other C libraries have no malloc_trim: nothing to give back this way.
     return undefined;
+  }
+  return trim;
+}
+
+/**
+ * Trims once. The library is opened for the call only: an open one is a resource that would
+ * outlive whoever triggered the trim (and C's own library stays loaded anyway).
+ */
+function trim(): void {
+  const libc = Deno.dlopen("libc.so.6", { malloc_trim: { parameters: ["usize"], result: "i32" } });
+  try {
+    libc.symbols.malloc_trim(0n);
+  } finally {
+    libc.close();
   }
 }
