@@ -3,7 +3,7 @@ import { FakeApi, json, stream } from "../../tests/support/fake_api.ts";
 import { KOPFEXAMPLES as RESOURCE } from "../../tests/support/cluster.ts";
 import { eventually } from "../../tests/support/eventually.ts";
 import { WatchingSettings } from "../settings/watching.ts";
-import { Watcher, type WatchEvent } from "./watching.ts";
+import { Watcher, type WatchEvent, type WatchOptions } from "./watching.ts";
 
 function obj(name: string, rv: string) {
   return { metadata: { name, namespace: "ns", uid: `uid-${name}`, resourceVersion: rv } };
@@ -248,98 +248,78 @@ function scopedServer(end: AbortSignal): FakeApi {
   });
 }
 
-/** Iterates the stream in the background; the events so far are in `seen`. */
-function iterate(watcher: Watcher): { seen: string[]; done: Promise<void> } {
-  const seen: string[] = [];
-  const done = (async () => {
-    for await (const event of watcher) seen.push(describe(event));
-  })();
-  return { seen, done };
-}
-
 /** A request as `list|watch shardSelector resourceVersion`. */
 function scopeOf(url: URL): string {
   const query = url.searchParams;
   return `${query.get("watch") ? "watch" : "list"} ${query.get("shardSelector")} ${query.get("resourceVersion")}`;
 }
 
-Deno.test("a change of scope with a listing: objects lost are dropped, objects gained come as first seen", async () => {
+/**
+ * Runs a stream of the scoped server until its first watch request, changes its scope with
+ * `change`, and stops it once the next watch request is made; returns what it delivered.
+ */
+async function rescoped<T>(
+  options: Pick<WatchOptions, "shardSelector" | "accepts">,
+  change: (watcher: Watcher) => T,
+): Promise<{ seen: string[]; changed: T; requests: string[]; known: string[] }> {
   const controller = new AbortController();
   await using api = scopedServer(controller.signal);
   const watcher = new Watcher(api.client, RESOURCE, {
+    ...options,
     namespace: "ns",
     settings: settings(),
     signal: controller.signal,
-    shardSelector: "s1",
-    accepts: (uid) => uid !== "uid-c",
   });
-  const { seen, done } = iterate(watcher);
+  const seen: string[] = [];
+  const done = (async () => {
+    for await (const event of watcher) seen.push(describe(event));
+  })();
   await eventually("the first watch request", () => api.watches.length === 1 || undefined);
-  const dropped = watcher.rescope({ shardSelector: "s2", accepts: (uid) => uid !== "uid-a", relist: true });
-  assert.deepEqual(dropped.map((identity) => identity.metadata.name), ["a"]);
-  await eventually("the second watch request", () => api.watches.length === 2 || undefined);
+  const changed = change(watcher);
+  await eventually("the watch request after the change", () => api.watches.length === 2 || undefined);
   controller.abort();
   await done;
+  return { seen, changed, requests: api.requests.map(scopeOf), known: [...watcher.state.known.keys()].sort() };
+}
+
+Deno.test("a change of scope with a listing: objects lost are dropped, objects gained come as first seen", async () => {
+  const { seen, changed, requests, known } = await rescoped(
+    { shardSelector: "s1", accepts: (uid) => uid !== "uid-c" },
+    (watcher) => watcher.rescope({ shardSelector: "s2", accepts: (uid) => uid !== "uid-a", relist: true }),
+  );
+  assert.deepEqual(changed.map((identity) => identity.metadata.name), ["a"]);
   // b is kept and unchanged: not delivered again; the listing is a relisting (the stream had listed before).
   assert.deepEqual(seen, ["null a 1", "null b 2", "LISTED 10", "null c 3", "LISTED 10 relisted"]);
-  assert.deepEqual([...watcher.state.known.keys()].sort(), ["uid-b", "uid-c"]);
-  assert.deepEqual(api.requests.map(scopeOf), ["list s1 null", "watch s1 10", "list s2 null", "watch s2 10"]);
+  assert.deepEqual(known, ["uid-b", "uid-c"]);
+  assert.deepEqual(requests, ["list s1 null", "watch s1 10", "list s2 null", "watch s2 10"]);
 });
 
 Deno.test("a change of scope without a listing watches on from where the stream was, with the new selector", async () => {
-  const controller = new AbortController();
-  await using api = scopedServer(controller.signal);
-  const watcher = new Watcher(api.client, RESOURCE, {
-    namespace: "ns",
-    settings: settings(),
-    signal: controller.signal,
-    shardSelector: "s1",
-  });
-  const { seen, done } = iterate(watcher);
-  await eventually("the first watch request", () => api.watches.length === 1 || undefined);
-  const dropped = watcher.rescope({ shardSelector: "s2", accepts: (uid) => uid === "uid-b" });
-  assert.deepEqual(dropped.map((identity) => identity.metadata.name).sort(), ["a", "c"]);
-  await eventually("the second watch request", () => api.watches.length === 2 || undefined);
-  controller.abort();
-  await done;
+  const { seen, changed, requests, known } = await rescoped(
+    { shardSelector: "s1" },
+    (watcher) => watcher.rescope({ shardSelector: "s2", accepts: (uid) => uid === "uid-b" }),
+  );
+  assert.deepEqual(changed.map((identity) => identity.metadata.name).sort(), ["a", "c"]);
   assert.deepEqual(seen, ["null a 1", "null b 2", "null c 3", "LISTED 10"]);
-  assert.deepEqual(api.requests.map(scopeOf), ["list s1 null", "watch s1 10", "watch s2 10"]);
-  assert.deepEqual([...watcher.state.known.keys()], ["uid-b"]);
+  assert.deepEqual(requests, ["list s1 null", "watch s1 10", "watch s2 10"]);
+  assert.deepEqual(known, ["uid-b"]);
 });
 
 Deno.test("a change of scope may name known objects that its listing delivers again as first seen", async () => {
-  const controller = new AbortController();
-  await using api = scopedServer(controller.signal);
-  const watcher = new Watcher(api.client, RESOURCE, {
-    namespace: "ns",
-    settings: settings(),
-    signal: controller.signal,
-  });
-  const { seen, done } = iterate(watcher);
-  await eventually("the first watch request", () => api.watches.length === 1 || undefined);
-  assert.deepEqual(watcher.rescope({ relist: true, revisit: (uid) => uid === "uid-b" }), []);
-  await eventually("the second watch request", () => api.watches.length === 2 || undefined);
-  controller.abort();
-  await done;
+  const { seen, changed } = await rescoped(
+    {},
+    (watcher) => watcher.rescope({ relist: true, revisit: (uid) => uid === "uid-b" }),
+  );
+  assert.deepEqual(changed, []);
   assert.deepEqual(seen, ["null a 1", "null b 2", "null c 3", "LISTED 10", "null b 2", "LISTED 10 relisted"]);
 });
 
 Deno.test("objects to revisit add up over changes of scope until a listing completes", async () => {
-  const controller = new AbortController();
-  await using api = scopedServer(controller.signal);
-  const watcher = new Watcher(api.client, RESOURCE, {
-    namespace: "ns",
-    settings: settings(),
-    signal: controller.signal,
-  });
-  const { seen, done } = iterate(watcher);
-  await eventually("the first watch request", () => api.watches.length === 1 || undefined);
   // Two changes before the listing of the first one could run: both objects come again.
-  watcher.rescope({ relist: true, revisit: (uid) => uid === "uid-a" });
-  watcher.rescope({ relist: true, revisit: (uid) => uid === "uid-c" });
-  await eventually("the second watch request", () => api.watches.length === 2 || undefined);
-  controller.abort();
-  await done;
+  const { seen } = await rescoped({}, (watcher) => {
+    watcher.rescope({ relist: true, revisit: (uid) => uid === "uid-a" });
+    watcher.rescope({ relist: true, revisit: (uid) => uid === "uid-c" });
+  });
   assert.deepEqual(seen, [
     "null a 1",
     "null b 2",
