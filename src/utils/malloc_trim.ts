@@ -24,12 +24,18 @@ export function mallocTrimmer(): (() => void) | undefined {
   if (Deno.build.os !== "linux") return undefined;
   if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return undefined;
   try {
-    trim();
+    // Opening fails where the symbol is missing (musl and other C libraries): nothing to give back this way.
+    openLibc().close();
   } catch {
-    // musl and other C libraries have no malloc_trim: nothing to give back this way.
     return undefined;
   }
   return trim;
+}
+
+const LIBC_SYMBOLS = { malloc_trim: { parameters: ["usize"], result: "i32" } } as const;
+
+function openLibc(): Deno.DynamicLibrary<typeof LIBC_SYMBOLS> {
+  return Deno.dlopen("libc.so.6", LIBC_SYMBOLS);
 }
 
 /**
@@ -37,7 +43,7 @@ export function mallocTrimmer(): (() => void) | undefined {
  * outlive whoever triggered the trim (and C's own library stays loaded anyway).
  */
 function trim(): void {
-  const libc = Deno.dlopen("libc.so.6", { malloc_trim: { parameters: ["usize"], result: "i32" } });
+  const libc = openLibc();
   try {
     libc.symbols.malloc_trim(0n);
   } finally {
