@@ -1,7 +1,7 @@
 /**
  * Where a watch stream stands: its resume point and the identities of the objects it knows, kept
  * small (name, namespace, uid, resourceVersion) so that a stream of many objects costs little, and
- * enough to report a deletion found by a relisting.
+ * enough to report a deletion found by a relisting; and what a stream delivers ({@linkcode WatchEvent}).
  *
  * @module
  */
@@ -51,3 +51,18 @@ export function identityKey(object: KubernetesObject): string {
   return [object.kind, object.apiVersion, meta.name, meta.namespace, meta.creationTimestamp].map((part) => part ?? "-")
     .join("//");
 }
+
+/**
+ * What a watch stream delivers:
+ * - `type: null`: an object of the first listing (Kopf's convention for listed objects);
+ * - `ADDED`, `MODIFIED`, `DELETED`: a change; `relisted: true` marks the changes found by
+ *   comparing a relisting after 410 Gone with what was known (a relisted `DELETED` carries only
+ *   the identity of the object: apiVersion, kind, name, namespace, uid, resourceVersion);
+ * - `LISTED`: a listing has finished (the first one, or a relisting);
+ * - with `confirmDeletions`, `left: true` marks a `MODIFIED` that replaces a `DELETED` of an
+ *   object that still exists but no longer matches the label selector (its current state).
+ */
+export type WatchEvent =
+  | { type: null; object: KubernetesObject }
+  | { type: "ADDED" | "MODIFIED" | "DELETED"; object: KubernetesObject; relisted?: boolean; left?: boolean }
+  | { type: "LISTED"; resourceVersion: string; relisted: boolean };

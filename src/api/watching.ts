@@ -11,12 +11,14 @@
 import { linkSignals } from "../utils/signals.ts";
 import { getLogger } from "@logtape/logtape";
 import type { ApiClient } from "./client.ts";
-import { ApiGoneError, ApiNotFoundError, ApiTooManyRequestsError, describeCause } from "./errors.ts";
+import { ApiGoneError, ApiTooManyRequestsError, describeCause } from "./errors.ts";
+import { confirmDeletions } from "./deletion_confirmation.ts";
+import { type ListedPage, listObjects } from "./listing.ts";
 import { FailureReports } from "./failure_reports.ts";
 import { reconnectDelay } from "./reconnect_backoff.ts";
 import { diagnoseTls } from "./tls_diagnosis.ts";
 import { WatchHealth } from "./watch_health.ts";
-import { identityKey, identityOf, type ObjectIdentity, remember, WatchState } from "./watch_state.ts";
+import { identityKey, type ObjectIdentity, remember, type WatchEvent, WatchState } from "./watch_state.ts";
 import { LineReader } from "./lines.ts";
 import { resourcePath } from "./paths.ts";
 import type { KubernetesList, KubernetesObject } from "../model/body.ts";
@@ -27,22 +29,7 @@ import { sleep } from "../utils/sleep.ts";
 
 const logger = getLogger(["kopf", "watching"]);
 
-/**
- * What a watch stream delivers:
- * - `type: null`: an object of the first listing (Kopf's convention for listed objects);
- * - `ADDED`, `MODIFIED`, `DELETED`: a change; `relisted: true` marks the changes found by
- *   comparing a relisting after 410 Gone with what was known (a relisted `DELETED` carries only
- *   the identity of the object: apiVersion, kind, name, namespace, uid, resourceVersion);
- * - `LISTED`: a listing has finished (the first one, or a relisting);
- * - with `confirmDeletions`, `left: true` marks a `MODIFIED` that replaces a `DELETED` of an
- *   object that still exists but no longer matches the label selector (its current state).
- */
-export type WatchEvent =
-  | { type: null; object: KubernetesObject }
-  | { type: "ADDED" | "MODIFIED" | "DELETED"; object: KubernetesObject; relisted?: boolean; left?: boolean }
-  | { type: "LISTED"; resourceVersion: string; relisted: boolean };
-
-export { type ObjectIdentity, WatchState } from "./watch_state.ts";
+export { type ObjectIdentity, type WatchEvent, WatchState } from "./watch_state.ts";
 export { WatchHealth, type WatchVerdict } from "./watch_health.ts";
 
 /** Options of a watch stream. */
@@ -90,13 +77,6 @@ export interface WatchScope {
   relist?: boolean;
   /** Known objects that the listing delivers again as first seen, even unchanged (e.g. gained ones the stream only indexed). */
   revisit?: (uid: string) => boolean;
-}
-
-/** A page of a listing as asked for with a continue token: the page, or why there is none. */
-interface ListedPage {
-  readonly token: string | undefined;
-  readonly page?: KubernetesList;
-  readonly error?: unknown;
 }
 
 /**
@@ -231,106 +211,34 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     }
   }
 
-  /** Passes the events through, replacing deletions of objects that only left the selection (see `confirmDeletions`). */
-  async *#confirmed<R>(events: AsyncGenerator<WatchEvent, R, undefined>): AsyncGenerator<WatchEvent, R, undefined> {
-    if (!this.#options.confirmDeletions || !this.#options.labelSelector) return yield* events;
-    try {
-      for (;;) {
-        const next = await events.next();
-        if (next.done) return next.value;
-        const event = next.value;
-        const current = event.type === "DELETED" ? await this.#existing(event.object) : null;
-        yield current ? { type: "MODIFIED", object: current, left: true } : event;
-      }
-    } finally {
-      await events.return(undefined as R);
-    }
-  }
-
-  /** The object's current state if it still exists (the same uid); `null` if it is gone or cannot be read. */
-  async #existing(object: KubernetesObject): Promise<KubernetesObject | null> {
-    const { name, namespace, uid } = object.metadata;
-    if (!name) return null;
-    try {
-      const current = await this.#client.request<KubernetesObject>({
-        path: resourcePath(this.#resource, { namespace, name }),
-        resource: this.#resource.plural,
-        signal: this.#signal,
-      });
-      return current.metadata.uid === uid ? current : null;
-    } catch (error) {
-      if (this.#signal.aborted) throw error;
-      if (!(error instanceof ApiNotFoundError)) {
-        logger.warn(
-          "Cannot tell whether {name} of {stream} is deleted or only unmatched ({error}); taking it as deleted.",
-          {
-            name,
-            stream: this.#name,
-            error: describeCause(error),
-          },
-        );
-      }
-      return null;
-    }
+  /** The events, with the deletions of objects that only left the selection checked (see `confirmDeletions`). */
+  #confirmed<R>(events: AsyncGenerator<WatchEvent, R, undefined>): AsyncGenerator<WatchEvent, R, undefined> {
+    if (!this.#options.confirmDeletions || !this.#options.labelSelector) return events;
+    return confirmDeletions(events, this.#client, this.#resource, this.#name, this.#signal);
   }
 
   /**
    * Lists all objects page by page and reports what changed against the known objects (the first
-   * listing knows none). Nothing of it counts (neither its resourceVersion nor its end) if the
-   * signal aborts before it completes.
+   * listing knows none); then the stream resumes from the listing's resourceVersion.
    */
   async *#list(signal: AbortSignal): AsyncGenerator<WatchEvent, void, undefined> {
     const relisting = this.state.listed;
-    const fresh = this.#fresh;
-    const revisit = this.#revisit;
-    const listed = new Map<string, string | undefined>();
-    let resourceVersion: string | undefined;
-    let next: Promise<ListedPage> | undefined = this.#page(undefined, signal);
-    while (next) {
-      const { token: asked, page, error } = await next;
-      next = undefined;
-      if (!page) {
-        if (asked === undefined || !(error instanceof ApiGoneError)) throw error;
-        // The continue token expired between pages: list again from the start. Objects already
-        // delivered with the same resourceVersion are skipped, so nobody sees them twice.
-        logger.info("The listing of {name} expired between pages; listing again.", { name: this.#name });
-        next = this.#page(undefined, signal);
-        continue;
-      }
-      resourceVersion ??= page.metadata.resourceVersion;
-      const token = page.metadata.continue || undefined;
-      // The next page is on its way while this one's objects are handled (and their writes served).
-      if (token) next = this.#page(token, signal);
-      const kind = page.kind?.replace(/List$/, "") || this.#resource.kind;
-      const apiVersion = page.apiVersion || apiVersionOf(this.#resource);
-      for (const object of page.items ?? []) {
-        object.kind ??= kind;
-        object.apiVersion ??= apiVersion;
-        const uid = object.metadata.uid ?? identityKey(object);
-        const version = object.metadata.resourceVersion;
-        if (this.#accepts?.(uid) === false) continue;
-        if (listed.has(uid) && listed.get(uid) === version) continue;
-        listed.set(uid, version);
-        const before = this.state.known.get(uid);
-        this.state.known.set(uid, identityOf(object));
-        if (fresh && (!before || revisit?.(uid))) yield { type: null, object };
-        else if (!before) yield { type: "ADDED", object, relisted: true };
-        else if (before.metadata.resourceVersion !== version) yield { type: "MODIFIED", object, relisted: true };
-      }
-    }
-    // A page that came after the abort must not make an old scope's listing the resume point.
-    if (signal.aborted) throw signal.reason;
-    for (const [uid, identity] of [...this.state.known]) {
-      if (listed.has(uid)) continue;
-      this.state.known.delete(uid);
-      yield { type: "DELETED", object: structuredClone(identity) as KubernetesObject, relisted: true };
-    }
-    this.state.resourceVersion = resourceVersion ?? "";
+    const resourceVersion = yield* listObjects({
+      page: (token) => this.#page(token, signal),
+      known: this.state.known,
+      fresh: this.#fresh,
+      revisit: this.#revisit,
+      accepts: this.#accepts,
+      kind: this.#resource.kind,
+      apiVersion: apiVersionOf(this.#resource),
+      name: this.#name,
+    }, signal);
+    this.state.resourceVersion = resourceVersion;
     this.state.listed = true;
     this.#fresh = false;
     this.#revisit = undefined;
     this.#alive(() => this.health.alive());
-    yield { type: "LISTED", resourceVersion: this.state.resourceVersion, relisted: relisting };
+    yield { type: "LISTED", resourceVersion, relisted: relisting };
   }
 
   /**
