@@ -9,13 +9,13 @@
 
 import { getLogger } from "@logtape/logtape";
 import type { Credentials } from "./credentials.ts";
-import { InsecureBridge } from "./insecure_bridge.ts";
 import { LoginError } from "./login_error.ts";
 import { Vault, type VaultItem } from "./vault.ts";
 import { RequestCounters, type Verb } from "./counters.ts";
 import { recordApiRequest } from "../observability/metrics.ts";
 import { FailureReports } from "./failure_reports.ts";
 import { RequestDeadline } from "./request_deadline.ts";
+import { type Transport, Transports } from "./transports.ts";
 import { diagnoseTls, type TlsDiagnosis } from "./tls_diagnosis.ts";
 import {
   ApiConnectionError,
@@ -105,17 +105,6 @@ interface Answer {
   readonly text?: string;
 }
 
-/** The HTTP clients of one set of credentials, and how many requests are between sending and the headers. */
-interface Transport {
-  http?: Deno.HttpClient;
-  streams?: Deno.HttpClient;
-  /** Without TLS verification: the bridge that requests go through (see `insecure_bridge.ts`). */
-  bridge?: Promise<InsecureBridge>;
-  pending: number;
-  /** The credentials have left the vault: close once no request is being sent. */
-  dropped: boolean;
-}
-
 /** Talks to one API server with the credentials from a vault; counts what it sends. */
 export class ApiClient implements Disposable {
   /** Where the credentials of each request come from. */
@@ -124,9 +113,7 @@ export class ApiClient implements Disposable {
   readonly counters: RequestCounters = new RequestCounters();
   readonly #networking: NetworkingSettings;
   readonly #slots = new Slots(null, "settings.networking.concurrentRequests");
-  readonly #transports = new Map<Credentials, Transport>();
-  /** The credentials whose server has been checked to be a URL. */
-  readonly #parsedServers = new WeakSet<Credentials>();
+  readonly #transports = new Transports();
   readonly #unsubscribe: () => void;
   #last: Credentials | undefined;
   #connectionProblem: ConnectionProblem | null = null;
@@ -141,7 +128,7 @@ export class ApiClient implements Disposable {
   constructor(credentials: Credentials | Vault, options: ApiClientOptions = {}) {
     this.vault = credentials instanceof Vault ? credentials : Vault.fixed(credentials);
     this.#networking = options.networking ?? new NetworkingSettings();
-    this.#unsubscribe = this.vault.onDropped((dropped) => this.#drop(dropped));
+    this.#unsubscribe = this.vault.onDropped((dropped) => this.#transports.drop(dropped));
   }
 
   /**
@@ -212,10 +199,7 @@ export class ApiClient implements Disposable {
   /** Closes the pooled connections. */
   close(): void {
     this.#unsubscribe();
-    for (const [credentials, transport] of this.#transports) {
-      this.#transports.delete(credentials);
-      closeTransport(transport);
-    }
+    this.#transports.close();
   }
 
   /** Same as {@linkcode ApiClient.close}. */
@@ -239,7 +223,7 @@ export class ApiClient implements Disposable {
       // The vault's best entry at once when there is one: no promise per request for waiting on a login.
       const item = this.vault.peek() ?? await this.vault.acquire(options.signal);
       this.#last = item.credentials;
-      const url = this.#url(item.credentials, options);
+      const url = this.#transports.url(item.credentials, options.path, options.query);
       // Described only when a line or an error needs it: parsing the URL costs on every request.
       const describe = () => {
         const parsed = new URL(url);
@@ -316,15 +300,13 @@ export class ApiClient implements Disposable {
     const release = streaming || options.urgent
       ? undefined
       : this.#slots.tryTake() ?? await this.#slots.take(options.signal);
-    const transport = this.#transport(item.credentials);
+    const transport = this.#transports.of(item.credentials);
     transport.pending++;
     try {
       return await this.#fetchWith(transport, item.credentials, url, method, options, totalTimeout, streaming);
     } finally {
       release?.();
-      transport.pending--;
-      // A response already under way keeps its connection after its client is closed.
-      if (transport.dropped && transport.pending === 0) closeTransport(transport);
+      this.#transports.finished(transport);
     }
   }
 
@@ -371,7 +353,7 @@ export class ApiClient implements Disposable {
         method,
         headers,
         body,
-        client: await this.#client(transport, credentials, streaming),
+        client: await this.#transports.client(transport, credentials, streaming),
         signal: controller.signal,
       });
       deadline.connected();
@@ -386,119 +368,6 @@ export class ApiClient implements Disposable {
       throw deadline.expired ?? error;
     }
   }
-
-  #transport(credentials: Credentials): Transport {
-    let transport = this.#transports.get(credentials);
-    if (!transport) {
-      transport = { pending: 0, dropped: false };
-      this.#transports.set(credentials, transport);
-      if (bridged(credentials)) {
-        const server = new URL(credentials.server);
-        const { cert, key, serverName } = credentials.tls;
-        transport.bridge = InsecureBridge.open(server, { cert, key, serverName });
-        logger.info("TLS verification of {server} is off, as {source} asks.", {
-          server: credentials.server,
-          source: credentials.source,
-        });
-      } else if (credentials.tls.insecure && new URL(credentials.server).protocol === "https:") {
-        logger.warn(
-          "{source} asks to skip TLS verification, which this platform cannot do per client; " +
-            "run Deno with --unsafely-ignore-certificate-errors={host} or add the server's CA.",
-          { source: credentials.source, host: new URL(credentials.server).hostname },
-        );
-      }
-    }
-    return transport;
-  }
-
-  async #client(transport: Transport, credentials: Credentials, streaming: boolean): Promise<Deno.HttpClient> {
-    // Streams go over HTTP/1.1: see `open()`.
-    const key = streaming ? "streams" : "http";
-    const existing = transport[key];
-    if (existing) return existing;
-    const options: Deno.CreateHttpClientOptions = streaming ? { http2: false } : {};
-    const tls = credentials.tls;
-    let client: Deno.HttpClient;
-    if (transport.bridge) {
-      // The bridge speaks plain HTTP/1.1 on its socket and does the TLS itself.
-      const bridge = await transport.bridge;
-      client = transport[key] ??
-        Deno.createHttpClient({ proxy: { transport: "unix", path: bridge.path }, http2: false });
-    } else {
-      if (tls.caCerts?.length) options.caCerts = tls.caCerts;
-      if (tls.proxyUrl) options.proxy = { url: tls.proxyUrl };
-      client = tls.cert && tls.key
-        ? Deno.createHttpClient({ ...options, cert: tls.cert, key: tls.key })
-        : Deno.createHttpClient(options);
-    }
-    transport[key] = client;
-    return client;
-  }
-
-  /** The credentials have left the vault: their clients close once no request is being sent with them. */
-  #drop(credentials: Credentials): void {
-    const transport = this.#transports.get(credentials);
-    if (!transport) return;
-    this.#transports.delete(credentials);
-    transport.dropped = true;
-    if (transport.pending === 0) closeTransport(transport);
-  }
-
-  /**
-   * The request's URL as text: `fetch` parses it anyway, and an own `URL` object per request was
-   * parsed, serialised and parsed again (visible in the profiles). A `URL` is made only where the
-   * text must change (a bridge's port and scheme, a path with a query of its own).
-   */
-  #url(credentials: Credentials, options: RequestOptions): string {
-    // A server that is no URL fails here, as before the request, not as a connection error retried.
-    if (!this.#parsedServers.has(credentials)) {
-      new URL(credentials.server);
-      this.#parsedServers.add(credentials);
-    }
-    let text = credentials.server.replace(/\/+$/, "") + options.path;
-    const query = options.query;
-    // The query is joined once: each `searchParams.set()` re-serialises the whole URL (per request,
-    // that showed in the profiles). A path with its own query keeps the key-by-key replacement.
-    const joined = !query || !options.path.includes("?");
-    if (query && joined) {
-      const params = new URLSearchParams();
-      for (const key in query) {
-        const value = query[key];
-        if (value !== undefined) params.append(key, String(value));
-      }
-      const search = params.toString();
-      if (search) text += "?" + search;
-    }
-    const bridging = bridged(credentials);
-    if (joined && !bridging) return text;
-    const url = new URL(text);
-    if (bridging) {
-      // Plain HTTP into the bridge, which does the TLS: the port must survive the scheme change.
-      const port = url.port || "443";
-      url.protocol = "http:";
-      url.port = port;
-    }
-    if (!joined) {
-      for (const [key, value] of Object.entries(query)) {
-        if (value !== undefined) url.searchParams.set(key, String(value));
-      }
-    }
-    return url.href;
-  }
-}
-
-/** Whether requests with these credentials go through an {@linkcode InsecureBridge}. */
-function bridged(credentials: Credentials): boolean {
-  return credentials.tls.insecure && InsecureBridge.supported && credentials.server.startsWith("https:");
-}
-
-function closeTransport(transport: Transport): void {
-  transport.http?.close();
-  transport.http = undefined;
-  transport.streams?.close();
-  transport.streams = undefined;
-  transport.bridge?.then((bridge) => bridge.close(), () => {});
-  transport.bridge = undefined;
 }
 
 /** Decodes a `Status` body, if the text is one. */

@@ -1,0 +1,164 @@
+/**
+ * The HTTP clients that requests go through, one set per credentials: a pooled HTTP/2 client for
+ * requests, an HTTP/1.1 client for streams, and — where the kubeconfig turns TLS verification off
+ * and Deno cannot do that per client — a bridge that does the TLS itself. Clients of credentials
+ * that left the vault close once no request is being sent with them.
+ *
+ * @module
+ */
+
+import { getLogger } from "@logtape/logtape";
+import type { Credentials } from "./credentials.ts";
+import { InsecureBridge } from "./insecure_bridge.ts";
+
+const logger = getLogger(["kopf", "api"]);
+
+/** The HTTP clients of one set of credentials, and how many requests are between sending and the headers. */
+export interface Transport {
+  http?: Deno.HttpClient;
+  streams?: Deno.HttpClient;
+  /** Without TLS verification: the bridge that requests go through (see `insecure_bridge.ts`). */
+  bridge?: Promise<InsecureBridge>;
+  pending: number;
+  /** The credentials have left the vault: close once no request is being sent. */
+  dropped: boolean;
+}
+
+/** The transports of an API client, by credentials. */
+export class Transports {
+  readonly #transports = new Map<Credentials, Transport>();
+  /** The credentials whose server has been checked to be a URL. */
+  readonly #parsedServers = new WeakSet<Credentials>();
+
+  /** The transport of these credentials, made (and its bridge opened) on first use. */
+  of(credentials: Credentials): Transport {
+    let transport = this.#transports.get(credentials);
+    if (!transport) {
+      transport = { pending: 0, dropped: false };
+      this.#transports.set(credentials, transport);
+      if (bridged(credentials)) {
+        const server = new URL(credentials.server);
+        const { cert, key, serverName } = credentials.tls;
+        transport.bridge = InsecureBridge.open(server, { cert, key, serverName });
+        logger.info("TLS verification of {server} is off, as {source} asks.", {
+          server: credentials.server,
+          source: credentials.source,
+        });
+      } else if (credentials.tls.insecure && new URL(credentials.server).protocol === "https:") {
+        logger.warn(
+          "{source} asks to skip TLS verification, which this platform cannot do per client; " +
+            "run Deno with --unsafely-ignore-certificate-errors={host} or add the server's CA.",
+          { source: credentials.source, host: new URL(credentials.server).hostname },
+        );
+      }
+    }
+    return transport;
+  }
+
+  /** The transport's client for requests or, over HTTP/1.1, for streams: see `ApiClient.open()`. */
+  async client(transport: Transport, credentials: Credentials, streaming: boolean): Promise<Deno.HttpClient> {
+    const key = streaming ? "streams" : "http";
+    const existing = transport[key];
+    if (existing) return existing;
+    const options: Deno.CreateHttpClientOptions = streaming ? { http2: false } : {};
+    const tls = credentials.tls;
+    let client: Deno.HttpClient;
+    if (transport.bridge) {
+      // The bridge speaks plain HTTP/1.1 on its socket and does the TLS itself.
+      const bridge = await transport.bridge;
+      client = transport[key] ??
+        Deno.createHttpClient({ proxy: { transport: "unix", path: bridge.path }, http2: false });
+    } else {
+      if (tls.caCerts?.length) options.caCerts = tls.caCerts;
+      if (tls.proxyUrl) options.proxy = { url: tls.proxyUrl };
+      client = tls.cert && tls.key
+        ? Deno.createHttpClient({ ...options, cert: tls.cert, key: tls.key })
+        : Deno.createHttpClient(options);
+    }
+    transport[key] = client;
+    return client;
+  }
+
+  /** One request is done with the transport: a dropped transport closes after its last one. */
+  finished(transport: Transport): void {
+    transport.pending--;
+    // A response already under way keeps its connection after its client is closed.
+    if (transport.dropped && transport.pending === 0) closeTransport(transport);
+  }
+
+  /** The credentials have left the vault: their clients close once no request is being sent with them. */
+  drop(credentials: Credentials): void {
+    const transport = this.#transports.get(credentials);
+    if (!transport) return;
+    this.#transports.delete(credentials);
+    transport.dropped = true;
+    if (transport.pending === 0) closeTransport(transport);
+  }
+
+  /** Closes every client and bridge. */
+  close(): void {
+    for (const [credentials, transport] of this.#transports) {
+      this.#transports.delete(credentials);
+      closeTransport(transport);
+    }
+  }
+
+  /**
+   * The request's URL as text: `fetch` parses it anyway, and an own `URL` object per request was
+   * parsed, serialised and parsed again (visible in the profiles). A `URL` is made only where the
+   * text must change (a bridge's port and scheme, a path with a query of its own).
+   */
+  url(
+    credentials: Credentials,
+    path: string,
+    query: Record<string, string | number | boolean | undefined> | undefined,
+  ): string {
+    // A server that is no URL fails here, as before the request, not as a connection error retried.
+    if (!this.#parsedServers.has(credentials)) {
+      new URL(credentials.server);
+      this.#parsedServers.add(credentials);
+    }
+    let text = credentials.server.replace(/\/+$/, "") + path;
+    // The query is joined once: each `searchParams.set()` re-serialises the whole URL (per request,
+    // that showed in the profiles). A path with its own query keeps the key-by-key replacement.
+    const joined = !query || !path.includes("?");
+    if (query && joined) {
+      const params = new URLSearchParams();
+      for (const key in query) {
+        const value = query[key];
+        if (value !== undefined) params.append(key, String(value));
+      }
+      const search = params.toString();
+      if (search) text += "?" + search;
+    }
+    const bridging = bridged(credentials);
+    if (joined && !bridging) return text;
+    const url = new URL(text);
+    if (bridging) {
+      // Plain HTTP into the bridge, which does the TLS: the port must survive the scheme change.
+      const port = url.port || "443";
+      url.protocol = "http:";
+      url.port = port;
+    }
+    if (!joined) {
+      for (const [key, value] of Object.entries(query)) {
+        if (value !== undefined) url.searchParams.set(key, String(value));
+      }
+    }
+    return url.href;
+  }
+}
+
+/** Whether requests with these credentials go through an {@linkcode InsecureBridge}. */
+function bridged(credentials: Credentials): boolean {
+  return credentials.tls.insecure && InsecureBridge.supported && credentials.server.startsWith("https:");
+}
+
+function closeTransport(transport: Transport): void {
+  transport.http?.close();
+  transport.http = undefined;
+  transport.streams?.close();
+  transport.streams = undefined;
+  transport.bridge?.then((bridge) => bridge.close(), () => {});
+  transport.bridge = undefined;
+}
