@@ -13,10 +13,9 @@
 
 import { getLogger } from "@logtape/logtape";
 import type { ApiClient } from "../api/client.ts";
-import { ApiConflictError, ApiForbiddenError, ApiNotFoundError, describeCause } from "../api/errors.ts";
-import { createLease, getLease, LEASES, type LeaseTarget, replaceLease } from "../api/leases.ts";
+import { ApiConflictError, ApiNotFoundError, describeCause } from "../api/errors.ts";
+import { createLease, getLease, type LeaseTarget, replaceLease } from "../api/leases.ts";
 import { podNamespace } from "../api/service_account.ts";
-import { Watcher } from "../api/watching.ts";
 import {
   acquiredLeaseSpec,
   type Lease,
@@ -24,14 +23,13 @@ import {
   type LeaseTakeReason,
   leaseVerdict,
   releasedLeaseSpec,
-  renewalAge,
   renewedLeaseSpec,
-  sameLeaseRecord,
 } from "../model/lease.ts";
 import type { LeaderElectionSettings } from "../settings/leader_election.ts";
 import type { WatchingSettings } from "../settings/watching.ts";
 import { linkSignals } from "../utils/signals.ts";
 import { sleep } from "../utils/sleep.ts";
+import { LeaseSight } from "./lease_sight.ts";
 
 const logger = getLogger(["kopf", "leadership"]);
 
@@ -83,22 +81,13 @@ export class LeaderElector {
   readonly #renewDeadline: number;
   readonly #retryPeriod: number;
   readonly #stop = new AbortController();
-  readonly #watcher: Watcher;
+  readonly #sight: LeaseSight;
   readonly #now: () => number = () => performance.now();
   #leading = false;
-  /** The Lease as last seen: `undefined` before the first sight, `null` while it does not exist. */
-  #lease: Lease | null | undefined = undefined;
-  /** When (local clock, ms) the record was last seen to change: expiry counts from here. */
-  #observedAt = 0;
-  /** Counts the record's changes, so that a wait notices a change made before it began. */
-  #version = 0;
-  #changed = Promise.withResolvers<void>();
   /** When (local clock, ms) the last successful acquisition or renewal was sent. */
   #renewedAt = 0;
   /** The holder last reported as standing by, to log each holder once. */
   #reportedHolder: string | null = null;
-  /** RBAC refuses the requests: logged once until a request succeeds. */
-  #forbidden = false;
   #closing: Promise<void> | undefined;
   #task: Promise<void> = Promise.resolve();
   #watching: Promise<void> = Promise.resolve();
@@ -113,11 +102,15 @@ export class LeaderElector {
     this.#renewDeadline = settings.renewDeadline;
     this.#retryPeriod = settings.retryPeriod;
     this.#target = { namespace: settings.leaseNamespace ?? podNamespace(), name: settings.leaseName };
-    this.#watcher = new Watcher(this.#client, LEASES, {
-      namespace: this.#target.namespace,
-      fieldSelector: `metadata.name=${this.#target.name}`,
-      settings: options.watching,
+    this.#sight = new LeaseSight({
+      client: this.#client,
+      target: this.#target,
+      watching: options.watching,
+      retryPeriod: this.#retryPeriod,
+      // Half the margin between the holder giving up and the others taking over: safe against that much skew.
+      trust: (this.#leaseDuration - this.#renewDeadline) * 500,
       signal: this.#stop.signal,
+      now: this.#now,
     });
   }
 
@@ -131,7 +124,7 @@ export class LeaderElector {
     const signal = options.signal;
     if (signal?.aborted) return elector;
     signal?.addEventListener("abort", () => elector.#stop.abort(), { once: true, signal: elector.#stop.signal });
-    elector.#watching = elector.#watch();
+    elector.#watching = elector.#sight.follow();
     elector.#task = elector.#run();
     return elector;
   }
@@ -190,19 +183,19 @@ export class LeaderElector {
   /** Waits for the Lease to be takeable and takes it; returns once leading or stopped. */
   async #campaign(): Promise<void> {
     while (!this.#stop.signal.aborted) {
-      const version = this.#version;
-      const lease = this.#lease;
+      const version = this.#sight.version;
+      const lease = this.#sight.lease;
       if (lease === undefined) {
         // Not seen yet: the watch's listing usually tells within moments; if not, read it.
-        if (!await this.#pause(this.#retryPeriod, version)) await this.#refresh();
+        if (!await this.#sight.pause(this.#retryPeriod, version)) await this.#sight.refresh();
         continue;
       }
       const spec = lease === null ? null : lease.spec ?? {};
-      const verdict = leaseVerdict(spec, this.#identity, this.#observedAt, this.#now(), this.#leaseDuration);
+      const verdict = leaseVerdict(spec, this.#identity, this.#sight.observedAt, this.#now(), this.#leaseDuration);
       if (verdict.take) {
         if (await this.#acquire(lease, verdict.reason)) return;
         // Lost the race or failed: the watch shows the winner; read the Lease if it does not.
-        if (!await this.#pause(this.#retryPeriod, version)) await this.#refresh();
+        if (!await this.#sight.pause(this.#retryPeriod, version)) await this.#sight.refresh();
         continue;
       }
       if (verdict.holder !== this.#reportedHolder) {
@@ -213,9 +206,9 @@ export class LeaderElector {
         });
       }
       const remaining = (verdict.expiresAt - this.#now()) / 1000;
-      const polling = !this.#watchWorks();
-      const changed = await this.#pause(polling ? Math.min(remaining, this.#retryPeriod) : remaining, version);
-      if (!changed && polling && this.#now() < verdict.expiresAt) await this.#refresh();
+      const polling = !this.#sight.watchWorks();
+      const changed = await this.#sight.pause(polling ? Math.min(remaining, this.#retryPeriod) : remaining, version);
+      if (!changed && polling && this.#now() < verdict.expiresAt) await this.#sight.refresh();
     }
   }
 
@@ -224,10 +217,10 @@ export class LeaderElector {
     while (!this.#stop.signal.aborted) {
       const next = this.#now() + this.#retryPeriod * 1000;
       while (this.#now() < next) {
-        const version = this.#version;
+        const version = this.#sight.version;
         const other = this.#otherHolder();
         if (other !== null) return this.#stepDown(other);
-        await this.#pause((next - this.#now()) / 1000, version);
+        await this.#sight.pause((next - this.#now()) / 1000, version);
         if (this.#stop.signal.aborted) return;
       }
       const other = this.#otherHolder();
@@ -243,8 +236,8 @@ export class LeaderElector {
 
   /** Why the Lease is no longer this replica's, from what was last seen; `null` while it is. */
   #otherHolder(): string | null {
-    if (this.#lease === null) return "the Lease was deleted";
-    const holder = leaseHolder(this.#lease?.spec);
+    if (this.#sight.lease === null) return "the Lease was deleted";
+    const holder = leaseHolder(this.#sight.lease?.spec);
     if (holder === this.#identity) return null;
     return holder ? `the Lease is held by ${holder} now` : "the Lease was released by somebody else";
   }
@@ -256,8 +249,8 @@ export class LeaderElector {
       const taken = lease === null
         ? await createLease(this.#client, this.#target, this.#acquiredSpec(null), this.#stop.signal)
         : await replaceLease(this.#client, lease, this.#acquiredSpec(lease), this.#stop.signal);
-      this.#succeeded();
-      this.#observe(taken);
+      this.#sight.succeeded();
+      this.#sight.observe(taken);
       this.#renewedAt = sentAt;
       this.#leading = true;
       this.#reportedHolder = null;
@@ -283,7 +276,7 @@ export class LeaderElector {
         logger.debug("Another replica took the Lease {lease} first.", { lease: this.lease });
         return false;
       }
-      this.#failed(lease === null ? "create" : "update", error);
+      this.#sight.failed(lease === null ? "create" : "update", error);
       return false;
     }
   }
@@ -294,7 +287,7 @@ export class LeaderElector {
 
   /** One renewal, given up when the renew deadline passes; a conflict re-reads the Lease. */
   async #renew(): Promise<void> {
-    const lease = this.#lease;
+    const lease = this.#sight.lease;
     if (!lease) return;
     const sentAt = this.#now();
     const left = this.#renewDeadline * 1000 - (sentAt - this.#renewedAt);
@@ -304,22 +297,22 @@ export class LeaderElector {
     try {
       const spec = renewedLeaseSpec(lease.spec ?? {}, this.#leaseDuration, new Date());
       const renewed = await replaceLease(this.#client, lease, spec, linked.signal);
-      this.#succeeded();
-      this.#observe(renewed);
+      this.#sight.succeeded();
+      this.#sight.observe(renewed);
       this.#renewedAt = sentAt;
     } catch (error) {
       if (this.#stop.signal.aborted) return;
       if (error instanceof ApiNotFoundError) {
-        this.#observe(null);
+        this.#sight.observe(null);
         return;
       }
       if (error instanceof ApiConflictError) {
         // Somebody wrote the Lease: see whether it is still this replica's (then the next renewal
         // goes with the new resourceVersion) or another's (then the leading loop steps down).
-        await this.#refresh(linked.signal);
+        await this.#sight.refresh(linked.signal);
         return;
       }
-      this.#failed("update", error);
+      this.#sight.failed("update", error);
     } finally {
       clearTimeout(timer);
     }
@@ -336,7 +329,7 @@ export class LeaderElector {
   /** Gives the Lease up in one write (two if a renewal raced with it), so a standby takes over at once. */
   async #release(): Promise<void> {
     for (let attempt = 0;; attempt++) {
-      const lease = this.#lease;
+      const lease = this.#sight.lease;
       if (!lease || leaseHolder(lease.spec) !== this.#identity) {
         logger.info("Not releasing the Lease {lease}: it is not held by {identity} any more.", {
           lease: this.lease,
@@ -345,14 +338,14 @@ export class LeaderElector {
         return;
       }
       try {
-        this.#lease = await replaceLease(this.#client, lease, releasedLeaseSpec(lease.spec ?? {}, new Date()));
+        this.#sight.observe(await replaceLease(this.#client, lease, releasedLeaseSpec(lease.spec ?? {}, new Date())));
         logger.info("Released the Lease {lease}.", { lease: this.lease });
         return;
       } catch (error) {
         let failure = error;
         if (error instanceof ApiConflictError && attempt === 0) {
           try {
-            this.#lease = await getLease(this.#client, this.#target);
+            this.#sight.observe(await getLease(this.#client, this.#target));
             continue;
           } catch (reading) {
             failure = reading;
@@ -366,114 +359,6 @@ export class LeaderElector {
         return;
       }
     }
-  }
-
-  /** Follows the Lease with a watch: every change is observed the moment it happens. */
-  async #watch(): Promise<void> {
-    try {
-      for await (const event of this.#watcher) {
-        if (event.type === "LISTED") {
-          if (this.#watcher.state.known.size === 0) this.#observe(null);
-          continue;
-        }
-        if (event.object.metadata.name !== this.#target.name) continue;
-        this.#observe(event.type === "DELETED" ? null : event.object as unknown as Lease);
-      }
-    } catch (error) {
-      // The watcher retries by itself; it ends only with the signal. Polling takes over if not.
-      if (!this.#stop.signal.aborted) {
-        logger.error("The watch of the Lease {lease} ended ({problem}); reading it every {delay} s instead.", {
-          lease: this.lease,
-          problem: describeCause(error),
-          delay: this.#retryPeriod,
-        });
-      }
-    }
-  }
-
-  /** Whether the watch has listed the Lease and is not failing: if it is, the Lease is polled instead. */
-  #watchWorks(): boolean {
-    return this.#watcher.state.listed && this.#watcher.health.failingSince === null && !this.#stop.signal.aborted;
-  }
-
-  /** Reads the Lease (when the watch cannot be relied on); failures are logged. */
-  async #refresh(signal: AbortSignal = this.#stop.signal): Promise<void> {
-    try {
-      const lease = await getLease(this.#client, this.#target, signal);
-      this.#succeeded();
-      this.#observe(lease);
-    } catch (error) {
-      if (signal.aborted) return;
-      if (error instanceof ApiNotFoundError) {
-        this.#succeeded();
-        this.#observe(null);
-        return;
-      }
-      this.#failed("get", error);
-    }
-  }
-
-  /** Takes in the Lease as seen; restarts the expiry countdown if its record changed. */
-  #observe(lease: Lease | null): void {
-    const before = this.#lease;
-    const changed = before === undefined || (before === null) !== (lease === null) ||
-      !sameLeaseRecord(before?.spec, lease?.spec);
-    this.#lease = lease;
-    if (!changed) return;
-    // Half the margin between the holder giving up and the others taking over: safe against that much skew.
-    const trust = (this.#leaseDuration - this.#renewDeadline) * 500;
-    this.#observedAt = this.#now() - renewalAge(lease?.spec, Date.now(), trust);
-    this.#version++;
-    const changedNow = this.#changed;
-    this.#changed = Promise.withResolvers<void>();
-    changedNow.resolve();
-  }
-
-  /**
-   * Waits for some seconds, or until the record changes (or has changed since `version`), or until
-   * stopped; `true` if it changed.
-   */
-  async #pause(seconds: number, version: number): Promise<boolean> {
-    if (this.#version !== version) return true;
-    const timer = new AbortController();
-    using linked = linkSignals(timer.signal, this.#stop.signal);
-    const changed = this.#changed.promise.then(() => true);
-    const slept = sleep(Math.max(0, seconds), linked.signal).then(() => false);
-    const result = await Promise.race([changed, slept]);
-    timer.abort();
-    return result || this.#version !== version;
-  }
-
-  #succeeded(): void {
-    this.#forbidden = false;
-  }
-
-  /** Logs a failed request: a 403 once with the missing RBAC rule, anything else as a warning. */
-  #failed(verb: string, error: unknown): void {
-    if (error instanceof ApiForbiddenError) {
-      if (!this.#forbidden) {
-        logger.error(
-          "RBAC forbids to {verb} the Lease {lease} ({problem}). Grant the operator's service account the verbs " +
-            "get, list, watch, create, update on leases.coordination.k8s.io in the namespace {namespace} " +
-            "(a Role and a RoleBinding there). Retrying every {delay} s.",
-          {
-            verb,
-            lease: this.lease,
-            problem: describeCause(error),
-            namespace: this.#target.namespace,
-            delay: this.#retryPeriod,
-          },
-        );
-      }
-      this.#forbidden = true;
-      return;
-    }
-    logger.warn("Could not {verb} the Lease {lease} ({problem}); retrying in {delay} s.", {
-      verb,
-      lease: this.lease,
-      problem: describeCause(error),
-      delay: this.#retryPeriod,
-    });
   }
 
   /** Tells the caller about a transition; its errors are logged, not thrown into the election. */
