@@ -66,6 +66,46 @@ Deno.test("batching.workerLimit 0 is refused with a message naming the setting",
   await assert.rejects(runOperator(registry, namespace, { settings }), /settings\.batching\.workerLimit must be/);
 });
 
+Deno.test("batching.backlogLimit 2: a listing is read as objects are handled, also when the resource is indexed", async () => {
+  const { client } = await testCluster();
+  for (const [backlogLimit, indexed] of [[2, false], [2, true], [null, false]] as const) {
+    const namespace = await freshNamespace(client, "backlog");
+    await Promise.all(["a", "b", "c", "d", "e", "f"].map((name) => createExample(client, namespace, name)));
+    const registry = new kopf.Registry();
+    let running = 0;
+    let peak = 0;
+    kopf.on.create("kopfexamples", { registry }, async function slow() {
+      running++;
+      peak = Math.max(peak, running);
+      await kopf.sleep(0.5);
+      running--;
+      return "done";
+    });
+    // The handlers wait for the indexes, which wait for this very listing: it must not wait for room.
+    if (indexed) kopf.index("kopfexamples", { registry, id: "names" }, ({ name }) => name);
+    const settings = new kopf.Settings();
+    settings.batching.backlogLimit = backlogLimit;
+    const operator = await runOperator(registry, namespace, { settings });
+    try {
+      for (const name of ["a", "b", "c", "d", "e", "f"]) await waitForStatus(namespace, name, "slow");
+      const expected = backlogLimit === null || indexed ? 6 : 2;
+      assert.equal(peak, expected, `peak concurrency with backlogLimit ${backlogLimit}, indexed: ${indexed}`);
+    } finally {
+      await operator.stop();
+    }
+  }
+});
+
+Deno.test("batching.backlogLimit 0 is refused with a message naming the setting", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "backlog0");
+  const registry = new kopf.Registry();
+  kopf.on.event("kopfexamples", { registry }, function seen() {});
+  const settings = new kopf.Settings();
+  settings.batching.backlogLimit = 0;
+  await assert.rejects(runOperator(registry, namespace, { settings }), /settings\.batching\.backlogLimit must be/);
+});
+
 Deno.test("batching.exitTimeout: a stop does not wait longer for a hanging handler; it names the object", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "exit");

@@ -26,6 +26,11 @@ export interface ObjectQueuesOptions {
   congestion?: Congestion;
   /** Told when the queues get work while they had none, and when they have none left. */
   activity?: QueueActivity;
+  /**
+   * How many items may wait or be in progress before {@linkcode ObjectQueues.room} makes the
+   * producer wait; `null` or absent: no limit.
+   */
+  backlog?: number | null;
 }
 
 /**
@@ -51,6 +56,11 @@ export class ObjectQueues<T> {
   readonly #congestion: Congestion | undefined;
   readonly #activity: QueueActivity | undefined;
   #running = 0;
+  /** Items waiting or in progress, over all keys. */
+  #depth = 0;
+  readonly #backlog: number;
+  /** Who waits for the depth to fall below the backlog limit (see `room`). */
+  #roomWaiters: (() => void)[] = [];
 
   /**
    * @param process called for each item; never concurrently for the same key.
@@ -71,19 +81,36 @@ export class ObjectQueues<T> {
       );
     }
     this.#limit = limit;
+    const backlog = options.backlog ?? null;
+    if (backlog !== null && !(Number.isInteger(backlog) && backlog >= 1)) {
+      throw new RangeError(
+        `settings.batching.backlogLimit must be a whole number of at least 1, or null for no limit; it is ${backlog}.`,
+      );
+    }
+    this.#backlog = backlog ?? Infinity;
     this.#congestion = options.congestion;
     this.#activity = options.activity;
   }
 
-  /** How many items wait or are in progress, over all keys (read when metrics are scraped). */
+  /** How many items wait or are in progress, over all keys. */
   get depth(): number {
-    let depth = 0;
-    for (const queue of this.#queues.values()) depth += queue.length;
-    return depth;
+    return this.#depth;
+  }
+
+  /**
+   * Nothing while fewer items wait or are in progress than the backlog limit allows; otherwise a
+   * promise that resolves once that is so again (not awaiting `undefined` saves a microtask per item).
+   */
+  room(): Promise<void> | undefined {
+    if (this.#depth < this.#backlog) return undefined;
+    const { promise, resolve } = Promise.withResolvers<void>();
+    this.#roomWaiters.push(resolve);
+    return promise;
   }
 
   /** Queues an item for a key and starts the key's worker if it is idle (and a slot is free). */
   push(key: string, item: T): void {
+    this.#depth++;
     const queue = this.#queues.get(key);
     if (queue) {
       queue.push(item);
@@ -129,10 +156,11 @@ export class ObjectQueues<T> {
     if (waiting >= 0) {
       this.#waiting.splice(waiting, 1);
       this.#queues.delete(key);
+      this.#shrunk(queue.length);
       if (!this.#queues.size) this.#activity?.idle();
       return true;
     }
-    queue.splice(1);
+    this.#shrunk(queue.splice(1).length);
     await untilSettledOrAborted(this.#workers.get(key) ?? Promise.resolve(), signal);
     return !this.#queues.has(key);
   }
@@ -161,8 +189,18 @@ export class ObjectQueues<T> {
         this.#onError(key, error);
       }
       queue.shift();
+      this.#shrunk(1);
     }
     this.#queues.delete(key);
     if (!this.#queues.size) this.#activity?.idle();
+  }
+
+  /** Counts items gone; tells those waiting for room when there is. */
+  #shrunk(count: number): void {
+    this.#depth -= count;
+    if (!this.#roomWaiters.length || this.#depth >= this.#backlog) return;
+    const waiters = this.#roomWaiters;
+    this.#roomWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 }

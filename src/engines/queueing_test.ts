@@ -64,7 +64,35 @@ Deno.test("drain gives back what was not processed when its signal aborts", asyn
 Deno.test("a limit must be a whole number of at least 1", () => {
   for (const limit of [0, -1, 1.5, Number.NaN]) {
     assert.throws(() => new ObjectQueues<string>(async () => {}, () => {}, { limit }), RangeError);
+    assert.throws(() => new ObjectQueues<string>(async () => {}, () => {}, { backlog: limit }), /backlogLimit/);
   }
+});
+
+Deno.test("room: nothing below the backlog limit; at it, a promise that resolves once items are done or discarded", async () => {
+  const gate = gated();
+  const queues = new ObjectQueues<string>(gate.process, () => {}, { limit: 1, backlog: 3 });
+  queues.push("a", "1");
+  queues.push("a", "2");
+  assert.equal(queues.room(), undefined);
+  queues.push("b", "1");
+  assert.equal(queues.depth, 3);
+  let roomy = false;
+  const room = queues.room()?.then(() => roomy = true);
+  assert.ok(room, "a promise at the limit");
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.equal(roomy, false);
+  // b waits for the worker slot: discarding it makes room at once.
+  assert.equal(await queues.discard("b"), true);
+  await room;
+  assert.equal(queues.depth, 2);
+  queues.push("c", "1");
+  const next = queues.room();
+  assert.ok(next);
+  await gate.releaseUntil(next);
+  assert.ok(queues.depth < 3);
+  await gate.releaseUntil(queues.drain());
+  assert.equal(queues.depth, 0);
+  assert.equal(new ObjectQueues<string>(gate.process, () => {}).room(), undefined);
 });
 
 Deno.test("CPU-bound items of many keys let timers run between them", async () => {

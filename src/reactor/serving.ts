@@ -25,6 +25,7 @@ import { movedRanges } from "../model/shard_range.ts";
 import type { Settings } from "../settings/settings.ts";
 import { sensitiveFieldsOf } from "../state/sensitive.ts";
 import type { Gate } from "../utils/gate.ts";
+import { untilSettledOrAborted } from "../utils/signals.ts";
 import type { StreamHandle } from "./orchestration.ts";
 import type { ShardFilter, ShardScope } from "./shard_scope.ts";
 import { ErrorThrottle, reportUnexpectedError } from "./error_throttle.ts";
@@ -166,7 +167,12 @@ class ResourceStream implements StreamHandle {
     this.#queues = new ObjectQueues<ObjectWork>(
       (uid, work, more) => this.#process(uid, work, more),
       (uid, error) => logger.error("Processing of {uid} failed: {error}", { uid, error }),
-      { limit: settings.batching.workerLimit, congestion: client.congestion, activity: deps.activity },
+      {
+        limit: settings.batching.workerLimit,
+        backlog: settings.batching.backlogLimit,
+        congestion: client.congestion,
+        activity: deps.activity,
+      },
     );
     this.#parked = new ParkedObjects(deps.gate, (uid, object) => {
       if (!signal.aborted) this.#queues.push(uid, { kind: "event", type: null, object });
@@ -277,6 +283,10 @@ class ResourceStream implements StreamHandle {
       }
       const uid = event.object.metadata.uid;
       if (uid) await this.#see(uid, event);
+      // Reading on while the queues are full would hold every object listed or changed meanwhile at once.
+      // Not while the indexes wait for a listing (maybe this one): the cycles wait for the indexes then.
+      const room = this.#deps.indexes.isReady ? this.#queues.room() : undefined;
+      if (room) await untilSettledOrAborted(room, this.#controller.signal);
     }
     this.#wakeups.clear();
   }

@@ -27,6 +27,14 @@ export class BatchingSettings {
    */
   workerLimit: number | null = null;
   /**
+   * How many events and wake-ups of one watch stream may wait or be in processing before the
+   * stream stops reading more until some are done; `null`: no limit. A listing of many objects is
+   * then read as fast as they are handled, rather than held in memory all at once. Raise it for
+   * handlers that mostly wait (on other services): about this many objects of a stream are in
+   * their handlers at once at most. Read when the streams start.
+   */
+  backlogLimit: number | null = 1000;
+  /**
    * Seconds the objects' pending work gets to finish when the operator stops; what is left then
    * is logged ("Unprocessed objects left …") and not waited for. Kopf's default: 2.
    */
