@@ -35,10 +35,19 @@ export async function probeMemory(pid: number, file: string, seconds = 120): Pro
 }
 
 /** The resident memory of a process, in bytes. */
-export async function rss(pid: number): Promise<number> {
+export function rss(pid: number): Promise<number> {
+  return statusBytes(pid, "VmRSS");
+}
+
+/** The most resident memory a process has had since it started (its high-water mark), in bytes. */
+export function peakRss(pid: number): Promise<number> {
+  return statusBytes(pid, "VmHWM");
+}
+
+async function statusBytes(pid: number, field: string): Promise<number> {
   const status = await Deno.readTextFile(`/proc/${pid}/status`);
-  const match = status.match(/^VmRSS:\s+(\d+) kB$/m);
-  if (!match) throw new Error(`No VmRSS in /proc/${pid}/status.`);
+  const match = status.match(new RegExp(`^${field}:\\s+(\\d+) kB$`, "m"));
+  if (!match) throw new Error(`No ${field} in /proc/${pid}/status.`);
   return Number(match[1]) * 1024;
 }
 

@@ -37,6 +37,7 @@ const ROWS: readonly Row[] = [
   ["start-up: writes to kopfexamples per object", "writes", as.perObject],
   ["start-up: LISTs of kopfexamples (pages)", "lists", as.count],
   ["start-up: GETs of kopfexamples", "gets", as.count],
+  ["peak RSS (spawn → settled), MiB", "peakRss", as.mib],
   ["RSS with all handled (settled), MiB", "rss", as.mib],
   ["RSS per object above idle, KiB", "rssPerObject", as.kib],
   ["restart with all handled: spawn → watch open, s", "restartReady", as.seconds],
