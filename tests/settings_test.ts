@@ -29,41 +29,37 @@ import { captureLogs } from "./support/logs.ts";
 import { runOperator } from "./support/operator.ts";
 import { TcpProxy } from "./support/tcp_proxy.ts";
 
+/** A create handler that takes `seconds`, and the most of its calls that ran at once. */
+function slowCreations(registry: kopf.Registry, seconds: number): () => number {
+  let running = 0;
+  let peak = 0;
+  kopf.on.create("kopfexamples", { registry }, async function slow() {
+    running++;
+    peak = Math.max(peak, running);
+    await kopf.sleep(seconds);
+    running--;
+    return "done";
+  });
+  return () => peak;
+}
+
 Deno.test("batching.workerLimit 1: objects are handled one at a time; without it, at once", async () => {
   const { client } = await testCluster();
   for (const workerLimit of [1, null]) {
     const namespace = await freshNamespace(client, "limit");
     const registry = new kopf.Registry();
-    let running = 0;
-    let peak = 0;
-    kopf.on.create("kopfexamples", { registry }, async function slow() {
-      running++;
-      peak = Math.max(peak, running);
-      await kopf.sleep(1);
-      running--;
-      return "done";
-    });
+    const peak = slowCreations(registry, 1);
     const settings = new kopf.Settings();
     settings.batching.workerLimit = workerLimit;
     const operator = await runOperator(registry, namespace, { settings });
     try {
       await Promise.all(["a", "b", "c"].map((name) => createExample(client, namespace, name)));
       for (const name of ["a", "b", "c"]) await waitForStatus(namespace, name, "slow");
-      assert.equal(peak, workerLimit === 1 ? 1 : 3, `peak concurrency with workerLimit ${workerLimit}`);
+      assert.equal(peak(), workerLimit === 1 ? 1 : 3, `peak concurrency with workerLimit ${workerLimit}`);
     } finally {
       await operator.stop();
     }
   }
-});
-
-Deno.test("batching.workerLimit 0 is refused with a message naming the setting", async () => {
-  const { client } = await testCluster();
-  const namespace = await freshNamespace(client, "limit0");
-  const registry = new kopf.Registry();
-  kopf.on.event("kopfexamples", { registry }, function seen() {});
-  const settings = new kopf.Settings();
-  settings.batching.workerLimit = 0;
-  await assert.rejects(runOperator(registry, namespace, { settings }), /settings\.batching\.workerLimit must be/);
 });
 
 Deno.test("batching.backlogLimit 2: a listing is read as objects are handled, also when the resource is indexed", async () => {
@@ -72,15 +68,7 @@ Deno.test("batching.backlogLimit 2: a listing is read as objects are handled, al
     const namespace = await freshNamespace(client, "backlog");
     await Promise.all(["a", "b", "c", "d", "e", "f"].map((name) => createExample(client, namespace, name)));
     const registry = new kopf.Registry();
-    let running = 0;
-    let peak = 0;
-    kopf.on.create("kopfexamples", { registry }, async function slow() {
-      running++;
-      peak = Math.max(peak, running);
-      await kopf.sleep(0.5);
-      running--;
-      return "done";
-    });
+    const peak = slowCreations(registry, 0.5);
     // The handlers wait for the indexes, which wait for this very listing: it must not wait for room.
     if (indexed) kopf.index("kopfexamples", { registry, id: "names" }, ({ name }) => name);
     const settings = new kopf.Settings();
@@ -89,21 +77,26 @@ Deno.test("batching.backlogLimit 2: a listing is read as objects are handled, al
     try {
       for (const name of ["a", "b", "c", "d", "e", "f"]) await waitForStatus(namespace, name, "slow");
       const expected = backlogLimit === null || indexed ? 6 : 2;
-      assert.equal(peak, expected, `peak concurrency with backlogLimit ${backlogLimit}, indexed: ${indexed}`);
+      assert.equal(peak(), expected, `peak concurrency with backlogLimit ${backlogLimit}, indexed: ${indexed}`);
     } finally {
       await operator.stop();
     }
   }
 });
 
-Deno.test("batching.backlogLimit 0 is refused with a message naming the setting", async () => {
+Deno.test("batching.workerLimit 0 and backlogLimit 0 are refused with a message naming the setting", async () => {
   const { client } = await testCluster();
-  const namespace = await freshNamespace(client, "backlog0");
-  const registry = new kopf.Registry();
-  kopf.on.event("kopfexamples", { registry }, function seen() {});
-  const settings = new kopf.Settings();
-  settings.batching.backlogLimit = 0;
-  await assert.rejects(runOperator(registry, namespace, { settings }), /settings\.batching\.backlogLimit must be/);
+  for (const field of ["workerLimit", "backlogLimit"] as const) {
+    const namespace = await freshNamespace(client, "limit0");
+    const registry = new kopf.Registry();
+    kopf.on.event("kopfexamples", { registry }, function seen() {});
+    const settings = new kopf.Settings();
+    settings.batching[field] = 0;
+    await assert.rejects(
+      runOperator(registry, namespace, { settings }),
+      new RegExp(`settings\\.batching\\.${field} must be`),
+    );
+  }
 });
 
 Deno.test("batching.exitTimeout: a stop does not wait longer for a hanging handler; it names the object", async () => {
