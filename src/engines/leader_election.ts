@@ -136,7 +136,7 @@ export class LeaderElector {
 
   /** Where the Lease is: `"namespace/name"`. */
   get lease(): string {
-    return `${this.#target.namespace}/${this.#target.name}`;
+    return this.#sight.name;
   }
 
   /**
