@@ -72,6 +72,11 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
   // when it stops (bench/cpu_profile.ts sums them by function).
   const profiles = Deno.env.get("KOPF_BENCH_CPU_PROF");
   const profiling = (name: string) => profiles ? ["--cpu-prof", `--cpu-prof-dir=${join(profiles, name)}`] : [];
+  // With `KOPF_BENCH_HEAP_PROF=DIR`, allocation profiles into DIR/<name> (bench/fixtures/allocation_probe.ts).
+  const allocations = Deno.env.get("KOPF_BENCH_HEAP_PROF");
+  const probe = allocations ? [`--preload=${join(root, "bench/fixtures/allocation_probe.ts")}`] : [];
+  const probed = (name: string): Record<string, string> =>
+    allocations ? { KOPF_BENCH_HEAP_PROF: join(allocations, name) } : {};
   const served = (namespace: string | null) => namespace === null ? ["--all-namespaces"] : ["-n", namespace];
   // An earlier checkout runs this checkout's fixture with its own import map: `@kopf/kopf` is its own.
   const ours = (name: "ours" | "lean" | "before", checkout = root): Contestant => ({
@@ -84,13 +89,14 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
         // `KOPF_BENCH_V8_FLAGS` replaces production's flags, e.g. to see what the small young generation costs.
         `--v8-flags=${Deno.env.get("KOPF_BENCH_V8_FLAGS") ?? "--max-semi-space-size=2"}`,
         ...profiling(name),
+        ...probe,
         `--config=${join(checkout, "deno.json")}`,
         "cli/main.ts",
         "run",
         "--standalone",
         ...served(namespace),
         join(root, fixture(mode, "ts")),
-      ], { ...kubeconfig, KOPF_BENCH_STORAGE: name === "lean" ? "lean" : "default" }),
+      ], { ...kubeconfig, ...probed(name), KOPF_BENCH_STORAGE: name === "lean" ? "lean" : "default" }),
   });
   return {
     ours: ours("ours"),
@@ -131,6 +137,7 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
           "-A",
           ...denoFlags,
           ...profiling(name),
+          ...probe,
           "bench/fixtures/raw_operator.ts",
           mode,
           ...flags,
@@ -139,6 +146,7 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
           RAW_TOKEN: setup.cluster.token,
           RAW_CA_FILE: setup.caFile,
           RAW_NAMESPACE: namespace,
+          ...probed(name),
         });
       },
     };

@@ -19,6 +19,7 @@
 
 import { parseArgs } from "node:util";
 import { basename, join } from "node:path";
+import { group as groupOf, label as labelOf } from "./profile_labels.ts";
 
 interface Node {
   id: number;
@@ -69,13 +70,13 @@ async function selfTimes(dir: string): Promise<Map<string, number>> {
       for (const node of profile.nodes) {
         const names = new Set<string>();
         for (let id: number | undefined = node.id; id !== undefined; id = parents.get(id)) {
-          names.add(label(byId.get(id)!));
+          names.add(labelOf(byId.get(id)!.callFrame));
         }
         stackOf.set(node.id, [...names]);
       }
     }
     for (const node of profile.nodes) {
-      const name = values.groups ? group(node) : label(node);
+      const name = values.groups ? groupOf(node.callFrame) : labelOf(node.callFrame);
       if (values.callers !== undefined) {
         if (!name.includes(values.callers)) {
           keyOf.set(node.id, null);
@@ -83,7 +84,7 @@ async function selfTimes(dir: string): Promise<Map<string, number>> {
         }
         const chain = [];
         for (let id = parents.get(node.id), n = 0; id !== undefined && n < depth; id = parents.get(id), n++) {
-          chain.push(label(byId.get(id)!));
+          chain.push(labelOf(byId.get(id)!.callFrame));
         }
         keyOf.set(node.id, `${name} <- ${chain.join(" <- ")}`);
       } else {
@@ -94,7 +95,7 @@ async function selfTimes(dir: string): Promise<Map<string, number>> {
       // Ticks by line; the time of a tick is the folder's mean sample interval.
       const interval = median(profile.timeDeltas);
       for (const node of profile.nodes) {
-        const name = label(node);
+        const name = labelOf(node.callFrame);
         if (!name.includes(values.lines)) continue;
         for (const { line, ticks } of node.positionTicks ?? []) {
           const key = `${name} line ${line}`;
@@ -126,28 +127,6 @@ function median(values: number[]): number {
 }
 
 /** Where a function's code comes from. */
-function group(node: Node): string {
-  const { functionName, url } = node.callFrame;
-  if (!url) {
-    return functionName.startsWith("(") || functionName.startsWith("op_")
-      ? functionName.replace(/^op_.*/, "ops")
-      : "(V8 builtins)";
-  }
-  const ext = url.match(/^ext:([a-z_]+)\//);
-  if (ext) return `ext:${ext[1]}`;
-  const module = url.match(/.*node_modules\/(@[^/]+\/[^/]+|[^/]+)/);
-  if (module) return module[1];
-  const file = url.match(/\/(src\/[a-z_]+)\//);
-  return file ? file[1] : url.replace(/^.*\//, "");
-}
-
-function label(node: Node): string {
-  const { functionName, url, lineNumber } = node.callFrame;
-  if (!url) return functionName || "(anonymous)";
-  const file = url.replace(/^.*\/(src|ext|bench|node_modules|jsr)\//, "$1/").replace(/^file:\/\/.*\//, "");
-  return `${functionName || "(anonymous)"} ${file}:${lineNumber + 1}`;
-}
-
 const columns = await Promise.all(positionals.map(selfTimes));
 // With --inclusive, the busy time is the root's (every sample has it in its stack).
 const busy = columns.map((times) =>

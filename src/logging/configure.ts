@@ -151,10 +151,24 @@ export function formatRecord(record: LogRecord, format: LogFormat, prefix: boole
     return JSON.stringify(line);
   }
   if (format === "plain") return message;
-  const name = record.category.join(".").padEnd(20).slice(0, 20);
-  const level = LEVEL_NAMES[record.level].padEnd(8).slice(0, 8);
-  return `[${timestamp(record.timestamp)}] ${name} [${level}] ${message}`;
+  return `[${timestamp(record.timestamp)}] ${columnOf(record.category)} [${LEVEL_COLUMNS[record.level]}] ${message}`;
 }
+
+/** The logger's column of a `full` line, made once per logger (each keeps its category array). */
+function columnOf(category: readonly string[]): string {
+  let column = CATEGORY_COLUMNS.get(category);
+  if (column === undefined) {
+    column = category.join(".").padEnd(20).slice(0, 20);
+    CATEGORY_COLUMNS.set(category, column);
+  }
+  return column;
+}
+
+const CATEGORY_COLUMNS = new WeakMap<readonly string[], string>();
+
+const LEVEL_COLUMNS = Object.fromEntries(
+  LEVELS.map((level) => [level, LEVEL_NAMES[level].padEnd(8).slice(0, 8)]),
+) as Record<LogLevel, string>;
 
 function renderMessage(parts: readonly unknown[]): string {
   return parts.map((part, index) => index % 2 === 0 ? String(part) : renderValue(part)).join("");
@@ -172,8 +186,19 @@ function renderValue(value: unknown): string {
 
 /** `2026-11-22 01:23:45,678` in local time, as Python's logging prints it. */
 function timestamp(ms: number): string {
-  const date = new Date(ms);
-  const pad = (value: number, width = 2) => String(value).padStart(width, "0");
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ` +
-    `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())},${pad(date.getMilliseconds(), 3)}`;
+  // Lines come in runs within the same second: the date and time are formatted once per second.
+  const second = Math.floor(ms / 1000);
+  if (second !== lastSecond.second) {
+    const date = new Date(ms);
+    lastSecond.second = second;
+    lastSecond.text = `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ` +
+      `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
+  }
+  return `${lastSecond.text},${pad(ms - second * 1000, 3)}`;
+}
+
+const lastSecond = { second: NaN, text: "" };
+
+function pad(value: number, width = 2): string {
+  return String(Math.floor(value)).padStart(width, "0");
 }

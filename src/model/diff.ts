@@ -54,15 +54,24 @@ function isMapping(value: unknown): value is Readonly<Record<string, unknown>> {
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b || Object.is(a, b)) return true;
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((item, index) => deepEqual(item, b[index]));
+  // Loops, not `every` and key lists: compared for every field of every patch and diff-base.
+  const aIsArray = Array.isArray(a);
+  const bIsArray = Array.isArray(b);
+  if (aIsArray || bIsArray) {
+    if (!aIsArray || !bIsArray || a.length !== b.length) return false;
+    for (let index = 0; index < a.length; index++) if (!deepEqual(a[index], b[index])) return false;
+    return true;
   }
   const aRecord = a as Readonly<Record<string, unknown>>;
   const bRecord = b as Readonly<Record<string, unknown>>;
-  const aKeys = Object.keys(aRecord);
-  if (aKeys.length !== Object.keys(bRecord).length) return false;
-  return aKeys.every((key) => Object.hasOwn(bRecord, key) && deepEqual(aRecord[key], bRecord[key]));
+  let unmatched = 0;
+  for (const key in aRecord) {
+    if (!Object.hasOwn(aRecord, key)) continue;
+    if (!Object.hasOwn(bRecord, key) || !deepEqual(aRecord[key], bRecord[key])) return false;
+    unmatched++;
+  }
+  for (const key in bRecord) if (Object.hasOwn(bRecord, key)) unmatched--;
+  return unmatched === 0;
 }
 
 function* diffIter(a: unknown, b: unknown, path: readonly string[]): Generator<DiffItem> {

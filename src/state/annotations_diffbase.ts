@@ -11,7 +11,7 @@ import { decodeEssence, type DiffBaseStorage } from "./diffbase_storage.ts";
 import { buildEssence, removeAnnotations, removeEmptyStanzas } from "./essence.ts";
 import { ANNOTATIONS_SIZE_LIMIT, annotationsSize, digestEssence } from "./essence_digest.ts";
 import type { FieldSpec } from "./fields.ts";
-import { checkPrefix, storageKeys, storeMarker } from "./keys.ts";
+import { checkPrefix, sharedStorageKeys, storeMarker } from "./keys.ts";
 import { dumpPythonJson } from "./python_json.ts";
 
 /** Options of {@linkcode AnnotationsDiffBaseStorage}. */
@@ -56,13 +56,17 @@ export class AnnotationsDiffBaseStorage implements DiffBaseStorage {
 
   /** The annotation keys on this object (V2, then V1 if different). */
   keys(body?: KubernetesObject): string[] {
-    return storageKeys(this.prefix, this.key, { v1: this.v1, body });
+    return [...this.#keys(body)];
+  }
+
+  #keys(body?: KubernetesObject): readonly string[] {
+    return sharedStorageKeys(this.prefix, this.key, { v1: this.v1, body });
   }
 
   /** The essence without this storage's own annotations. */
   build(body: KubernetesObject, extraFields?: Iterable<FieldSpec>): JsonObject {
     const essence = buildEssence(body, { extraFields, ignoredFields: this.ignoredFields });
-    removeAnnotations(essence, this.keys(body));
+    removeAnnotations(essence, this.#keys(body));
     removeEmptyStanzas(essence);
     return essence;
   }
@@ -70,7 +74,7 @@ export class AnnotationsDiffBaseStorage implements DiffBaseStorage {
   /** The essence under the first key that holds one (V2 before V1). */
   fetch(body: KubernetesObject): JsonObject | null {
     const annotations = body.metadata?.annotations ?? {};
-    for (const fullKey of this.keys(body)) {
+    for (const fullKey of this.#keys(body)) {
       const encoded = annotations[fullKey];
       if (encoded === undefined || encoded === null) continue;
       const decoded = decodeEssence(encoded, `The annotation ${fullKey}`);
@@ -86,7 +90,7 @@ export class AnnotationsDiffBaseStorage implements DiffBaseStorage {
    */
   store(body: KubernetesObject, patch: Patch, essence: JsonObject): void {
     storeMarker(this.prefix, patch, body);
-    const keys = this.keys(body);
+    const keys = this.#keys(body);
     const encoded = `${dumpPythonJson(essence)}\n`;
     const fits = annotationsSize(body, patch, Object.fromEntries(keys.map((key) => [key, encoded]))) <=
       ANNOTATIONS_SIZE_LIMIT;

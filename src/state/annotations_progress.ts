@@ -10,7 +10,7 @@ import type { JsonObject, KubernetesObject } from "../model/body.ts";
 import type { Patch } from "../model/patch.ts";
 import { removeAnnotations, removeEmptyStanzas } from "./essence.ts";
 import { cloneJson, isMapping } from "./fields.ts";
-import { checkPrefix, storageKeys, storeMarker } from "./keys.ts";
+import { checkPrefix, sharedStorageKeys, storeMarker } from "./keys.ts";
 import { decodeProgressRecord, encodeProgressRecord, type ProgressRecord, sameProgressRecord } from "./progress.ts";
 import type { ProgressStorage } from "./progress_storage.ts";
 
@@ -63,13 +63,17 @@ export class AnnotationsProgressStorage implements ProgressStorage {
 
   /** The annotation keys of a handler's record on this object (V2, then V1 if different). */
   keys(key: string, body?: KubernetesObject): string[] {
-    return storageKeys(this.prefix, key, { v1: this.v1, body });
+    return [...this.#keys(key, body)];
+  }
+
+  #keys(key: string, body?: KubernetesObject): readonly string[] {
+    return sharedStorageKeys(this.prefix, key, { v1: this.v1, body });
   }
 
   /** The record under the first of the keys that holds one (V2 before V1). */
   fetch(key: string, body: KubernetesObject): ProgressRecord | null {
     const annotations = body.metadata?.annotations ?? {};
-    for (const fullKey of this.keys(key, body)) {
+    for (const fullKey of this.#keys(key, body)) {
       const encoded = annotations[fullKey];
       if (encoded === undefined || encoded === null) continue;
       const decoded = decodeProgressRecord(encoded, `The annotation ${fullKey}`);
@@ -82,14 +86,14 @@ export class AnnotationsProgressStorage implements ProgressStorage {
   store(key: string, record: ProgressRecord, body: KubernetesObject, patch: Patch): void {
     if (sameProgressRecord(record, this.fetch(key, body))) return;
     const encoded = encodeProgressRecord(record, { verbose: this.verbose });
-    for (const fullKey of this.keys(key, body)) patch.metadata.annotations[fullKey] = encoded;
+    for (const fullKey of this.#keys(key, body)) patch.metadata.annotations[fullKey] = encoded;
     storeMarker(this.prefix, patch, body);
   }
 
   /** Deletes the record's annotations that the object has; drops those only the patch has. */
   purge(key: string, body: KubernetesObject, patch: Patch): void {
     const annotations = body.metadata?.annotations ?? {};
-    for (const fullKey of this.keys(key, body)) {
+    for (const fullKey of this.#keys(key, body)) {
       if (Object.hasOwn(annotations, fullKey)) {
         patch.metadata.annotations[fullKey] = null;
       } else if (Object.hasOwn(patch.metadata.annotations, fullKey)) {
@@ -101,7 +105,7 @@ export class AnnotationsProgressStorage implements ProgressStorage {
   /** Sets or clears the touch-dummy annotation where the object's value differs. */
   touch(body: KubernetesObject, patch: Patch, value: string | null): void {
     const annotations = body.metadata?.annotations ?? {};
-    for (const fullKey of this.keys(this.touchKey, body)) {
+    for (const fullKey of this.#keys(this.touchKey, body)) {
       if ((annotations[fullKey] ?? null) !== value) {
         patch.metadata.annotations[fullKey] = value;
         storeMarker(this.prefix, patch, body);

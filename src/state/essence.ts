@@ -15,6 +15,9 @@ import { detectMarkedPrefixes } from "./keys.ts";
 /** kubectl's own bookkeeping annotation, never part of the essence. */
 export const KUBECTL_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
 
+/** The fields of `metadata` that belong to the essence. */
+const ESSENTIAL_METADATA: readonly FieldSpec[] = [["metadata", "labels"], ["metadata", "annotations"]];
+
 /** Options of {@linkcode buildEssence}. */
 export interface EssenceOptions {
   /** Fields added back although they are otherwise left out, e.g. `status.phase` that a handler watches. */
@@ -36,19 +39,25 @@ export interface EssenceOptions {
  * ```
  */
 export function buildEssence(body: KubernetesObject | JsonObject, options: EssenceOptions = {}): JsonObject {
+  // Built three times per handled object (each cycle and the diff-base to store): loops, no entry lists.
   const essence: JsonObject = {};
-  for (const [key, value] of Object.entries(body)) {
+  const source = body as JsonObject;
+  for (const key in source) {
+    if (!Object.hasOwn(source, key)) continue;
     if (key === "apiVersion" || key === "kind" || key === "metadata" || key === "status") continue;
-    if (value !== undefined) essence[key] = cloneJson(value as JsonValue);
+    const value = source[key];
+    if (value !== undefined) essence[key] = cloneJson(value);
   }
-  cherrypick(body, essence, ["metadata.labels", "metadata.annotations"]);
+  cherrypick(body, essence, ESSENTIAL_METADATA);
 
   const metadata = essence.metadata;
   const annotations = isMapping(metadata) ? metadata.annotations : undefined;
   if (isMapping(annotations)) {
-    const ignored = [...detectMarkedPrefixes(Object.keys(annotations))].map((prefix) => `${prefix}/`);
-    for (const key of Object.keys(annotations)) {
-      if (ignored.some((prefix) => key.startsWith(prefix)) || key === KUBECTL_LAST_APPLIED) delete annotations[key];
+    const prefixes = detectMarkedPrefixes(Object.keys(annotations));
+    for (const key in annotations) {
+      const slash = key.indexOf("/");
+      const marked = slash >= 0 && prefixes.has(key.slice(0, slash));
+      if (marked || key === KUBECTL_LAST_APPLIED) delete annotations[key];
     }
   }
 

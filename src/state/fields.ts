@@ -97,7 +97,11 @@ export function cloneJson(value: unknown): unknown {
   if (Array.isArray(value)) return value.map((item) => cloneJson(item));
   if (isMapping(value)) {
     const copy: Mapping = {};
-    for (const [key, item] of Object.entries(value)) if (item !== undefined) copy[key] = cloneJson(item);
+    for (const key in value) {
+      if (!Object.hasOwn(value, key)) continue;
+      const item = value[key];
+      if (item !== undefined) copy[key] = cloneJson(item);
+    }
     return copy;
   }
   return value;

@@ -102,23 +102,41 @@ export interface StorageKeysOptions {
  * ```
  */
 export function storageKeys(prefix: string, key: string, options: StorageKeysOptions): string[] {
+  return [...sharedStorageKeys(prefix, key, options)];
+}
+
+/**
+ * As {@linkcode storageKeys}, but the cached list itself, not a copy: for the storages' own reads
+ * and writes, which never change it.
+ */
+export function sharedStorageKeys(prefix: string, key: string, options: StorageKeysOptions): readonly string[] {
   const marked = options.body === undefined ? key : markKey(key, options.body);
   // Asked for several times per object and cycle with the same few handler ids: the code-point
   // splits and hashes of the keys were ~2% of the CPU of handling 1,000 objects.
-  const cacheKey = `${options.v1 ? 1 : 2}\n${prefix}\n${marked}`;
-  let keys = KEYS_CACHE.get(cacheKey);
-  if (keys === undefined) {
-    const v2 = v2Key(prefix, marked);
-    const v1 = options.v1 ? v1Key(prefix, marked) : v2;
-    keys = v1 === v2 ? [v2] : [v2, v1];
-    // Ids are few, but sub-handlers can make them from data: the cache is bounded.
-    if (KEYS_CACHE.size >= KEYS_CACHE_LIMIT) KEYS_CACHE.clear();
-    KEYS_CACHE.set(cacheKey, keys);
+  const byKey = (options.v1 ? V1_KEYS_CACHE : V2_KEYS_CACHE).get(prefix);
+  const cached = byKey?.get(marked);
+  if (cached !== undefined) return cached;
+  const v2 = v2Key(prefix, marked);
+  const v1 = options.v1 ? v1Key(prefix, marked) : v2;
+  const keys = Object.freeze(v1 === v2 ? [v2] : [v2, v1]);
+  // Ids are few, but sub-handlers can make them from data: the cache is bounded.
+  const cache = options.v1 ? V1_KEYS_CACHE : V2_KEYS_CACHE;
+  if (cachedKeys >= KEYS_CACHE_LIMIT) {
+    V1_KEYS_CACHE.clear();
+    V2_KEYS_CACHE.clear();
+    cachedKeys = 0;
   }
-  return [...keys];
+  let map = cache.get(prefix);
+  if (map === undefined) cache.set(prefix, map = new Map());
+  map.set(marked, keys);
+  cachedKeys++;
+  return keys;
 }
 
-const KEYS_CACHE = new Map<string, readonly string[]>();
+/** The keys by prefix and marked key, with and without the V1 keys. */
+const V1_KEYS_CACHE = new Map<string, Map<string, readonly string[]>>();
+const V2_KEYS_CACHE = new Map<string, Map<string, readonly string[]>>();
+let cachedKeys = 0;
 const KEYS_CACHE_LIMIT = 4096;
 
 /**

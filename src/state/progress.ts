@@ -85,7 +85,7 @@ export interface EncodeProgressOptions {
 export function encodeProgressRecord(record: ProgressRecord, options: EncodeProgressOptions = {}): string {
   const complete = completeProgressRecord(record);
   const kept: JsonObject = {};
-  for (const [field, value] of Object.entries(complete)) if (options.verbose || value !== null) kept[field] = value;
+  for (const field in complete) if (options.verbose || complete[field] !== null) kept[field] = complete[field];
   return dumpPythonJson(kept);
 }
 

@@ -42,14 +42,15 @@ export function dumpPythonJson(value: LooseJsonValue): string {
   if (typeof value === "number") return formatPythonNumber(value);
   if (typeof value === "boolean") return value ? "true" : "false";
   if (Array.isArray(value)) return `[${value.map((item) => dumpPythonJson(item)).join(",")}]`;
+  // Appended, not joined from a list of parts: every progress record and diff-base is written so.
   const object = value as { readonly [key: string]: LooseJsonValue };
-  const parts: string[] = [];
+  let text = "";
   for (const key of orderedKeys(object)) {
     const item = object[key];
     if (item === undefined) continue;
-    parts.push(`${quotePythonString(key)}:${dumpPythonJson(item)}`);
+    text += `${text ? "," : ""}${quotePythonString(key)}:${dumpPythonJson(item)}`;
   }
-  return `{${parts.join(",")}}`;
+  return `{${text}}`;
 }
 
 const SHORT_ESCAPES: Readonly<Record<string, string>> = {
@@ -62,10 +63,14 @@ const SHORT_ESCAPES: Readonly<Record<string, string>> = {
   "\t": "\\t",
 };
 
+/** A character that a Python string literal escapes. */
+const ESCAPED = /["\\]|[^\x20-\x7e]/;
+
 /** A string literal with Python's ASCII-only escaping: `"`, `\`, the five short escapes, `\uXXXX` otherwise. */
 export function quotePythonString(text: string): string {
   // Printable ASCII (space to tilde) stays as is, except `"` and `\`; astral characters become their
   // two surrogate escapes because the replacement works on UTF-16 units, as Python's encoder does.
+  if (!ESCAPED.test(text)) return `"${text}"`;
   const escaped = text.replace(/["\\]|[^\x20-\x7e]/g, (char) => {
     return SHORT_ESCAPES[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`;
   });
@@ -87,6 +92,8 @@ export function formatPythonNumber(value: number): string {
 
 /** Whether JavaScript orders the key as an array index, i.e. before all other keys. */
 function isIndexLike(key: string): boolean {
+  const first = key.charCodeAt(0);
+  if (!(first >= 48 && first <= 57)) return false;
   return /^(?:0|[1-9][0-9]{0,9})$/.test(key) && Number(key) < 4294967295;
 }
 
