@@ -17,7 +17,7 @@
  * Per round and contestant (the order of contestants rotates between rounds):
  * - start-up: time from the spawn to its watch of kopfexamples being open (the API server's own
  *   gauge), CPU in the first 10 s, RSS then (no objects), requests in `--idle` seconds of idling;
- * - burst: `--burst` objects created while it runs (32 parallel POSTs): objects/s from the first
+ * - burst: `--burst` objects created while it runs (`--posts` parallel POSTs, 32 by default): objects/s from the first
  *   POST to the last handled, the lag after the last POST, CPU and requests per object;
  * - pre-created: for each N of `--objects` and `--memory`, N objects created first, then the
  *   process started: objects/s from the spawn to the last handled, CPU per object, RSS 10 s after;
@@ -30,7 +30,7 @@
  * the API server's own Leases; a watch counts when it ends (so an open one is not counted yet).
  *
  * Usage: `deno run -A bench/compare.ts [--rounds 3] [--objects 500,5000] [--memory 1000,10000]
- * [--burst 500] [--lifecycle 100] [--idle 30] [--restart-at 1000] [--only ours,lean,kopf,raw,raw2,cr]
+ * [--burst 500] [--posts 32] [--lifecycle 100] [--idle 30] [--restart-at 1000] [--only ours,lean,kopf,raw,raw2,cr]
  * [--kopf-version 1.45.2] [--logs DIR] [--before DIR]`
  *
  * `--before DIR` adds the contestant `before` (name it in `--only`): the CLI of another checkout
@@ -61,6 +61,7 @@ const { values } = parseArgs({
     objects: { type: "string", default: "500,5000" },
     memory: { type: "string", default: "1000,10000" },
     burst: { type: "string", default: "500" },
+    posts: { type: "string", default: "32" },
     lifecycle: { type: "string", default: "100" },
     idle: { type: "string", default: "30" },
     "restart-at": { type: "string", default: "1000" },
@@ -81,7 +82,7 @@ const idleSeconds = Number(values.idle);
 const restartAt = Number(values["restart-at"]);
 const logs = values.logs ?? await Deno.makeTempDir({ prefix: "kopf-compare-" });
 await Deno.mkdir(logs, { recursive: true });
-const PARALLEL_POSTS = 32;
+const PARALLEL_POSTS = Number(values.posts);
 const SETTLE_MS = 10_000;
 
 const known: readonly ContestantName[] = ["ours", "lean", "kopf", "raw", "raw2", "cr", "before"];
