@@ -51,7 +51,7 @@ export class Patch {
     // Without rendering (a deep copy): asked before every handler attempt. What the rendering
     // keeps is exactly a defined value directly in one of the stanzas (an empty object inside counts).
     const { metadata } = this;
-    return undefinedOnly(this.other) && undefinedOnly(metadata, "labels", "annotations") &&
+    return undefinedOnly(this.other) && undefinedOnly(metadata, METADATA_STANZAS) &&
       undefinedOnly(metadata.labels) && undefinedOnly(metadata.annotations) && undefinedOnly(this.spec) &&
       undefinedOnly(this.status);
   }
@@ -61,7 +61,7 @@ export class Patch {
     // Rendered for every write and compared with the patched object: built in one pass, without
     // the spreads and entry lists of the stanzas (a visible part of each cycle's garbage).
     const metadata: JsonObject = {};
-    copyDefined(this.metadata, metadata, "labels", "annotations");
+    copyDefined(this.metadata, metadata, METADATA_STANZAS);
     prune(metadata, "labels");
     prune(metadata, "annotations");
     const result: JsonObject = {};
@@ -106,10 +106,13 @@ export class Patch {
   }
 }
 
+/** The stanzas of `metadata` that a patch creates up front. */
+const METADATA_STANZAS: readonly string[] = ["labels", "annotations"];
+
 /** Whether a mapping has no keys other than those holding `undefined` (and those skipped). */
-function undefinedOnly(mapping: { [key: string]: unknown }, ...skipped: string[]): boolean {
+function undefinedOnly(mapping: { [key: string]: unknown }, skipped?: readonly string[]): boolean {
   for (const key in mapping) {
-    if (Object.hasOwn(mapping, key) && mapping[key] !== undefined && !skipped.includes(key)) return false;
+    if (Object.hasOwn(mapping, key) && mapping[key] !== undefined && !skipped?.includes(key)) return false;
   }
   return true;
 }
@@ -118,7 +121,7 @@ function undefinedOnly(mapping: { [key: string]: unknown }, ...skipped: string[]
  * Copies the defined members of a mapping, without their `undefined` values deep inside; the
  * named keys go last, in that order (the stanzas of the metadata after its other fields).
  */
-function copyDefined(source: PatchObject, target: JsonObject, ...last: string[]): void {
+function copyDefined(source: PatchObject, target: JsonObject, last: readonly string[] = []): void {
   for (const key in source) {
     if (!Object.hasOwn(source, key) || last.includes(key)) continue;
     const cleaned = withoutUndefined(source[key]);

@@ -66,24 +66,40 @@ abstract class Labelled<S> implements Metric {
 
   protected abstract fresh(): S;
 
+  /**
+   * The series by their label values, one level of maps per label: found without joining the
+   * values into a key (counted on every request and watch event).
+   */
+  #tree: Map<string, unknown> = new Map();
+
   protected stateOf(values: readonly string[]): S {
+    if (values.length !== this.labelNames.length) {
+      throw new TypeError(`${this.name} takes the labels ${this.labelNames.join(", ")}; got ${values.length} values.`);
+    }
+    let node = this.#tree;
+    const last = values.length - 1;
+    for (let index = 0; index < last; index++) {
+      let next = node.get(values[index]) as Map<string, unknown> | undefined;
+      if (next === undefined) node.set(values[index], next = new Map());
+      node = next;
+    }
+    const leaf = last < 0 ? "" : values[last];
+    const found = node.get(leaf) as S | undefined;
+    if (found !== undefined) return found;
     const key = values.length === 1 ? values[0] : values.join(SEPARATOR);
     let entry = this.series.get(key);
     if (!entry) {
-      if (values.length !== this.labelNames.length) {
-        throw new TypeError(
-          `${this.name} takes the labels ${this.labelNames.join(", ")}; got ${values.length} values.`,
-        );
-      }
       entry = { values: [...values], state: this.fresh() };
       this.series.set(key, entry);
     }
+    node.set(leaf, entry.state);
     return entry.state;
   }
 
   /** Forgets every series (e.g. before gauges are set again from the current state). */
   reset(): void {
     this.series.clear();
+    this.#tree = new Map();
   }
 
   protected renderSeries(lines: string[]): void {

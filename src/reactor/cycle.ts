@@ -85,7 +85,7 @@ export class Cycle {
   readonly body: KubernetesObject;
   /** Everything the cycle writes besides the finalizer, sent once at its end. */
   readonly patch: Patch = new Patch();
-  readonly logger: ObjectLogger;
+  #logger?: ObjectLogger;
   /** The cause, once detected: the filters of the cause's handlers see it (Kopf passes it too). */
   reason?: Reason;
   #state?: CycleState;
@@ -93,10 +93,14 @@ export class Cycle {
 
   constructor(readonly work: ObjectWork, readonly memory: ObjectMemory, readonly deps: CycleDeps) {
     this.body = work.object;
-    this.logger = new ObjectLogger(this.body);
     if (memory.expectedVersion !== undefined && this.body.metadata.resourceVersion === memory.expectedVersion) {
       memory.expectedVersion = memory.consistencyDeadline = undefined;
     }
+  }
+
+  /** The logger of the object's messages; made on first use (most cycles of echoes log nothing). */
+  get logger(): ObjectLogger {
+    return this.#logger ??= new ObjectLogger(this.body);
   }
 
   /** The parts of the handlers' contexts that every handler of this cycle shares. */
