@@ -165,25 +165,24 @@ export type { ConversionRequest, ConversionResponse, ConversionReview } from "./
 export type { WebhookServerOptions } from "./src/kits/webhook_server.ts";
 
 // The client: its options and results, the connection and its credentials, counters, watch health.
-export {
-  type ApiApplyOptions,
-  type ApiCallOptions,
-  type ApiCreateOptions,
-  type ApiDeleteOptions,
-  type ApiListOptions,
-  type ApiObject,
-  type ApiPatchOptions,
-  type ApiReplaceOptions,
-  type ApiWatchOptions,
-  type ApiWriteOptions,
-  DEFAULT_FIELD_MANAGER,
-  type DryRunFields,
-  type KubeApiSource,
-  type NotDryRun,
-  type ObjectList,
-  type PatchType,
-  type ResourceArg,
-} from "./src/api/kube_api.ts";
+export { DEFAULT_FIELD_MANAGER, type KubeApiSource } from "./src/api/kube_api.ts";
+export type {
+  ApiApplyOptions,
+  ApiCallOptions,
+  ApiCreateOptions,
+  ApiDeleteOptions,
+  ApiListOptions,
+  ApiObject,
+  ApiPatchOptions,
+  ApiReplaceOptions,
+  ApiWatchOptions,
+  ApiWriteOptions,
+  DryRunFields,
+  NotDryRun,
+  ObjectList,
+  PatchType,
+  ResourceArg,
+} from "./src/api/kube_api_options.ts";
 export type { ApiStatus } from "./src/api/errors.ts";
 export { ConnectedApi, type ConnectOptions } from "./src/kits/connect.ts";
 export type { ConnectionInfoOptions } from "./src/api/connection_info.ts";

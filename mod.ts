@@ -55,17 +55,8 @@ export { StopReason } from "./src/handling/stopping.ts";
 export { sleep } from "./src/utils/sleep.ts";
 
 // Filters.
-export {
-  ABSENT,
-  allOf,
-  anyOf,
-  type FilterContext,
-  noneOf,
-  not,
-  PRESENT,
-  type ValueCallback,
-  type WhenCallback,
-} from "./src/handling/filters.ts";
+export { ABSENT, type FilterContext, PRESENT, type ValueCallback, type WhenCallback } from "./src/handling/filters.ts";
+export { allOf, anyOf, noneOf, not } from "./src/handling/filter_combinators.ts";
 export { EVERYTHING } from "./src/model/selector.ts";
 
 // Errors that handlers raise.
@@ -116,7 +107,8 @@ export {
 export { ConnectionInfo } from "./src/api/connection_info.ts";
 export { LoginError } from "./src/api/login_error.ts";
 export { loginWithKubeconfig, loginWithServiceAccount } from "./src/api/login.ts";
-export { type ApiWatchEvent, KubeApi } from "./src/api/kube_api.ts";
+export { KubeApi } from "./src/api/kube_api.ts";
+export type { ApiWatchEvent } from "./src/api/kube_api_options.ts";
 export { connect } from "./src/kits/connect.ts";
 export {
   ApiBadRequestError,

@@ -13,10 +13,10 @@
  */
 
 export { LocalCluster, type LocalClusterOptions } from "./src/kits/local_cluster/local_cluster.ts";
+export { KopfRunner } from "./src/kits/runner.ts";
 export {
-  KopfRunner,
   KopfRunnerError,
   type KopfRunnerOptions,
   type KopfRunnerStopOptions,
   type KopfRunnerWaitOptions,
-} from "./src/kits/runner.ts";
+} from "./src/kits/runner_options.ts";

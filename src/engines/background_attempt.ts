@@ -21,7 +21,7 @@ import { runWithObject } from "../handling/current_object.ts";
 import { runWithDeadline } from "../handling/deadlines.ts";
 import { HandlerRetriesError, HandlerTimeoutError } from "../handling/errors.ts";
 import { judgeFailure } from "../handling/failures.ts";
-import { storeResult } from "../handling/execution.ts";
+import { storeResult } from "../handling/results.ts";
 import type { BackgroundHandler } from "../handling/handlers.ts";
 import type { LiveBody } from "../handling/live_body.ts";
 

@@ -13,7 +13,7 @@ import type { Resource } from "../model/resource.ts";
 import type { ObjectLogger } from "../logging/object_logger.ts";
 import { type EventContext, type Memo, resourceContext } from "./context.ts";
 import { runWithObject } from "./current_object.ts";
-import { storeResult } from "./execution.ts";
+import { storeResult } from "./results.ts";
 import type { EventHandler } from "./handlers.ts";
 
 /** One watch event as event handlers see it. */

@@ -10,7 +10,8 @@ import { ObjectLogger } from "../logging/object_logger.ts";
 import { AnnotationsProgressStorage } from "../state/annotations_progress.ts";
 import { decodeProgressRecord } from "../state/progress.ts";
 import { sleep } from "../utils/sleep.ts";
-import { type CauseOutcome, type Checkpoint, runCause } from "./execution.ts";
+import type { CauseOutcome, Checkpoint } from "./cause_run.ts";
+import { runCause } from "./execution.ts";
 import type { ChangeFn, ChangeHandler, ChangeHandlerOptions } from "./handlers.ts";
 import { allAtOnce } from "./lifecycles.ts";
 

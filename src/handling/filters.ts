@@ -1,7 +1,8 @@
 /**
  * Handler filters (Kopf's `labels=`, `annotations=`, `field=`, `value=`, `old=`, `new=`, `when=`):
- * their types, the presence markers, the callback combinators, the checks made when a handler is
- * registered, and the matching of an object against a handler's filters.
+ * their types, the presence markers, and the matching of an object against a handler's filters.
+ * The callback combinators are in `filter_combinators.ts`, the checks made when a handler is
+ * registered in `filter_validation.ts`.
  *
  * Pure: no I/O. The registry decides which handlers to consider; this module only says whether
  * one handler's filters accept one object.
@@ -12,6 +13,7 @@
 import type { KubernetesObject } from "../model/body.ts";
 import { deepEqual, type Diff, parseField, resolveField } from "../model/diff.ts";
 import type { ObjectContext } from "./context.ts";
+import { truthy } from "./filter_combinators.ts";
 
 /**
  * A filter value that matches when the label, annotation or field exists, whatever its value
@@ -187,159 +189,6 @@ export function fieldSuffix(field: string | readonly string[] | undefined): stri
   if (field === undefined) return "";
   const path = parseField(field);
   return path.length ? `/${path.join(".")}` : "";
-}
-
-/** A filter callback's result as a boolean; promises are refused (they would always be truthy). */
-function truthy(result: unknown): boolean {
-  if (typeof result === "object" && result !== null && typeof (result as { then?: unknown }).then === "function") {
-    throw new TypeError("Filter callbacks must be synchronous and return a boolean, not a promise.");
-  }
-  return Boolean(result);
-}
-
-/**
- * A callback that matches when all the given callbacks match (`true` for none); later callbacks
- * are not called once one fails. Works for `when` and for per-value callbacks alike.
- *
- * @example
- * ```ts
- * kopf.on.create("kopfexamples", { when: kopf.allOf([isBig, isNew]) }, fn);
- * ```
- */
-export function allOf<A extends unknown[]>(fns: readonly ((...args: A) => boolean)[]): (...args: A) => boolean {
-  const all = [...fns];
-  return (...args: A): boolean => all.every((fn) => truthy(fn(...args)));
-}
-
-/**
- * A callback that matches when any of the given callbacks matches (`false` for none); later
- * callbacks are not called once one succeeds.
- *
- * @example
- * ```ts
- * kopf.on.create("kopfexamples", { labels: { tier: kopf.anyOf([isFront, isBack]) } }, fn);
- * ```
- */
-export function anyOf<A extends unknown[]>(fns: readonly ((...args: A) => boolean)[]): (...args: A) => boolean {
-  const any = [...fns];
-  return (...args: A): boolean => any.some((fn) => truthy(fn(...args)));
-}
-
-/**
- * A callback that matches when none of the given callbacks matches (`true` for none).
- *
- * @example
- * ```ts
- * kopf.on.create("kopfexamples", { when: kopf.noneOf([isSystem, isPaused]) }, fn);
- * ```
- */
-export function noneOf<A extends unknown[]>(fns: readonly ((...args: A) => boolean)[]): (...args: A) => boolean {
-  const some = anyOf(fns);
-  return (...args: A): boolean => !some(...args);
-}
-
-/**
- * A callback that matches when the given callback does not.
- *
- * @example
- * ```ts
- * kopf.on.create("kopfexamples", { when: kopf.not(({ name }) => name === "a") }, fn);
- * ```
- */
-export function not<A extends unknown[]>(fn: (...args: A) => boolean): (...args: A) => boolean {
-  return (...args: A): boolean => !truthy(fn(...args));
-}
-
-function isPlainObject(value: unknown): value is Readonly<Record<string, unknown>> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
-
-/**
- * Checks a handler's filter options when it is registered (Kopf's registration-time errors),
- * so that mistakes fail at import rather than silently never matching:
- * - `field` must be a non-empty dotted string or array of non-empty strings (whether a kind requires
- *   it is the registration's concern: `on.field` does, its sub-handlers do not);
- * - `value`, `old`, `new` require `field`; `value` excludes `old`/`new`; none of them may be `null`;
- * - `old`/`new` are allowed only for `on.update` and `on.field` (and their sub-handlers);
- * - `labels`/`annotations` must be objects whose values are strings, {@linkcode PRESENT},
- *   {@linkcode ABSENT} or functions — not `null`/`undefined`;
- * - `when` must be a function.
- *
- * @param kind The handler kind (`"create"`, `"update"`, `"field"`, `"event"`, `"daemon"`, …);
- *   for sub-handlers, the kind of their top-level parent.
- * @param where How messages name the registration; `kopf.on.<kind>()` by default.
- * @throws {TypeError} `<where>: <the problem>`.
- *
- * @example
- * ```ts
- * validateFilters("update", { field: "spec.size", old: kopf.ABSENT }); // fine
- * validateFilters("create", { value: 1 }); // TypeError: value without field
- * ```
- */
-export function validateFilters<C>(kind: string, options: FilterOptions<C>, where = `kopf.on.${kind}()`): void {
-  const mode = matchModeOf(kind);
-  if (typeof options !== "object" || options === null) {
-    throw new TypeError(`${where}: the options must be an object.`);
-  }
-  const { labels, annotations, field, value, old, new: now, when } = options;
-
-  if (field !== undefined) {
-    let path: string[];
-    try {
-      path = parseField(field);
-    } catch (error) {
-      throw new TypeError(`${where}: ${(error as Error).message}`);
-    }
-    if (path.length === 0 || path.some((key) => key === "")) {
-      throw new TypeError(`${where}: the field ${JSON.stringify(field)} is empty or has empty keys.`);
-    }
-  }
-
-  for (const [name, filter] of [["value", value], ["old", old], ["new", now]] as const) {
-    if (filter === null) {
-      throw new TypeError(
-        `${where}: null is not supported as a ${name} filter; use kopf.ABSENT, kopf.PRESENT or a callback.`,
-      );
-    }
-  }
-  if (field === undefined && (value !== undefined || old !== undefined || now !== undefined)) {
-    throw new TypeError(`${where}: value/old/new filters are specified without a mandatory field.`);
-  }
-  if (value !== undefined && (old !== undefined || now !== undefined)) {
-    throw new TypeError(`${where}: either value or old/new can be defined, not both.`);
-  }
-  if ((old !== undefined || now !== undefined) && mode !== "update") {
-    throw new TypeError(
-      `${where}: old/new filters can only be used in on.update and on.field handlers (and their sub-handlers).`,
-    );
-  }
-
-  for (const [name, filters] of [["label", labels], ["annotation", annotations]] as const) {
-    if (filters === undefined) continue;
-    if (!isPlainObject(filters)) {
-      throw new TypeError(`${where}: ${name}s must be an object of ${name} names to filter values.`);
-    }
-    for (const [key, filter] of Object.entries(filters)) {
-      if (filter === null || filter === undefined) {
-        throw new TypeError(
-          `${where}: ${String(filter)} for the ${name} filter ${JSON.stringify(key)} is not supported; ` +
-            `use kopf.PRESENT or kopf.ABSENT.`,
-        );
-      }
-      if (typeof filter !== "string" && filter !== PRESENT && filter !== ABSENT && typeof filter !== "function") {
-        throw new TypeError(
-          `${where}: the ${name} filter ${JSON.stringify(key)} must be a string, kopf.PRESENT, kopf.ABSENT ` +
-            `or a function; got ${typeof filter} (${name} values are always strings).`,
-        );
-      }
-    }
-  }
-
-  if (when !== undefined && when !== null && typeof when !== "function") {
-    throw new TypeError(`${where}: when must be a function (context) => boolean; got ${typeof when}.`);
-  }
 }
 
 /** Lazily builds the callbacks' context once. */

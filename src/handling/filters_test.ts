@@ -5,10 +5,10 @@ import assert from "node:assert/strict";
 import type { KubernetesObject } from "../model/body.ts";
 import type { EventContext, ResourceContext } from "./context.ts";
 import type { ChangeContext } from "./handlers.ts";
+import { allOf, anyOf, noneOf, not } from "./filter_combinators.ts";
+import { validateFilters } from "./filter_validation.ts";
 import {
   ABSENT,
-  allOf,
-  anyOf,
   fieldSuffix,
   type FilterContext,
   type FilterOptions,
@@ -16,11 +16,8 @@ import {
   type MatchInput,
   type MatchMode,
   matchModeOf,
-  noneOf,
-  not,
   prematchesFilters,
   PRESENT,
-  validateFilters,
 } from "./filters.ts";
 
 /** A small stand-in for the handler context: the filters only pass it through to callbacks. */

@@ -7,7 +7,7 @@
  */
 
 import { ADMISSION_OPERATIONS } from "../model/admission.ts";
-import { validateFilters } from "./filters.ts";
+import { validateFilters } from "./filter_validation.ts";
 
 /** The kinds of registration: one per `kopf.on.*` function, and sub-handlers. */
 export type RegistrationKind =

@@ -5,7 +5,8 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { KopfRunner, KopfRunnerError } from "./runner.ts";
+import { KopfRunner } from "./runner.ts";
+import { KopfRunnerError } from "./runner_options.ts";
 import { OutputCollector } from "./runner_output.ts";
 
 const scripts = await Deno.makeTempDir({ prefix: "kopf-runner-test-" });

@@ -15,7 +15,7 @@ import { patchInconsistencies } from "../model/inconsistencies.ts";
 import type { Patch } from "../model/patch.ts";
 import type { Resource } from "../model/resource.ts";
 import { ObjectLogger } from "../logging/object_logger.ts";
-import type { Checkpoint } from "../handling/execution.ts";
+import type { Checkpoint } from "../handling/cause_run.ts";
 import { maskSensitive, type SensitiveFields } from "../state/sensitive.ts";
 
 /** What checkpoints need to write. */

@@ -1,0 +1,19 @@
+/**
+ * Where handlers' results go: `status.<handler id>` of the object, through the cycle's patch.
+ *
+ * @module
+ */
+
+import type { Patch, PatchValue } from "../model/patch.ts";
+
+/** Puts a handler's result at `status[id]`: mappings are merged into what is there, other values replace it. */
+export function storeResult(patch: Patch, id: string, result: unknown): void {
+  const value = JSON.parse(JSON.stringify(result)) as PatchValue;
+  const existing = patch.status[id];
+  if (isMapping(existing) && isMapping(value)) patch.status[id] = { ...existing, ...value };
+  else patch.status[id] = value;
+}
+
+function isMapping(value: unknown): value is Record<string, PatchValue> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
