@@ -39,7 +39,7 @@ export interface EssenceOptions {
  * ```
  */
 export function buildEssence(body: KubernetesObject | JsonObject, options: EssenceOptions = {}): JsonObject {
-  // Built three times per handled object (each cycle and the diff-base to store): loops, no entry lists.
+  // Built in every cycle of every object (and again for the diff-base it stores): loops, no entry lists.
   const essence: JsonObject = {};
   const source = body as JsonObject;
   for (const key in source) {

@@ -63,15 +63,16 @@ const SHORT_ESCAPES: Readonly<Record<string, string>> = {
   "\t": "\\t",
 };
 
-/** A character that a Python string literal escapes. */
+/** A character that a Python string literal escapes: tested for first, then replaced (the global twin). */
 const ESCAPED = /["\\]|[^\x20-\x7e]/;
+const ESCAPED_ALL = new RegExp(ESCAPED.source, "g");
 
 /** A string literal with Python's ASCII-only escaping: `"`, `\`, the five short escapes, `\uXXXX` otherwise. */
 export function quotePythonString(text: string): string {
   // Printable ASCII (space to tilde) stays as is, except `"` and `\`; astral characters become their
   // two surrogate escapes because the replacement works on UTF-16 units, as Python's encoder does.
   if (!ESCAPED.test(text)) return `"${text}"`;
-  const escaped = text.replace(/["\\]|[^\x20-\x7e]/g, (char) => {
+  const escaped = text.replace(ESCAPED_ALL, (char) => {
     return SHORT_ESCAPES[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`;
   });
   return `"${escaped}"`;
