@@ -1,11 +1,13 @@
 /**
  * The cost of one request: N merge-PATCHes of objects' status through our `ApiClient` (with its
  * vault, request cap, timeouts, counters and metrics) against the same PATCHes through plain
- * `fetch` on a `Deno.createHttpClient` (what bench/fixtures/raw_operator.ts does), on one
+ * `fetch` on a `Deno.createHttpClient` (what bench/fixtures/raw_operator.ts does), and through
+ * plain `fetch` over HTTP/1.1 (a pool of connections instead of HTTP/2's streams on one), on one
  * LocalCluster, in one process, in alternating rounds. Prints the CPU per request (this process:
- * user and system time from /proc/self/stat) and the requests per second, medians of the rounds.
+ * user and system time from /proc/self/stat; and kube-apiserver's with etcd's, which share the
+ * cores with an operator) and the requests per second, medians of the rounds.
  *
- * With `--only NAME` (`ApiClient.request`, `fetch`, `fetch with a signal`), one of them: for a CPU profile of it alone
+ * With `--only NAME` (`ApiClient.request`, `fetch`, `fetch with a signal`, `fetch over HTTP/1.1`), one of them: for a CPU profile of it alone
  * (`deno run -A --cpu-prof --cpu-prof-dir=DIR bench/request_path.ts --only fetch`).
  *
  * Usage: `deno run -A bench/request_path.ts [--requests 2000] [--parallel 32] [--rounds 5] [--only NAME]`
@@ -19,7 +21,7 @@ import { exitOnSignals } from "./exit_on_signals.ts";
 import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import { prepareExamples } from "./example_namespace.ts";
-import { cpuSeconds, median } from "./process_stats.ts";
+import { cpuSeconds, findPid, median } from "./process_stats.ts";
 
 const { values } = parseArgs({
   options: {
@@ -47,7 +49,16 @@ await each(OBJECTS, (index) =>
     body: { apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name: `kex-${index}` }, spec: {} },
   }));
 
+const controlPlane = await Promise.all([
+  findPid(`--secure-port=${new URL(cluster.server).port}`),
+  findPid(`--listen-client-urls=${cluster.etcdUrl}`),
+]);
+const controlPlaneCpu = async () => {
+  const seconds = await Promise.all(controlPlane.map((pid) => pid === undefined ? NaN : cpuSeconds(pid)));
+  return seconds.reduce((sum, value) => sum + value, 0);
+};
 const http = Deno.createHttpClient({ caCerts: [cluster.caCert] });
+const http1 = Deno.createHttpClient({ caCerts: [cluster.caCert], http2: false });
 const variants: Record<string, (index: number) => Promise<unknown>> = {
   "ApiClient.request": (index) =>
     client.request({
@@ -59,12 +70,13 @@ const variants: Record<string, (index: number) => Promise<unknown>> = {
   "fetch": (index) => plain(index),
   // What a request's own AbortController (for its timeouts) adds to plain fetch.
   "fetch with a signal": (index) => plain(index, new AbortController().signal),
+  "fetch over HTTP/1.1": (index) => plain(index, undefined, http1),
 };
 
-async function plain(index: number, signal?: AbortSignal): Promise<unknown> {
+async function plain(index: number, signal?: AbortSignal, over = http): Promise<unknown> {
   const response = await fetch(`${cluster.server}${collection}/kex-${index % OBJECTS}/status`, {
     method: "PATCH",
-    client: http,
+    client: over,
     signal,
     headers: { authorization: `Bearer ${cluster.token}`, "content-type": "application/merge-patch+json" },
     body: JSON.stringify({ status: { done: { ok: index } } }),
@@ -73,27 +85,30 @@ async function plain(index: number, signal?: AbortSignal): Promise<unknown> {
   return await response.json();
 }
 
-const results: Record<string, { cpu: number[]; rate: number[] }> = {};
+const results: Record<string, { cpu: number[]; server: number[]; rate: number[] }> = {};
 for (let round = 0; round < rounds; round++) {
   for (const [name, send] of Object.entries(variants)) {
     if (values.only !== undefined && name !== values.only) continue;
-    const cpuBefore = await cpuSeconds(Deno.pid);
+    const [cpuBefore, serverBefore] = [await cpuSeconds(Deno.pid), await controlPlaneCpu()];
     const started = performance.now();
     await each(requests, send);
     const seconds = (performance.now() - started) / 1000;
     const cpu = await cpuSeconds(Deno.pid) - cpuBefore;
-    results[name] ??= { cpu: [], rate: [] };
+    const server = await controlPlaneCpu() - serverBefore;
+    results[name] ??= { cpu: [], server: [], rate: [] };
     results[name].cpu.push(cpu * 1000 / requests);
+    results[name].server.push(server * 1000 / requests);
     results[name].rate.push(requests / seconds);
   }
 }
 http.close();
+http1.close();
 
 console.log(`${requests} PATCHes, ${parallel} at once, medians of ${rounds} rounds:`);
-console.log("| client | CPU per request, ms | requests/s |");
-console.log("|---|---:|---:|");
-for (const [name, { cpu, rate }] of Object.entries(results)) {
-  console.log(`| ${name} | ${median(cpu).toFixed(3)} | ${median(rate).toFixed(0)} |`);
+console.log("| client | CPU per request, ms | kube-apiserver + etcd CPU per request, ms | requests/s |");
+console.log("|---|---:|---:|---:|");
+for (const [name, { cpu, server, rate }] of Object.entries(results)) {
+  console.log(`| ${name} | ${median(cpu).toFixed(3)} | ${median(server).toFixed(3)} | ${median(rate).toFixed(0)} |`);
 }
 
 /** Runs `action` for 0…count-1, `parallel` at a time. */

@@ -24,32 +24,34 @@
 
 import { getLogger } from "@logtape/logtape";
 import type { ApiClient } from "../api/client.ts";
-import { ApiConflictError, ApiNotFoundError } from "../api/errors.ts";
+import { ApiNotFoundError } from "../api/errors.ts";
 import { LEASES } from "../api/leases.ts";
 import { resourcePath } from "../api/paths.ts";
 import { Watcher } from "../api/watching.ts";
-import { formatMicroTime, type Lease, LEASE_API_VERSION } from "../model/lease.ts";
+import type { Lease } from "../model/lease.ts";
 import { assignShards } from "../model/shard_assignment.ts";
 import {
   formatShardRanges,
   movedRanges,
   normalizeShardRanges,
-  parseShardRanges,
   type ShardRange,
   shardRangesOverlap,
   shardRangesShare,
 } from "../model/shard_range.ts";
-import { SHARD_HASH_SPACE } from "../model/shard_hash.ts";
 import { kopfMetrics } from "../observability/metrics.ts";
 import type { WatchingSettings } from "../settings/watching.ts";
 import { sleep } from "../utils/sleep.ts";
+import {
+  alive,
+  listShardLeases,
+  type Peer,
+  peerOf,
+  SHARD_GROUP_LABEL,
+  shardLeaseName,
+  writeShardLease,
+} from "./shard_leases.ts";
 
 const logger = getLogger(["kopf", "sharding"]);
-
-/** The label that puts a Lease into a shard group. */
-export const SHARD_GROUP_LABEL = "kopf.dev/shard-group";
-/** The annotation with the ranges a member handles now (`formatShardRanges`). */
-export const SHARD_RANGES_ANNOTATION = "kopf.dev/shard-ranges";
 
 /** What a member needs. */
 export interface ShardMembershipOptions {
@@ -70,19 +72,6 @@ export interface ShardMembershipOptions {
   apply: (ranges: readonly ShardRange[]) => Promise<void>;
   signal?: AbortSignal;
 }
-
-/** What a member knows of another member from its Lease. */
-interface Peer {
-  readonly identity: string;
-  /** The ranges it handles; everything if its record cannot be read (never overlap). */
-  readonly ranges: ShardRange[];
-  readonly renewTime: string;
-  readonly duration: number;
-  /** When (local clock, ms) its renewTime was last seen to change: it is alive for `duration` after. */
-  readonly observedAt: number;
-}
-
-const EVERYTHING: ShardRange[] = [{ start: 0n, end: SHARD_HASH_SPACE }];
 
 /**
  * The part of the lease duration after the last renewal was sent within which a member must
@@ -217,17 +206,7 @@ export class ShardMembership {
   #observe(lease: Lease): Peer | undefined {
     const name = lease.metadata.name ?? "";
     if (name === this.#lease) return undefined;
-    const identity = lease.spec?.holderIdentity ?? "";
-    const renewTime = lease.spec?.renewTime ?? "";
-    const previous = this.#peers.get(name);
-    const observedAt = previous && previous.renewTime === renewTime ? previous.observedAt : Date.now();
-    const peer: Peer = {
-      identity,
-      ranges: readRanges(lease, name),
-      renewTime,
-      duration: lease.spec?.leaseDurationSeconds ?? this.#options.leaseDuration,
-      observedAt,
-    };
+    const peer = peerOf(lease, this.#peers.get(name), this.#options.leaseDuration);
     this.#peers.set(name, peer);
     return peer;
   }
@@ -293,7 +272,8 @@ export class ShardMembership {
   async #claim(free: ShardRange[]): Promise<void> {
     const claimed = normalizeShardRanges([...this.#held, ...free]);
     await this.#write(claimed);
-    const leases = await this.#listGroup();
+    const { client, namespace, group } = this.#options;
+    const leases = await listShardLeases(client, namespace, group, this.#stop.signal);
     const now = Date.now();
     const rival = leases
       .map((lease) => this.#observe(lease))
@@ -338,53 +318,11 @@ export class ShardMembership {
     this.#expiry = setTimeout(() => this.#evaluate(), Math.max(0, due) + 100);
   }
 
-  /** A consistent list of the group's Leases (not from the watch: it must show every claim made before now). */
-  async #listGroup(): Promise<Lease[]> {
-    const { client, namespace, group } = this.#options;
-    const list = await client.request<{ items: Lease[] }>({
-      path: resourcePath(LEASES, { namespace }),
-      query: { labelSelector: `${SHARD_GROUP_LABEL}=${group}` },
-      resource: LEASES.plural,
-      urgent: true,
-      signal: this.#stop.signal,
-    });
-    return list.items;
-  }
-
-  /** Writes this member's Lease: its record of the ranges handled, and a renewal; creates it if missing. */
+  /** Writes this member's Lease: its record of the ranges handled, and a renewal. */
   async #write(ranges: readonly ShardRange[]): Promise<void> {
-    const { client, namespace, group, identity, leaseDuration } = this.#options;
+    const { leaseDuration } = this.#options;
     const sent = Date.now();
-    const now = formatMicroTime(new Date(sent));
-    const metadata = {
-      name: this.#lease,
-      labels: { [SHARD_GROUP_LABEL]: group },
-      annotations: { [SHARD_RANGES_ANNOTATION]: formatShardRanges(ranges) },
-    };
-    const spec = { holderIdentity: identity, leaseDurationSeconds: Math.ceil(leaseDuration), renewTime: now };
-    const path = resourcePath(LEASES, { namespace, name: this.#lease });
-    try {
-      await client.request({
-        method: "PATCH",
-        path,
-        body: { metadata, spec },
-        contentType: "application/merge-patch+json",
-        resource: LEASES.plural,
-        urgent: true,
-      });
-    } catch (error) {
-      if (!(error instanceof ApiNotFoundError)) throw error;
-      await client.request({
-        method: "POST",
-        path: resourcePath(LEASES, { namespace }),
-        body: { apiVersion: LEASE_API_VERSION, kind: "Lease", metadata, spec: { ...spec, acquireTime: now } },
-        resource: LEASES.plural,
-        urgent: true,
-      }).catch((conflict) => {
-        // Created meanwhile by an earlier attempt of ours: the next renewal patches it.
-        if (!(conflict instanceof ApiConflictError)) throw conflict;
-      });
-    }
+    await writeShardLease({ ...this.#options, lease: this.#lease }, ranges, new Date(sent));
     this.#renewedAt = sent;
     // Looked at again when this renewal's deadline passes, in case no other renewal succeeds by then.
     clearTimeout(this.#deadline);
@@ -393,36 +331,4 @@ export class ShardMembership {
       this.#deadline = setTimeout(() => this.#evaluate(), Math.max(0, due) + 50);
     }
   }
-}
-
-/** Whether a peer's Lease has changed within its duration, as this member observed it. */
-function alive(peer: Peer, now: number): boolean {
-  return peer.identity !== "" && now - peer.observedAt < peer.duration * 1000;
-}
-
-/** The ranges a peer's Lease records; all of them if unreadable (a broken record must not cause an overlap). */
-function readRanges(lease: Lease, name: string): ShardRange[] {
-  const text = lease.metadata.annotations?.[SHARD_RANGES_ANNOTATION] ?? "";
-  try {
-    return parseShardRanges(text);
-  } catch (error) {
-    logger.warning("The shard Lease {name} has an unreadable record of ranges ({error}); taken as holding all.", {
-      name,
-      error,
-    });
-    return EVERYTHING;
-  }
-}
-
-/**
- * The Lease name of a member: `<group>-<identity>` made a valid object name (lowercase letters,
- * digits, `-` and `.`, at most 253 characters), with a digest of the original when that changed it.
- */
-export function shardLeaseName(group: string, identity: string): string {
-  const raw = `${group}-${identity}`;
-  const clean = raw.toLowerCase().replace(/[^a-z0-9.-]+/g, "-").replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, "");
-  if (clean === raw && clean.length <= 253) return clean;
-  let hash = 0x811c9dc5;
-  for (const char of raw) hash = Math.imul(hash ^ char.codePointAt(0)!, 0x01000193) >>> 0;
-  return `${clean.slice(0, 240)}-${hash.toString(16).padStart(8, "0")}`;
 }

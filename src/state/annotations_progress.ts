@@ -8,7 +8,7 @@
 
 import type { JsonObject, KubernetesObject } from "../model/body.ts";
 import type { Patch } from "../model/patch.ts";
-import { removeAnnotations, removeEmptyStanzas } from "./essence.ts";
+import { hasEmptyStanzas, removeAnnotations, removeEmptyStanzas } from "./essence.ts";
 import { cloneJson, isMapping } from "./fields.ts";
 import { checkPrefix, sharedStorageKeys, storeMarker } from "./keys.ts";
 import { decodeProgressRecord, encodeProgressRecord, type ProgressRecord, sameProgressRecord } from "./progress.ts";
@@ -113,12 +113,20 @@ export class AnnotationsProgressStorage implements ProgressStorage {
     }
   }
 
-  /** A copy of the essence without any annotation of this storage's prefix. */
+  /**
+   * The essence without any annotation of this storage's prefix: a copy if there is any (or an
+   * empty stanza to remove), else the essence itself — cleared in every cycle of every object,
+   * where the essence just built has none.
+   */
   clear(essence: JsonObject): JsonObject {
-    const copy = cloneJson(essence);
-    const metadata = copy.metadata;
+    const metadata = essence.metadata;
     const annotations = isMapping(metadata) && isMapping(metadata.annotations) ? metadata.annotations : {};
-    removeAnnotations(copy, Object.keys(annotations).filter((key) => key.startsWith(`${this.prefix}/`)));
+    const own = `${this.prefix}/`;
+    const keys: string[] = [];
+    for (const key in annotations) if (key.startsWith(own)) keys.push(key);
+    if (!keys.length && !hasEmptyStanzas(essence)) return essence;
+    const copy = cloneJson(essence);
+    removeAnnotations(copy, keys);
     removeEmptyStanzas(copy);
     return copy;
   }

@@ -84,11 +84,22 @@ export function removeAnnotations(essence: JsonObject, keys: Iterable<string>): 
 export function removeEmptyStanzas(essence: JsonObject): void {
   const metadata = essence.metadata;
   if (isMapping(metadata)) {
-    if (Object.hasOwn(metadata, "annotations") && isFalsy(metadata.annotations)) delete metadata.annotations;
-    if (Object.hasOwn(metadata, "labels") && isFalsy(metadata.labels)) delete metadata.labels;
+    if (emptyMember(metadata, "annotations")) delete metadata.annotations;
+    if (emptyMember(metadata, "labels")) delete metadata.labels;
   }
-  if (Object.hasOwn(essence, "metadata") && isFalsy(essence.metadata)) delete essence.metadata;
-  if (Object.hasOwn(essence, "status") && isFalsy(essence.status)) delete essence.status;
+  if (emptyMember(essence, "metadata")) delete essence.metadata;
+  if (emptyMember(essence, "status")) delete essence.status;
+}
+
+/** Whether {@linkcode removeEmptyStanzas} would remove anything from the essence. */
+export function hasEmptyStanzas(essence: JsonObject): boolean {
+  const metadata = essence.metadata;
+  if (isMapping(metadata) && (emptyMember(metadata, "annotations") || emptyMember(metadata, "labels"))) return true;
+  return emptyMember(essence, "metadata") || emptyMember(essence, "status");
+}
+
+function emptyMember(mapping: JsonObject, key: string): boolean {
+  return Object.hasOwn(mapping, key) && isFalsy(mapping[key]);
 }
 
 /** Python's truth test of a JSON value. */

@@ -59,11 +59,11 @@ export class MultiProgressStorage implements ProgressStorage {
     for (const storage of this.storages) storage.touch(body, patch, value);
   }
 
-  /** The essence cleared by every storage in turn. */
+  /** The essence cleared by every storage in turn (the essence itself if none removes anything). */
   clear(essence: JsonObject): JsonObject {
     let result = essence;
     for (const storage of this.storages) result = storage.clear(result);
-    return result === essence ? structuredClone(essence) : result;
+    return result;
   }
 
   /** Flushes every storage that buffers. */

@@ -64,7 +64,10 @@ export interface ProgressStorage {
    */
   touch(body: KubernetesObject, patch: Patch, value: string | null): void;
 
-  /** A copy of the essence without what this storage keeps on the object (its own annotations or fields). */
+  /**
+   * The essence without what this storage keeps on the object (its own annotations or fields): a
+   * copy when anything is removed — the argument is never changed — or the essence itself.
+   */
   clear(essence: JsonObject): JsonObject;
 
   /** Writes out anything buffered by `store()` and `purge()`; the built-in storages buffer nothing. */

@@ -83,6 +83,17 @@ Deno.test("smart progress: clear removes Kopf's annotations and status.kopf.prog
   assert.deepEqual(new SmartProgressStorage().clear(ESSENCE2), {});
 });
 
+Deno.test("smart progress: clear gives back an essence with nothing of Kopf's as it is, and changes none in place", () => {
+  const clean = { spec: { a: 1 }, metadata: { labels: { l: "v" }, annotations: { keep: "3" } } };
+  assert.equal(new SmartProgressStorage().clear(clean), clean);
+  const withEmpty = { spec: { a: 1 }, metadata: { annotations: {} } };
+  assert.deepEqual(new SmartProgressStorage().clear(withEmpty), { spec: { a: 1 } });
+  assert.deepEqual(withEmpty, { spec: { a: 1 }, metadata: { annotations: {} } });
+  const essence = structuredClone(ESSENCE);
+  new SmartProgressStorage().clear(essence);
+  assert.deepEqual(essence, ESSENCE);
+});
+
 Deno.test("smart progress: fetch reads annotations first, then the status", () => {
   const storage = new SmartProgressStorage();
   assert.deepEqual(storage.fetch("create_fn", STORED), { started: "x", retries: 1 });

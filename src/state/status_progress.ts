@@ -9,7 +9,7 @@
 
 import type { JsonObject, KubernetesObject } from "../model/body.ts";
 import type { Patch } from "../model/patch.ts";
-import { removeEmptyStanzas } from "./essence.ts";
+import { hasEmptyStanzas, removeEmptyStanzas } from "./essence.ts";
 import {
   cloneJson,
   ensureInPatch,
@@ -91,8 +91,12 @@ export class StatusProgressStorage implements ProgressStorage {
     if ((resolveField(body, this.touchField) ?? null) !== value) ensureInPatch(patch, this.touchField, value);
   }
 
-  /** A copy of the essence without the records' container (and the parents this empties). */
+  /**
+   * The essence without the records' container (and the parents this empties): a copy if it is
+   * there (or an empty stanza to remove), else the essence itself.
+   */
   clear(essence: JsonObject): JsonObject {
+    if (resolveField(essence, this.field) === undefined && !hasEmptyStanzas(essence)) return essence;
     const copy = cloneJson(essence);
     removeField(copy, this.field);
     removeEmptyStanzas(copy);
