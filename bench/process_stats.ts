@@ -62,7 +62,7 @@ export async function cpuSeconds(pid: number): Promise<number> {
  * The process whose command line has `argument` as one of its arguments (e.g. kube-apiserver's
  * `--secure-port=<port>`: a LocalCluster does not tell its processes' ids); `undefined` if none.
  */
-export async function findPid(argument: string): Promise<number | undefined> {
+async function findPid(argument: string): Promise<number | undefined> {
   for await (const entry of Deno.readDir("/proc")) {
     if (!/^\d+$/.test(entry.name)) continue;
     try {
@@ -73,6 +73,16 @@ export async function findPid(argument: string): Promise<number | undefined> {
     }
   }
   return undefined;
+}
+
+/** The process ids of a LocalCluster's kube-apiserver and etcd (found by their flags); throws if either is missing. */
+export async function controlPlanePids(cluster: { server: string; etcdUrl: string }): Promise<number[]> {
+  const pids = await Promise.all([
+    findPid(`--secure-port=${new URL(cluster.server).port}`),
+    findPid(`--listen-client-urls=${cluster.etcdUrl}`),
+  ]);
+  if (pids.includes(undefined)) throw new Error("The cluster's kube-apiserver or etcd process is not found.");
+  return pids as number[];
 }
 
 /** The CPU time of the whole machine so far (all cores, in seconds): busy, busy plus idle, and stolen (in busy). */

@@ -21,7 +21,7 @@ import { exitOnSignals } from "./exit_on_signals.ts";
 import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import { prepareExamples } from "./example_namespace.ts";
-import { cpuSeconds, findPid, median } from "./process_stats.ts";
+import { controlPlanePids, cpuSeconds, median } from "./process_stats.ts";
 
 const { values } = parseArgs({
   options: {
@@ -49,12 +49,9 @@ await each(OBJECTS, (index) =>
     body: { apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name: `kex-${index}` }, spec: {} },
   }));
 
-const controlPlane = await Promise.all([
-  findPid(`--secure-port=${new URL(cluster.server).port}`),
-  findPid(`--listen-client-urls=${cluster.etcdUrl}`),
-]);
+const controlPlane = await controlPlanePids(cluster);
 const controlPlaneCpu = async () => {
-  const seconds = await Promise.all(controlPlane.map((pid) => pid === undefined ? NaN : cpuSeconds(pid)));
+  const seconds = await Promise.all(controlPlane.map(cpuSeconds));
   return seconds.reduce((sum, value) => sum + value, 0);
 };
 const http = Deno.createHttpClient({ caCerts: [cluster.caCert] });

@@ -27,7 +27,7 @@ import { exitOnSignals } from "./exit_on_signals.ts";
 import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import { calibrate } from "./busy_work.ts";
-import { findPid } from "./process_stats.ts";
+import { controlPlanePids } from "./process_stats.ts";
 import { failover } from "./sharding_failover.ts";
 import { memory } from "./sharding_memory.ts";
 import type { Bench, Table } from "./sharding_runs.ts";
@@ -55,12 +55,7 @@ const say = (text: string) => console.error(`[${((Date.now() - started) / 1000).
 exitOnSignals();
 await using cluster = await LocalCluster.start({ featureGates: { ShardedListAndWatch: true } });
 using client = new ApiClient(await loadKubeconfig({ path: cluster.kubeconfig }));
-const controlPlane = await Promise.all([
-  findPid(`--secure-port=${new URL(cluster.server).port}`),
-  findPid(`--listen-client-urls=${cluster.etcdUrl}`),
-]);
-if (controlPlane.includes(undefined)) throw new Error("The cluster's kube-apiserver or etcd process is not found.");
-const bench: Bench = { cluster, client, controlPlane: controlPlane as number[] };
+const bench: Bench = { cluster, client, controlPlane: await controlPlanePids(cluster) };
 
 const workMs = Number(values["work-ms"]);
 const iterations = calibrate(workMs);
