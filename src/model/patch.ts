@@ -66,10 +66,10 @@ export class Patch {
     const result: JsonObject = {};
     copyDefined(this.other, result);
     if (hasKeys(metadata)) result.metadata = metadata;
-    const spec = withoutUndefined(this.spec) as JsonObject;
-    if (hasKeys(spec)) result.spec = spec;
-    const status = withoutUndefined(this.status) as JsonObject;
-    if (hasKeys(status)) result.status = status;
+    const spec = withoutUndefined(this.spec);
+    if (spec !== undefined && !emptyMapping(spec)) result.spec = spec as JsonValue;
+    const status = withoutUndefined(this.status);
+    if (status !== undefined && !emptyMapping(status)) result.status = status as JsonValue;
     return result;
   }
 
@@ -129,7 +129,7 @@ function copyDefined(source: PatchObject, target: JsonObject, stanzas: readonly 
   }
   for (const key of stanzas) {
     const cleaned = withoutUndefined(source[key]);
-    if (cleaned !== undefined && !(isMapping(cleaned) && !hasKeys(cleaned))) target[key] = cleaned as JsonValue;
+    if (cleaned !== undefined && !emptyMapping(cleaned)) target[key] = cleaned as JsonValue;
   }
 }
 
@@ -139,8 +139,9 @@ function hasKeys(value: object): boolean {
   return false;
 }
 
-function isMapping(value: PatchValue): value is { [key: string]: PatchValue } {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
+/** Whether a value is a mapping without keys (`null` and arrays are not). */
+function emptyMapping(value: PatchValue): boolean {
+  return value !== null && typeof value === "object" && !Array.isArray(value) && !hasKeys(value);
 }
 
 function withoutUndefined(value: PatchValue | undefined): PatchValue | undefined {

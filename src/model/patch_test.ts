@@ -36,3 +36,13 @@ Deno.test("Patch.empty: only the writes that render make a patch non-empty", () 
   }).map(([name]) => name);
   assert.deepEqual(empty, ["nothing written", "only undefined values"]);
 });
+
+Deno.test("Patch.toMergePatch: the stanzas made up front are left out while empty; empty objects written are kept", () => {
+  const patch = new Patch();
+  patch.spec.a = undefined;
+  patch.status.created = {};
+  patch.metadata.labels.app = "x";
+  delete patch.metadata.labels.app;
+  patch.metadata.annotations.note = null;
+  assert.deepEqual(patch.toMergePatch(), { metadata: { annotations: { note: null } }, status: { created: {} } });
+});
