@@ -47,7 +47,8 @@ export interface Contestant {
 
 /** What the contestants need to know. */
 export interface Setup {
-  readonly cluster: LocalCluster;
+  /** The API server (a LocalCluster, or bench/scripted_api.ts with a kubeconfig file of its own). */
+  readonly cluster: Pick<LocalCluster, "kubeconfig" | "server" | "token">;
   /** The cluster's CA certificate as a PEM file (for the raw client). */
   readonly caFile: string;
   /** Python Kopf's interpreter, if it is compared. */
@@ -77,6 +78,9 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
   const probe = allocations ? [`--preload=${join(root, "bench/fixtures/allocation_probe.ts")}`] : [];
   const probed = (name: string): Record<string, string> =>
     allocations ? { KOPF_BENCH_HEAP_PROF: join(allocations, name) } : {};
+  // With `KOPF_BENCH_BEFORE_ENV` (a JSON object), more environment for `before`: with `--before .`, one
+  // checkout against itself with another setting (e.g. `{"KOPF_BENCH_CONCURRENT_REQUESTS":"none"}`).
+  const beforeEnv = JSON.parse(Deno.env.get("KOPF_BENCH_BEFORE_ENV") ?? "{}") as Record<string, string>;
   const served = (namespace: string | null) => namespace === null ? ["--all-namespaces"] : ["-n", namespace];
   // An earlier checkout runs this checkout's fixture with its own import map: `@kopf/kopf` is its own.
   const ours = (name: "ours" | "lean" | "before", checkout = root): Contestant => ({
@@ -96,7 +100,12 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
         "--standalone",
         ...served(namespace),
         join(root, fixture(mode, "ts")),
-      ], { ...kubeconfig, ...probed(name), KOPF_BENCH_STORAGE: name === "lean" ? "lean" : "default" }),
+      ], {
+        ...kubeconfig,
+        ...probed(name),
+        KOPF_BENCH_STORAGE: name === "lean" ? "lean" : "default",
+        ...(name === "before" ? beforeEnv : {}),
+      }),
   });
   return {
     ours: ours("ours"),

@@ -1,0 +1,145 @@
+/**
+ * What each contestant spends per object on its whole path — the watch's events, the queues, the
+ * cycles, the handler, the writes and their responses, the log lines — against a scripted API
+ * server (bench/scripted_api.ts) instead of kube-apiserver. On one LocalCluster, kube-apiserver and
+ * etcd take most of the two cores and the rounds of bench/compare.ts differ by 10–30%; here the
+ * server's share is small and steady: with the objects added at once, rounds differ by 3–5%
+ * (with `--rate`, by up to 10%).
+ *
+ * The contestants are bench/compare.ts's Deno ones, started the same way with the same fixture
+ * (one create handler returning a result): ours, `lean`, the raw clients `raw` and `raw2`, and
+ * `before` (another checkout, `--before DIR`). Per round and contestant (interleaved): a fresh
+ * namespace, the process started and its watch open, 2 s of rest, then `--objects` objects added
+ * at once; measured from then until every object has its result in the status: the process's CPU
+ * per object, objects/s, and the writes per object.
+ *
+ * With `--latency MS`, each write's response comes that much later (after its watch event), as from a
+ * busy API server: what waiting writes cost a contestant shows. With `--rate N`, the objects come at
+ * N per second instead of at once (every contestant then works at the same pace, as on a LocalCluster,
+ * where kube-apiserver sets it: the CPU per object of a process that idles between objects is higher).
+ *
+ * Usage: `deno run -A bench/operator_path.ts [--objects 2000] [--rounds 3] [--only ours,lean,raw,raw2]
+ * [--latency 0] [--rate N] [--before DIR]`
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { join } from "node:path";
+import { type ContestantName, contestants } from "./compare_contestants.ts";
+import { cpuSeconds, median } from "./process_stats.ts";
+import { ScriptedApi } from "./scripted_api.ts";
+
+const { values } = parseArgs({
+  options: {
+    objects: { type: "string", default: "2000" },
+    rounds: { type: "string", default: "3" },
+    only: { type: "string", default: "ours,lean,raw,raw2" },
+    before: { type: "string" },
+    latency: { type: "string", default: "0" },
+    rate: { type: "string" },
+  },
+});
+const objects = Number(values.objects);
+const rounds = Number(values.rounds);
+const names = values.only.split(",") as ContestantName[];
+for (const name of names) {
+  if (!["ours", "lean", "raw", "raw2", "before"].includes(name)) {
+    throw new Error(`Unknown contestant ${name}: choose among ours, lean, raw, raw2 and before.`);
+  }
+}
+if (names.includes("before") && !values.before) throw new Error("The contestant before needs --before DIR.");
+
+await using api = await ScriptedApi.start();
+api.latency = Number(values.latency);
+const logs = await Deno.makeTempDir({ prefix: "kopf-operator-path-" });
+const kubeconfig = join(logs, "kubeconfig.json");
+const caFile = join(logs, "ca.pem");
+await Deno.writeTextFile(kubeconfig, api.kubeconfig());
+await Deno.writeTextFile(caFile, api.ca);
+const all = contestants({
+  cluster: { kubeconfig, server: api.server, token: api.token },
+  caFile,
+  root: new URL("../", import.meta.url),
+  before: values.before,
+});
+
+interface Measured {
+  cpu: number;
+  rate: number;
+  writes: number;
+}
+const measured = new Map<ContestantName, Measured[]>(names.map((name) => [name, []]));
+
+for (let round = 1; round <= rounds; round++) {
+  const order = names.map((_, index) => names[(index + round - 1) % names.length]);
+  for (const name of order) {
+    api.serve(`path-${name}-${round}`);
+    const started = all[name].start("create", `path-${name}-${round}`, join(logs, `${name}-${round}.log`));
+    try {
+      await started.guard(withTimeout(api.watched, 60, "its watch to open"), "the watch");
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      const writesBefore = api.writes;
+      const cpuBefore = await cpuSeconds(started.pid);
+      const begun = performance.now();
+      await addObjects();
+      await started.guard(withTimeout(api.untilDone(objects), 600, "every object handled"), "the objects");
+      const seconds = (performance.now() - begun) / 1000;
+      const cpu = await cpuSeconds(started.pid) - cpuBefore;
+      const result = {
+        cpu: cpu * 1000 / objects,
+        rate: objects / seconds,
+        writes: (api.writes - writesBefore) / objects,
+      };
+      measured.get(name)!.push(result);
+      console.error(
+        `[round ${round}, ${name}] ${result.rate.toFixed(0)} objects/s, ${result.cpu.toFixed(3)} ms CPU per object`,
+      );
+    } finally {
+      await started.stop();
+    }
+  }
+}
+if (api.unknown.size) console.error("Requests the script does not answer:", Object.fromEntries(api.unknown));
+
+const rows: [string, (m: Measured) => number, number][] = [
+  ["objects/s", (m) => m.rate, 0],
+  ["CPU per object, ms", (m) => m.cpu, 3],
+  ["writes per object", (m) => m.writes, 2],
+];
+const ratios = [["ours", "raw2"], ["lean", "raw"], ["ours", "before"]].filter(([a, b]) =>
+  names.includes(a as ContestantName) && names.includes(b as ContestantName)
+);
+console.log(
+  `\n${objects} objects added ${
+    values.rate ? `at ${values.rate} per second` : "at once"
+  }, medians of ${rounds} round(s), against bench/scripted_api.ts` +
+    ` (writes answered after ${api.latency} ms).\n`,
+);
+console.log(`| metric | ${names.join(" | ")} | ${ratios.map(([a, b]) => `${a}/${b}`).join(" | ")} |`);
+console.log(`|---|${names.map(() => "--:|").join("")}${ratios.map(() => "--:|").join("")}`);
+for (const [label, pick, digits] of rows) {
+  const value = (name: string) => median(measured.get(name as ContestantName)!.map(pick));
+  const cells = names.map((name) => value(name).toFixed(digits));
+  const shares = ratios.map(([a, b]) => (value(a) / value(b)).toFixed(2));
+  console.log(`| ${label} | ${cells.join(" | ")} | ${shares.join(" | ")} |`);
+}
+
+/** Adds the objects: all at once, or with `--rate`, so many per second (in ticks of 20 ms). */
+async function addObjects(): Promise<void> {
+  const rate = values.rate ? Number(values.rate) : Infinity;
+  const begun = performance.now();
+  for (let index = 0; index < objects;) {
+    const due = Math.min(objects, Math.floor((performance.now() - begun) / 1000 * rate) + 1);
+    for (; index < due; index++) api.add(`kex-${index}`, { field: "value" });
+    if (index < objects) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, seconds: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Waited ${seconds} s for ${what}.`)), seconds * 1000);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
