@@ -11,7 +11,7 @@
  * `before` (another checkout, `--before DIR`). Per round and contestant (interleaved): a fresh
  * namespace, the process started and its watch open, 2 s of rest, then `--objects` objects added
  * at once; measured from then until every object has its result in the status: the process's CPU
- * per object, objects/s, and the writes per object.
+ * per object (and how much of it its main thread spent), objects/s, and the writes per object.
  *
  * With `--latency MS`, each write's response comes that much later (after its watch event), as from a
  * busy API server: what waiting writes cost a contestant shows. With `--rate N`, the objects come at
@@ -27,7 +27,7 @@
 import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { type ContestantName, contestants } from "./compare_contestants.ts";
-import { cpuSeconds, median } from "./process_stats.ts";
+import { cpuSeconds, median, threadCpuSeconds } from "./process_stats.ts";
 import { ScriptedApi } from "./scripted_api.ts";
 
 const { values } = parseArgs({
@@ -66,6 +66,8 @@ const all = contestants({
 
 interface Measured {
   cpu: number;
+  main: number;
+  others: number;
   rate: number;
   writes: number;
 }
@@ -81,13 +83,18 @@ for (let round = 1; round <= rounds; round++) {
       await new Promise((resolve) => setTimeout(resolve, 2000));
       const writesBefore = api.writes;
       const cpuBefore = await cpuSeconds(started.pid);
+      const threadsBefore = await threadCpuSeconds(started.pid);
       const begun = performance.now();
       await addObjects();
       await started.guard(withTimeout(api.untilDone(objects), 600, "every object handled"), "the objects");
       const seconds = (performance.now() - begun) / 1000;
       const cpu = await cpuSeconds(started.pid) - cpuBefore;
+      const threads = await threadCpuSeconds(started.pid);
+      const perObject = (seconds: number) => seconds * 1000 / objects;
       const result = {
-        cpu: cpu * 1000 / objects,
+        cpu: perObject(cpu),
+        main: perObject(threads.main - threadsBefore.main),
+        others: perObject(threads.others - threadsBefore.others),
         rate: objects / seconds,
         writes: (api.writes - writesBefore) / objects,
       };
@@ -105,6 +112,8 @@ if (api.unknown.size) console.error("Requests the script does not answer:", Obje
 const rows: [string, (m: Measured) => number, number][] = [
   ["objects/s", (m) => m.rate, 0],
   ["CPU per object, ms", (m) => m.cpu, 3],
+  ["… of the main thread", (m) => m.main, 3],
+  ["… of the other threads", (m) => m.others, 3],
   ["writes per object", (m) => m.writes, 2],
 ];
 const ratios = [["ours", "raw2"], ["lean", "raw"], ["ours", "before"]].filter(([a, b]) =>

@@ -52,9 +52,28 @@ async function statusBytes(pid: number, field: string): Promise<number> {
 }
 
 /** The CPU time (user and system) a process has used so far, in seconds (100 ticks a second). */
-export async function cpuSeconds(pid: number): Promise<number> {
+export function cpuSeconds(pid: number): Promise<number> {
+  return statCpu(`/proc/${pid}/stat`);
+}
+
+/**
+ * The CPU time (s) of a process's main thread so far, and of its other threads (V8's helpers, the
+ * runtime's) together; threads that have ended count in neither.
+ */
+export async function threadCpuSeconds(pid: number): Promise<{ main: number; others: number }> {
+  let main = 0;
+  let others = 0;
+  for await (const entry of Deno.readDir(`/proc/${pid}/task`)) {
+    const seconds = await statCpu(`/proc/${pid}/task/${entry.name}/stat`).catch(() => 0);
+    if (entry.name === String(pid)) main += seconds;
+    else others += seconds;
+  }
+  return { main, others };
+}
+
+async function statCpu(file: string): Promise<number> {
   // The fields after the command name, which is in parentheses and may contain spaces.
-  const fields = (await Deno.readTextFile(`/proc/${pid}/stat`)).split(") ")[1].split(" ");
+  const fields = (await Deno.readTextFile(file)).split(") ")[1].split(" ");
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
