@@ -80,7 +80,7 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
     allocations ? { KOPF_BENCH_HEAP_PROF: join(allocations, name) } : {};
   // With `KOPF_BENCH_BEFORE_ENV` (a JSON object), more environment for `before`: with `--before .`, one
   // checkout against itself with another setting (e.g. `{"KOPF_BENCH_CONCURRENT_REQUESTS":"none"}`).
-  const beforeEnv = JSON.parse(Deno.env.get("KOPF_BENCH_BEFORE_ENV") ?? "{}") as Record<string, string>;
+  const beforeEnv = environmentOf("KOPF_BENCH_BEFORE_ENV");
   const served = (namespace: string | null) => namespace === null ? ["--all-namespaces"] : ["-n", namespace];
   // An earlier checkout runs this checkout's fixture with its own import map: `@kopf/kopf` is its own.
   const ours = (name: "ours" | "lean" | "before", checkout = root): Contestant => ({
@@ -160,6 +160,24 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
       },
     };
   }
+}
+
+/** The environment variables given as a JSON object in the variable `name` (none if it is not set). */
+function environmentOf(name: string): Record<string, string> {
+  const text = Deno.env.get(name);
+  if (text === undefined) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  const valid = parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) &&
+    Object.values(parsed).every((value) => typeof value === "string");
+  if (!valid) {
+    throw new Error(`${name} must be a JSON object of strings, e.g. '{"KOPF_RUN_QUIET":"true"}'; it is ${text}.`);
+  }
+  return parsed as Record<string, string>;
 }
 
 /**

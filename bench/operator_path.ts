@@ -90,7 +90,7 @@ for (let round = 1; round <= rounds; round++) {
       const seconds = (performance.now() - begun) / 1000;
       const cpu = await cpuSeconds(started.pid) - cpuBefore;
       const threads = await threadCpuSeconds(started.pid);
-      const perObject = (seconds: number) => seconds * 1000 / objects;
+      const perObject = (cpuTime: number) => cpuTime * 1000 / objects;
       const result = {
         cpu: perObject(cpu),
         main: perObject(threads.main - threadsBefore.main),
