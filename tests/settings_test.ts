@@ -232,6 +232,23 @@ Deno.test("watching.connectTimeout bounds watch requests to a server that stops 
   );
 });
 
+Deno.test("networking.connectTimeout on a connection that stopped answering: the retry goes over a new connection", async () => {
+  const { credentials } = await testCluster();
+  await using proxy = new TcpProxy(Number(new URL(credentials.server).port));
+  const networking = new NetworkingSettings();
+  networking.connectTimeout = 1;
+  networking.errorBackoffs = [0.1];
+  using client = new ApiClient({ ...credentials, server: `https://127.0.0.1:${proxy.port}` }, { networking });
+  await client.request({ path: "/api/v1/namespaces/default" });
+  assert.equal(proxy.accepted, 1, "one connection for the first request");
+  // The open connection forwards nothing from now on; new ones work.
+  proxy.freeze();
+  const answer = await client.request<{ metadata: { name: string } }>({ path: "/api/v1/namespaces/default" });
+  assert.equal(answer.metadata.name, "default");
+  assert.equal(client.counters.count({ verb: "get" }), 3, "the first request, the attempt that timed out, its retry");
+  assert.equal(proxy.accepted, 2, "the retry opened a new connection");
+});
+
 Deno.test("networking.requestTimeout: requests that take longer fail after their retries; errorBackoffs [] means none", async () => {
   const { credentials } = await testCluster();
   for (const [errorBackoffs, attempts] of [[[0.01, 0.01], 3], [[], 1]] as const) {

@@ -188,11 +188,20 @@ Deno.test("a stream stalled behind a proxy that stops forwarding is detected and
     () => named(events, "ADDED").includes("after") || undefined,
     { seconds: inactivityTimeout + 20 },
   );
+  // The requests of the client that shared the stream's connection get answers again too, over a
+  // new connection: on the frozen one, nothing would come before the 30-s connect timeout.
+  const answered = await watching.request<{ metadata: { name: string } }>({
+    path: `/api/v1/namespaces/${namespace}`,
+    verb: "get",
+    resource: "namespaces",
+    signal: AbortSignal.timeout(25_000),
+  });
   controller.abort();
   await done;
   assert.ok(watcher.health.stalls > stallsBefore, "the stall was detected");
   assert.deepEqual(named(events, "ADDED"), ["before", "after"], "nothing lost, nothing twice");
   assert.equal(watching.counters.count({ verb: "list" }), 1, "resumed, not relisted");
+  assert.equal(answered.metadata.name, namespace, "a request after the stall");
 });
 
 /** Writes a kubeconfig like the shared one but pointing at the proxy. */

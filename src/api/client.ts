@@ -103,6 +103,15 @@ interface Answer {
   readonly status: number;
   /** The body, if read already (then the response's own body is consumed). */
   readonly text?: string;
+  /** A stream's client, to replace if the stream stalls (see `ApiClient.stalled()`). */
+  readonly via?: Via;
+}
+
+/** The client a stream was opened with, and whose it is. */
+interface Via {
+  readonly transport: Transport;
+  readonly client: Deno.HttpClient;
+  readonly credentials: Credentials;
 }
 
 /** Talks to one API server with the credentials from a vault; counts what it sends. */
@@ -116,6 +125,8 @@ export class ApiClient implements Disposable {
   readonly #transports = new Transports();
   readonly #unsubscribe: () => void;
   #last: Credentials | undefined;
+  /** The open streams' clients. */
+  readonly #streams = new WeakMap<Response, Via>();
   #connectionProblem: ConnectionProblem | null = null;
   readonly #tlsReports: FailureReports = new FailureReports({ logger, interval: () => TLS_REPORT_INTERVAL });
 
@@ -155,12 +166,26 @@ export class ApiClient implements Disposable {
    * Sends a request whose body is read as a stream (a watch), in one attempt: the caller owns the
    * retry policy. The connect timeout covers the time until the headers arrive.
    *
-   * Streams go over HTTP/1.1, one connection each: a stalled stream, once aborted, takes its
-   * connection with it, and its resumption opens a new one instead of queueing behind a dead
-   * HTTP/2 connection shared with every other request.
+   * Streams share the HTTP/2 connection of the requests; a stream that stalls is reported with
+   * {@linkcode ApiClient.stalled}, so that its resumption and the requests after it do not queue
+   * behind a connection that stopped answering.
    */
   async open(options: RequestOptions): Promise<Response> {
-    return (await this.#send(options, false, null, true)).response;
+    const { response, via } = await this.#send(options, false, null, true);
+    if (via) this.#streams.set(response, via);
+    return response;
+  }
+
+  /**
+   * A stream from {@linkcode ApiClient.open} got nothing for longer than it may: its connection
+   * is closed to new requests, which go over a new one (the stream itself is the caller's to abort).
+   *
+   * @param response the stalled stream's response.
+   * @param why what was awaited, for the log line.
+   */
+  stalled(response: Response, why: string): void {
+    const via = this.#streams.get(response);
+    if (via) this.#transports.suspect(via.transport, via.client, via.credentials, why);
   }
 
   /**
@@ -348,15 +373,12 @@ export class ApiClient implements Disposable {
       deadline.clear();
       if (follow) caller!.removeEventListener("abort", follow);
     };
+    let client: Deno.HttpClient | undefined;
     try {
-      const response = await fetch(url, {
-        method,
-        headers,
-        body,
-        client: await this.#transports.client(transport, credentials, streaming),
-        signal: controller.signal,
-      });
+      client = await this.#transports.client(transport, credentials);
+      const response = await fetch(url, { method, headers, body, client, signal: controller.signal });
       deadline.connected();
+      if (streaming) return { response, status: response.status, via: { transport, client, credentials } };
       if (totalTimeout === null) return { response, status: response.status };
       // The total timeout also covers reading the body; it is cleared once the body is consumed.
       // The text travels beside the response rather than in a new `Response` around it: that
@@ -365,7 +387,9 @@ export class ApiClient implements Disposable {
       return { response, status: response.status, text };
     } catch (error) {
       release();
-      throw deadline.expired ?? error;
+      if (!deadline.expired || !client) throw deadline.expired ?? error;
+      this.#transports.suspect(transport, client, credentials, deadline.expired.message);
+      throw deadline.expired;
     }
   }
 }

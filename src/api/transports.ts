@@ -1,8 +1,9 @@
 /**
- * The HTTP clients that requests go through, one set per credentials: a pooled HTTP/2 client for
- * requests, an HTTP/1.1 client for streams, and — where the kubeconfig turns TLS verification off
- * and Deno cannot do that per client — a bridge that does the TLS itself. Clients of credentials
- * that left the vault close once no request is being sent with them.
+ * The HTTP clients that requests go through, one per credentials: a pooled HTTP/2 client for
+ * requests and streams alike, and — where the kubeconfig turns TLS verification off and Deno cannot
+ * do that per client — a bridge that does the TLS itself. A client whose connection stopped
+ * answering is replaced; clients of credentials that left the vault close once no request is
+ * being sent with them.
  *
  * @module
  */
@@ -13,10 +14,9 @@ import { InsecureBridge } from "./insecure_bridge.ts";
 
 const logger = getLogger(["kopf", "api"]);
 
-/** The HTTP clients of one set of credentials, and how many requests are between sending and the headers. */
+/** The HTTP client of one set of credentials, and how many requests are between sending and the headers. */
 export interface Transport {
   http?: Deno.HttpClient;
-  streams?: Deno.HttpClient;
   /** Without TLS verification: the bridge that requests go through (see `insecure_bridge.ts`). */
   bridge?: Promise<InsecureBridge>;
   pending: number;
@@ -55,28 +55,49 @@ export class Transports {
     return transport;
   }
 
-  /** The transport's client for requests or, over HTTP/1.1, for streams: see `ApiClient.open()`. */
-  async client(transport: Transport, credentials: Credentials, streaming: boolean): Promise<Deno.HttpClient> {
-    const key = streaming ? "streams" : "http";
-    const existing = transport[key];
+  /**
+   * The transport's client, made on first use. Streams share it with requests: a watch's events and
+   * the answers to the writes they cause then come over one HTTP/2 connection, often in one read
+   * (fewer wake-ups per object: see docs/performance.md).
+   */
+  async client(transport: Transport, credentials: Credentials): Promise<Deno.HttpClient> {
+    const existing = transport.http;
     if (existing) return existing;
-    const options: Deno.CreateHttpClientOptions = streaming ? { http2: false } : {};
     const tls = credentials.tls;
     let client: Deno.HttpClient;
     if (transport.bridge) {
       // The bridge speaks plain HTTP/1.1 on its socket and does the TLS itself.
       const bridge = await transport.bridge;
-      client = transport[key] ??
+      client = transport.http ??
         Deno.createHttpClient({ proxy: { transport: "unix", path: bridge.path }, http2: false });
     } else {
+      const options: Deno.CreateHttpClientOptions = {};
       if (tls.caCerts?.length) options.caCerts = tls.caCerts;
       if (tls.proxyUrl) options.proxy = { url: tls.proxyUrl };
       client = tls.cert && tls.key
         ? Deno.createHttpClient({ ...options, cert: tls.cert, key: tls.key })
         : Deno.createHttpClient(options);
     }
-    transport[key] = client;
+    transport.http = client;
     return client;
+  }
+
+  /**
+   * A request or stream sent with `client` got no answer in time (a timeout, a stalled stream): its
+   * connection may be dead while still open, and every request would queue behind it. If `client`
+   * is still the transport's, it is closed and the next request makes a new one (a new
+   * connection); responses under way keep the old connection until they end or time out. A
+   * client already replaced is left alone, so that the many requests a dead connection fails at
+   * once replace it once.
+   */
+  suspect(transport: Transport, client: Deno.HttpClient, credentials: Credentials, why: string): void {
+    if (transport.http !== client) return;
+    transport.http = undefined;
+    client.close();
+    logger.info("The connection to {server} stopped answering ({why}): the next requests open a new one.", {
+      server: credentials.server,
+      why,
+    });
   }
 
   /** One request is done with the transport: a dropped transport closes after its last one. */
@@ -157,8 +178,6 @@ function bridged(credentials: Credentials): boolean {
 function closeTransport(transport: Transport): void {
   transport.http?.close();
   transport.http = undefined;
-  transport.streams?.close();
-  transport.streams = undefined;
   transport.bridge?.then((bridge) => bridge.close(), () => {});
   transport.bridge = undefined;
 }

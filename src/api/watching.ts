@@ -294,7 +294,11 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         const line = await lines.next();
         // A line read after the end of the attempt belongs to the old scope: it must not move the resume point.
         if (line === "aborted" || line === null || attempt.aborted) return "ended";
-        if (line === "timeout") return "stalled";
+        if (line === "timeout") {
+          const { seconds, why } = this.#silenceBound();
+          this.#client.stalled(response, `no event or bookmark for ${seconds} s (${why})`);
+          return "stalled";
+        }
         const outcome = this.#receive(line);
         if (outcome === "gone") return "gone";
         if (outcome) yield outcome;

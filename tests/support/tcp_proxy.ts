@@ -12,6 +12,7 @@ export class TcpProxy implements AsyncDisposable {
   readonly #connections = new Set<{ frozen: boolean; close: () => void }>();
   readonly #accepting: Promise<void>;
   #silent = false;
+  #accepted = 0;
 
   /** Starts forwarding to `127.0.0.1:<target>`. */
   constructor(target: number) {
@@ -23,6 +24,11 @@ export class TcpProxy implements AsyncDisposable {
   /** The port the proxy listens on. */
   get port(): number {
     return this.#listener.addr.port;
+  }
+
+  /** Connections accepted so far, open or not. */
+  get accepted(): number {
+    return this.#accepted;
   }
 
   /** Connections accepted so far and still open. */
@@ -55,6 +61,7 @@ export class TcpProxy implements AsyncDisposable {
       } catch {
         return;
       }
+      this.#accepted++;
       let outbound: Deno.TcpConn;
       try {
         outbound = await Deno.connect({ hostname: "127.0.0.1", port: this.#target });
