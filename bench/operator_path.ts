@@ -11,7 +11,7 @@
  * `before` (another checkout, `--before DIR`). Per round and contestant (interleaved): a fresh
  * namespace, the process started and its watch open, 2 s of rest, then `--objects` objects added
  * at once; measured from then until every object has its result in the status: the process's CPU
- * per object (and how much of it its main thread spent), objects/s, and the writes per object.
+ * per object (and how much of it its main thread spent, and how often that thread woke up), objects/s, and the writes per object.
  *
  * With `--latency MS`, each write's response comes that much later (after its watch event), as from a
  * busy API server: what waiting writes cost a contestant shows. With `--rate N`, the objects come at
@@ -27,7 +27,7 @@
 import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { type ContestantName, contestants } from "./compare_contestants.ts";
-import { cpuSeconds, median, threadCpuSeconds } from "./process_stats.ts";
+import { cpuSeconds, mainThreadWakeups, median, threadCpuSeconds } from "./process_stats.ts";
 import { ScriptedApi } from "./scripted_api.ts";
 
 const { values } = parseArgs({
@@ -68,6 +68,8 @@ interface Measured {
   cpu: number;
   main: number;
   others: number;
+  /** The main thread's wake-ups (voluntary context switches) per object. */
+  wakeups: number;
   rate: number;
   writes: number;
 }
@@ -84,17 +86,20 @@ for (let round = 1; round <= rounds; round++) {
       const writesBefore = api.writes;
       const cpuBefore = await cpuSeconds(started.pid);
       const threadsBefore = await threadCpuSeconds(started.pid);
+      const wakeupsBefore = await mainThreadWakeups(started.pid);
       const begun = performance.now();
       await addObjects();
       await started.guard(withTimeout(api.untilDone(objects), 600, "every object handled"), "the objects");
       const seconds = (performance.now() - begun) / 1000;
       const cpu = await cpuSeconds(started.pid) - cpuBefore;
       const threads = await threadCpuSeconds(started.pid);
+      const wakeups = await mainThreadWakeups(started.pid) - wakeupsBefore;
       const perObject = (cpuTime: number) => cpuTime * 1000 / objects;
       const result = {
         cpu: perObject(cpu),
         main: perObject(threads.main - threadsBefore.main),
         others: perObject(threads.others - threadsBefore.others),
+        wakeups: wakeups / objects,
         rate: objects / seconds,
         writes: (api.writes - writesBefore) / objects,
       };
@@ -114,6 +119,7 @@ const rows: [string, (m: Measured) => number, number][] = [
   ["CPU per object, ms", (m) => m.cpu, 3],
   ["… of the main thread", (m) => m.main, 3],
   ["… of the other threads", (m) => m.others, 3],
+  ["wake-ups of the main thread per object", (m) => m.wakeups, 2],
   ["writes per object", (m) => m.writes, 2],
 ];
 const ratios = [["ours", "raw2"], ["lean", "raw"], ["ours", "before"]].filter(([a, b]) =>

@@ -71,6 +71,17 @@ export async function threadCpuSeconds(pid: number): Promise<{ main: number; oth
   return { main, others };
 }
 
+/**
+ * How often a process's main thread has blocked and woken up so far (its voluntary context
+ * switches): for an event loop, about one per wake-up.
+ */
+export async function mainThreadWakeups(pid: number): Promise<number> {
+  const status = await Deno.readTextFile(`/proc/${pid}/task/${pid}/status`);
+  const match = status.match(/^voluntary_ctxt_switches:\s+(\d+)/m);
+  if (!match) throw new Error(`No voluntary_ctxt_switches in /proc/${pid}/task/${pid}/status.`);
+  return Number(match[1]);
+}
+
 async function statCpu(file: string): Promise<number> {
   // The fields after the command name, which is in parentheses and may contain spaces.
   const fields = (await Deno.readTextFile(file)).split(") ")[1].split(" ");
