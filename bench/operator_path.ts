@@ -11,15 +11,17 @@
  * `before` (another checkout, `--before DIR`). Per round and contestant (interleaved): a fresh
  * namespace, the process started and its watch open, 2 s of rest, then `--objects` objects added
  * at once; measured from then until every object has its result in the status: the process's CPU
- * per object (and how much of it its main thread spent, and how often that thread woke up), objects/s, and the writes per object.
+ * per object (and how much of it its main thread spent, and how often that thread woke up), objects/s,
+ * and the writes per object.
  *
  * With `--latency MS`, each write's response comes that much later (after its watch event), as from a
  * busy API server: what waiting writes cost a contestant shows. With `--rate N`, the objects come at
  * N per second instead of at once (every contestant then works at the same pace, as on a LocalCluster,
  * where kube-apiserver sets it: the CPU per object of a process that idles between objects is higher).
+ * With `--threads`, also the CPU per object by thread name (V8's helpers, the runtime's pools).
  *
  * Usage: `deno run -A bench/operator_path.ts [--objects 2000] [--rounds 3] [--only ours,lean,raw,raw2]
- * [--latency 0] [--rate N] [--before DIR]`
+ * [--latency 0] [--rate N] [--before DIR] [--threads]`
  *
  * @module
  */
@@ -27,7 +29,7 @@
 import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { type ContestantName, contestants } from "./compare_contestants.ts";
-import { cpuSeconds, mainThreadWakeups, median, threadCpuSeconds } from "./process_stats.ts";
+import { cpuSeconds, mainThreadWakeups, median, threadCpuByName, threadCpuSeconds } from "./process_stats.ts";
 import { ScriptedApi } from "./scripted_api.ts";
 
 const { values } = parseArgs({
@@ -38,6 +40,7 @@ const { values } = parseArgs({
     before: { type: "string" },
     latency: { type: "string", default: "0" },
     rate: { type: "string" },
+    threads: { type: "boolean", default: false },
   },
 });
 const objects = Number(values.objects);
@@ -74,6 +77,7 @@ interface Measured {
   writes: number;
 }
 const measured = new Map<ContestantName, Measured[]>(names.map((name) => [name, []]));
+const threadSums = new Map<ContestantName, Map<string, number>>();
 
 for (let round = 1; round <= rounds; round++) {
   const order = names.map((_, index) => names[(index + round - 1) % names.length]);
@@ -87,6 +91,7 @@ for (let round = 1; round <= rounds; round++) {
       const cpuBefore = await cpuSeconds(started.pid);
       const threadsBefore = await threadCpuSeconds(started.pid);
       const wakeupsBefore = await mainThreadWakeups(started.pid);
+      const byNameBefore = values.threads ? await threadCpuByName(started.pid) : undefined;
       const begun = performance.now();
       await addObjects();
       await started.guard(withTimeout(api.untilDone(objects), 600, "every object handled"), "the objects");
@@ -94,6 +99,7 @@ for (let round = 1; round <= rounds; round++) {
       const cpu = await cpuSeconds(started.pid) - cpuBefore;
       const threads = await threadCpuSeconds(started.pid);
       const wakeups = await mainThreadWakeups(started.pid) - wakeupsBefore;
+      if (byNameBefore) addThreads(name, byNameBefore, await threadCpuByName(started.pid));
       const perObject = (cpuTime: number) => cpuTime * 1000 / objects;
       const result = {
         cpu: perObject(cpu),
@@ -138,6 +144,29 @@ for (const [label, pick, digits] of rows) {
   const cells = names.map((name) => value(name).toFixed(digits));
   const shares = ratios.map(([a, b]) => (value(a) / value(b)).toFixed(2));
   console.log(`| ${label} | ${cells.join(" | ")} | ${shares.join(" | ")} |`);
+}
+
+if (values.threads) printThreads();
+
+/** CPU seconds by thread name, per contestant, summed over the rounds. */
+function addThreads(name: ContestantName, before: Map<string, number>, after: Map<string, number>): void {
+  const sums = threadSums.get(name) ?? new Map<string, number>();
+  threadSums.set(name, sums);
+  for (const [thread, seconds] of after) {
+    sums.set(thread, (sums.get(thread) ?? 0) + seconds - (before.get(thread) ?? 0));
+  }
+}
+
+/** With `--threads`: CPU per object by thread name, the mean over the rounds. */
+function printThreads(): void {
+  const threadNames = [...new Set([...threadSums.values()].flatMap((sums) => [...sums.keys()]))].sort();
+  console.log(`\nCPU per object by thread name, ms (means of ${rounds} round(s)):\n`);
+  console.log(`| thread | ${names.join(" | ")} |`);
+  console.log(`|---|${names.map(() => "--:|").join("")}`);
+  for (const thread of threadNames) {
+    const cells = names.map((name) => ((threadSums.get(name)?.get(thread) ?? 0) * 1000 / objects / rounds).toFixed(3));
+    console.log(`| ${thread} | ${cells.join(" | ")} |`);
+  }
 }
 
 /** Adds the objects: all at once, or with `--rate`, so many per second (in ticks of 20 ms). */

@@ -72,6 +72,25 @@ export async function threadCpuSeconds(pid: number): Promise<{ main: number; oth
 }
 
 /**
+ * The CPU time (s) of a process's threads so far, summed by thread name (`/proc/PID/task/TID/comm`:
+ * V8's helpers, the runtime's pools); the main thread is `main`. Threads that have ended count nowhere.
+ */
+export async function threadCpuByName(pid: number): Promise<Map<string, number>> {
+  const byName = new Map<string, number>();
+  for await (const entry of Deno.readDir(`/proc/${pid}/task`)) {
+    const folder = `/proc/${pid}/task/${entry.name}`;
+    try {
+      const seconds = await statCpu(`${folder}/stat`);
+      const name = entry.name === String(pid) ? "main" : (await Deno.readTextFile(`${folder}/comm`)).trim();
+      byName.set(name, (byName.get(name) ?? 0) + seconds);
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  return byName;
+}
+
+/**
  * How often a process's main thread has blocked and woken up so far (its voluntary context
  * switches): for an event loop, about one per wake-up.
  */
