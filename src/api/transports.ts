@@ -58,7 +58,7 @@ export class Transports {
   /**
    * The transport's client, made on first use. Streams share it with requests: a watch's events and
    * the answers to the writes they cause then come over one HTTP/2 connection, often in one read
-   * (fewer wake-ups per object: see docs/performance.md).
+   * (less CPU per object: see docs/performance.md).
    */
   async client(transport: Transport, credentials: Credentials): Promise<Deno.HttpClient> {
     const existing = transport.http;
