@@ -236,7 +236,7 @@ Deno.test("networking.connectTimeout on a connection that stopped answering: the
   const { credentials } = await testCluster();
   await using proxy = new TcpProxy(Number(new URL(credentials.server).port));
   const networking = new NetworkingSettings();
-  networking.connectTimeout = 1;
+  networking.connectTimeout = 2; // far above a loopback answer, even on a busy machine
   networking.errorBackoffs = [0.1];
   using client = new ApiClient({ ...credentials, server: `https://127.0.0.1:${proxy.port}` }, { networking });
   await client.request({ path: "/api/v1/namespaces/default" });
