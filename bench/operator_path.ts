@@ -29,7 +29,7 @@
 import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { type ContestantName, contestants } from "./compare_contestants.ts";
-import { cpuSeconds, mainThreadWakeups, median, threadCpuByName, threadCpuSeconds } from "./process_stats.ts";
+import { cpuSeconds, mainAndOthers, mainThreadWakeups, median, threadCpuByName } from "./process_stats.ts";
 import { ScriptedApi } from "./scripted_api.ts";
 
 const { values } = parseArgs({
@@ -89,17 +89,18 @@ for (let round = 1; round <= rounds; round++) {
       await new Promise((resolve) => setTimeout(resolve, 2000));
       const writesBefore = api.writes;
       const cpuBefore = await cpuSeconds(started.pid);
-      const threadsBefore = await threadCpuSeconds(started.pid);
+      const byNameBefore = await threadCpuByName(started.pid);
       const wakeupsBefore = await mainThreadWakeups(started.pid);
-      const byNameBefore = values.threads ? await threadCpuByName(started.pid) : undefined;
       const begun = performance.now();
       await addObjects();
       await started.guard(withTimeout(api.untilDone(objects), 600, "every object handled"), "the objects");
       const seconds = (performance.now() - begun) / 1000;
       const cpu = await cpuSeconds(started.pid) - cpuBefore;
-      const threads = await threadCpuSeconds(started.pid);
+      const byName = await threadCpuByName(started.pid);
       const wakeups = await mainThreadWakeups(started.pid) - wakeupsBefore;
-      if (byNameBefore) addThreads(name, byNameBefore, await threadCpuByName(started.pid));
+      if (values.threads) addThreads(name, byNameBefore, byName);
+      const threads = mainAndOthers(byName);
+      const threadsBefore = mainAndOthers(byNameBefore);
       const perObject = (cpuTime: number) => cpuTime * 1000 / objects;
       const result = {
         cpu: perObject(cpu),

@@ -57,18 +57,13 @@ export function cpuSeconds(pid: number): Promise<number> {
 }
 
 /**
- * The CPU time (s) of a process's main thread so far, and of its other threads (V8's helpers, the
- * runtime's) together; threads that have ended count in neither.
+ * The CPU time (s) of a process's main thread, and of its other threads (V8's helpers, the
+ * runtime's) together, from a reading of {@linkcode threadCpuByName}.
  */
-export async function threadCpuSeconds(pid: number): Promise<{ main: number; others: number }> {
-  let main = 0;
+export function mainAndOthers(byName: Map<string, number>): { main: number; others: number } {
   let others = 0;
-  for await (const entry of Deno.readDir(`/proc/${pid}/task`)) {
-    const seconds = await statCpu(`/proc/${pid}/task/${entry.name}/stat`).catch(() => 0);
-    if (entry.name === String(pid)) main += seconds;
-    else others += seconds;
-  }
-  return { main, others };
+  for (const [name, seconds] of byName) if (name !== "main") others += seconds;
+  return { main: byName.get("main") ?? 0, others };
 }
 
 /**

@@ -190,8 +190,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         let delay = this.#settings.reconnectBackoff;
         if (outcome === "stalled") {
           this.health.stalls++;
-          const { seconds, why } = this.#silenceBound();
-          delay = this.#failure(new Error(`no event or bookmark for ${seconds} s (${why})`));
+          delay = this.#failure(new Error(this.#silence()));
         } else if (Date.now() - started < this.#quickEnd()) {
           // A server or proxy that ends streams at once would make this a busy loop: a failure too.
           delay = this.#failure(new Error("the server ended the watch request at once"));
@@ -295,8 +294,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         // A line read after the end of the attempt belongs to the old scope: it must not move the resume point.
         if (line === "aborted" || line === null || attempt.aborted) return "ended";
         if (line === "timeout") {
-          const { seconds, why } = this.#silenceBound();
-          this.#client.stalled(response, `no event or bookmark for ${seconds} s (${why})`);
+          this.#client.stalled(response, this.#silence());
           return "stalled";
         }
         const outcome = this.#receive(line);
@@ -379,6 +377,12 @@ export class Watcher implements AsyncIterable<WatchEvent> {
       properties: { name: this.#name, problem: described, diagnosis: tls?.message, delay: Math.round(delay * 10) / 10 },
     }, fresh);
     return delay;
+  }
+
+  /** What a stalled watch request went without, and for how long. */
+  #silence(): string {
+    const { seconds, why } = this.#silenceBound();
+    return `no event or bookmark for ${seconds} s (${why})`;
   }
 
   /** How long a watch request may stay silent before it counts as stalled, and which setting says so. */
