@@ -68,6 +68,8 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
   const root = fileURLToPath(setup.root);
   const fixture = (mode: Mode, extension: string) => `bench/fixtures/compare_${mode}.${extension}`;
   const kubeconfig = { KUBECONFIG: setup.cluster.kubeconfig };
+  // As the image of `kopf init` runs Deno: without its look-up of a newer release at the start.
+  const quietDeno = { DENO_NO_UPDATE_CHECK: "1" };
   const denoFlags = setup.denoFlags ?? [];
   // With `KOPF_BENCH_CPU_PROF=DIR`, every Deno contestant writes a V8 CPU profile into DIR/<name>
   // when it stops (bench/cpu_profile.ts sums them by function).
@@ -102,6 +104,7 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
         join(root, fixture(mode, "ts")),
       ], {
         ...kubeconfig,
+        ...quietDeno,
         ...probed(name),
         KOPF_BENCH_STORAGE: name === "lean" ? "lean" : "default",
         ...(name === "before" ? beforeEnv : {}),
@@ -155,6 +158,7 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
           RAW_TOKEN: setup.cluster.token,
           RAW_CA_FILE: setup.caFile,
           RAW_NAMESPACE: namespace,
+          ...quietDeno,
           ...probed(name),
         });
       },

@@ -67,11 +67,15 @@ Deno.test("kopf init without --kopf imports @kopf/kopf and @kopf/cli from JSR", 
   const config = JSON.parse(projectFiles("jsr:@kopf/kopf@^0.1.0")["deno.json"]);
   assert.equal(config.imports["@kopf/kopf"], "jsr:@kopf/kopf@^0.1.0");
   assert.equal(config.imports["@kopf/cli"], "jsr:@kopf/cli@^0.1.0");
-  assert.match(config.tasks.run, /^deno run -A .* jsr:@kopf\/cli@\^0\.1\.0 run -A handlers\.ts$/);
+  assert.match(
+    config.tasks.run,
+    /^deno install --quiet && deno run -A .* jsr:@kopf\/cli@\^0\.1\.0 run -A handlers\.ts$/,
+  );
+  assert.equal(config.nodeModulesDir, "manual");
   assert.deepEqual(Object.keys(config.tasks), ["run", "test", "check", "crd", "build", "rbac", "deployment"]);
   assert.equal(
     config.tasks.crd,
-    "deno run -A jsr:@kopf/cli@^0.1.0 generate crd types.ts --kind KopfExample --group kopf.dev --short-name kex " +
+    "deno install --quiet && deno run -A jsr:@kopf/cli@^0.1.0 generate crd types.ts --kind KopfExample --group kopf.dev --short-name kex " +
       "-o crd.yaml",
   );
   assert.match(config.tasks.check, / && deno task crd --check$/);

@@ -261,7 +261,8 @@ export function compareVersionPriority(a: string, b: string): number {
   };
   const [x, y] = [rank(a), rank(b)];
   for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return (x[i] as number) - (y[i] as number);
-  return x[3].localeCompare(y[3]);
+  // Byte order, as Kubernetes compares them (Go strings), whatever the locale.
+  return x[3] < y[3] ? -1 : x[3] > y[3] ? 1 : 0;
 }
 
 function names(resources: Iterable<Resource>): string {
