@@ -122,8 +122,10 @@ for (let round = 1; round <= rounds; round++) {
       say(`${size} pre-created objects`);
       await preCreatedObjects(contestant.name, size, (mode, namespace) => contestant.start(mode, namespace, log()));
     }
-    say(`${lifecycle} objects created, changed and deleted`);
-    await lifecycleOfObjects(contestant.name, (mode, namespace) => contestant.start(mode, namespace, log()));
+    if (lifecycle > 0) {
+      say(`${lifecycle} objects created, changed and deleted`);
+      await lifecycleOfObjects(contestant.name, (mode, namespace) => contestant.start(mode, namespace, log()));
+    }
   }
 }
 results.print({ throughputSizes, memorySizes, burst, lifecycle, idleSeconds, restartAt, rounds });
