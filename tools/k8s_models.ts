@@ -18,7 +18,7 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
-/** Where client-node's generated models are (with `"nodeModulesDir": "auto"`). */
+/** Where client-node's generated models are (the `node_modules` folder that `deno install` sets up). */
 export const MODELS_DIR = `${ROOT}node_modules/@kubernetes/client-node/dist/gen/models`;
 
 /** The generated file. */
