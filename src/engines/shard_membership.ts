@@ -15,7 +15,8 @@
  *   when they saw that renewal, which is later); a timer holds it to that even when nothing else
  *   happens;
  * - a member that finds nobody handling anything (a group forming) waits a moment for the others
- *   started with it before its first claim;
+ *   started with it before its first claim: until none has joined for half a second, two seconds
+ *   at most;
  * - a member that dies holds its ranges until its Lease has not changed for its duration, as this
  *   member observes it (by its own clock, so clock skew between nodes does not matter).
  *
@@ -89,6 +90,14 @@ const RENEW_DEADLINE = 0.8;
  */
 const FORMING = 2;
 
+/**
+ * How long (s) a forming group's member waits after the last member it saw join (itself at first)
+ * before it claims, within {@linkcode FORMING}: replicas started together join within a fraction
+ * of a second of each other, and waiting the whole of `FORMING` delayed every new group's first
+ * handler by it.
+ */
+const SETTLING = 0.5;
+
 /** One member of a shard group: see the module's description. */
 export class ShardMembership {
   readonly #options: ShardMembershipOptions;
@@ -106,6 +115,8 @@ export class ShardMembership {
   #listed = Promise.withResolvers<void>();
   /** Until when (local clock, ms) a forming group's member only watches who else joins. */
   #formingUntil = 0;
+  /** The latest end of the forming wait (local clock, ms), however many members join. */
+  #formingEnds = 0;
 
   private constructor(options: ShardMembershipOptions) {
     this.#options = options;
@@ -127,8 +138,12 @@ export class ShardMembership {
     const now = Date.now();
     const working = [...member.#peers.values()].some((peer) => alive(peer, now) && peer.ranges.length);
     const forming = working ? 0 : Math.min(FORMING, options.leaseDuration / 5);
-    member.#formingUntil = now + forming * 1000;
-    await sleep(forming, member.#stop.signal);
+    member.#formingEnds = now + forming * 1000;
+    member.#formingUntil = Math.min(member.#formingEnds, now + SETTLING * 1000);
+    // Each member that joins meanwhile moves the end (#observe), never past #formingEnds.
+    while (Date.now() < member.#formingUntil) {
+      if (await sleep((member.#formingUntil - Date.now()) / 1000, member.#stop.signal)) break;
+    }
     member.#evaluate();
     await member.#evaluation;
     return member;
@@ -206,8 +221,15 @@ export class ShardMembership {
   #observe(lease: Lease): Peer | undefined {
     const name = lease.metadata.name ?? "";
     if (name === this.#lease) return undefined;
-    const peer = peerOf(lease, this.#peers.get(name), this.#options.leaseDuration);
+    const previous = this.#peers.get(name);
+    const peer = peerOf(lease, previous, this.#options.leaseDuration);
     this.#peers.set(name, peer);
+    const now = Date.now();
+    if (now < this.#formingUntil && this.#formingUntil !== Infinity && alive(peer, now)) {
+      if (!previous || !alive(previous, now)) {
+        this.#formingUntil = Math.min(this.#formingEnds, now + SETTLING * 1000);
+      }
+    }
     return peer;
   }
 

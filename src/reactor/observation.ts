@@ -48,9 +48,18 @@ export const CRDS: Resource = {
 };
 
 /**
+ * A label selector that no object matches (a label both absent and present): the permission to
+ * watch does not depend on it, and a probe with it gets no objects back.
+ */
+const NOTHING = "!kopf.dev/probe,kopf.dev/probe";
+
+/**
  * Opens and closes one watch request to learn whether watching is permitted: the watcher never
  * gives up on errors, but a 403 must end an observation with a warning instead. Resolves with
- * `false` on 403, `true` otherwise (other failures are the watcher's to retry).
+ * `false` on 403, `true` otherwise (other failures are the watcher's to retry). The request
+ * selects nothing: a watch without a resourceVersion starts with every existing object, which the
+ * API server would otherwise encode and send only for the probe to drop (all CRDs, schemas
+ * included, at every start).
  */
 async function mayWatch(
   client: ApiClient,
@@ -61,7 +70,7 @@ async function mayWatch(
   try {
     const response = await client.open({
       path: resourcePath(resource),
-      query: { watch: "true", allowWatchBookmarks: "true", timeoutSeconds: 1, resourceVersion },
+      query: { watch: "true", labelSelector: NOTHING, timeoutSeconds: 1, resourceVersion },
       verb: "watch",
       resource: resource.plural,
       signal,
@@ -196,8 +205,8 @@ export async function observeNamespaces(
  * (403), a warning says that changes will not be noticed, and it ends.
  *
  * It does not list: the first watch request (without a resourceVersion) delivers the existing
- * CRDs, and later requests resume from where it stopped. Before it, one short watch request
- * checks the permission (as for namespaces).
+ * CRDs, and later requests resume from where it stopped. Before it, one short watch request that
+ * selects nothing checks the permission (as for namespaces).
  */
 export async function observeCrds(
   options: ObserverOptions & { onChange: (type: "ADDED" | "MODIFIED" | "DELETED", crd: KubernetesObject) => void },
