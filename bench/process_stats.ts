@@ -39,6 +39,11 @@ export function rss(pid: number): Promise<number> {
   return statusBytes(pid, "VmRSS");
 }
 
+/** The resident memory of a process that no file backs (its heaps, stacks and buffers), in bytes. */
+export function anonymousRss(pid: number): Promise<number> {
+  return statusBytes(pid, "RssAnon");
+}
+
 /** The most resident memory a process has had since it started (its high-water mark), in bytes. */
 export function peakRss(pid: number): Promise<number> {
   return statusBytes(pid, "VmHWM");

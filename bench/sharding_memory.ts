@@ -10,7 +10,7 @@
  */
 
 import { Tracker } from "./compare_tracker.ts";
-import { median, mib, rss } from "./process_stats.ts";
+import { anonymousRss, median, mib, rss } from "./process_stats.ts";
 import type { ReceivedBytes } from "./counting_proxy.ts";
 import type { Replica } from "./sharded_replica.ts";
 import {
@@ -43,6 +43,8 @@ interface Variant {
   readonly objects: number;
   readonly group?: string;
   readonly serverSide?: "never";
+  /** Whether its objects are deleted once handled, before its memory is read (the warm baselines). */
+  readonly forget?: boolean;
   /** The label of the warm variant whose memory is this one's baseline. */
   readonly baseline: string;
 }
@@ -53,6 +55,8 @@ interface Outcome {
   readonly shares: string;
   readonly resultsLost: number;
   readonly rss: readonly number[];
+  /** The part of each replica's RSS that no file backs (not the runtime's code). */
+  readonly anonymous: readonly number[];
   /** Each replica's V8 heap in use after a full collection, read after the RSS samples. */
   readonly heap: readonly number[];
   /** How much of each replica's live heap is compiled code. */
@@ -60,17 +64,29 @@ interface Outcome {
   readonly received: readonly ReceivedBytes[];
 }
 
-/** Objects a baseline replica handles: enough to load and compile what handling needs, too few to count. */
-const WARM_OBJECTS = 30;
-const WARM = `warm (${WARM_OBJECTS} objects), unsharded`;
-const WARM_SHARDED = `warm (${WARM_OBJECTS} objects), sharded (group of 1)`;
+/**
+ * Objects a baseline replica handles and then sees deleted: enough for V8 to load and optimise
+ * what handling needs (its optimising compilers' own code and buffers: 2–3 MiB of the deno binary
+ * and of malloc that 30 objects left untouched, the same for any count above), while the objects
+ * themselves are forgotten, so that what the baseline holds is the replica's fixed part only.
+ */
+const WARM_OBJECTS = 1000;
+const WARM = `warm (${WARM_OBJECTS} objects handled, then deleted), unsharded`;
+const WARM_SHARDED = `warm (${WARM_OBJECTS} objects handled, then deleted), sharded (group of 1)`;
 
 /** Runs the warm replicas, the two sharded groups and the unsharded replica; one row each. */
 export async function memory(bench: Bench, options: MemoryOptions, say: (text: string) => void): Promise<Table> {
   const { objects, replicas } = options;
   const variants: Variant[] = [
-    { label: WARM, replicas: 1, objects: WARM_OBJECTS, baseline: WARM },
-    { label: WARM_SHARDED, replicas: 1, objects: WARM_OBJECTS, group: "warm", baseline: WARM_SHARDED },
+    { label: WARM, replicas: 1, objects: WARM_OBJECTS, forget: true, baseline: WARM },
+    {
+      label: WARM_SHARDED,
+      replicas: 1,
+      objects: WARM_OBJECTS,
+      group: "warm",
+      forget: true,
+      baseline: WARM_SHARDED,
+    },
     { label: "sharded, server-side", replicas, objects, group: "server", baseline: WARM_SHARDED },
     {
       label: "sharded, client-side",
@@ -93,6 +109,7 @@ export async function memory(bench: Bench, options: MemoryOptions, say: (text: s
   const mean = (values: readonly number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
   const unsharded = outcomes.get("unsharded")!;
   const unshardedAbove = mean(unsharded.rss) - mean(outcomes.get(WARM)!.rss);
+  const unshardedAnonymous = mean(unsharded.anonymous) - mean(outcomes.get(WARM)!.anonymous);
   const unshardedLive = mean(unsharded.heap) - mean(outcomes.get(WARM)!.heap);
   /** The live heap without the compiled code: what the replica holds as data. */
   const data = (outcome: Outcome) => mean(outcome.heap) - mean(outcome.code);
@@ -107,6 +124,8 @@ export async function memory(bench: Bench, options: MemoryOptions, say: (text: s
       "RSS MiB (each)",
       "above warm MiB (mean)",
       "above warm vs unsharded",
+      "anonymous MiB (each)",
+      "anonymous above warm vs unsharded",
       "live heap MiB (each)",
       "live above warm vs unsharded",
       "of which code MiB (each)",
@@ -117,6 +136,7 @@ export async function memory(bench: Bench, options: MemoryOptions, say: (text: s
     ],
     rows: [...outcomes.values()].map((outcome) => {
       const above = mean(outcome.rss) - mean(outcomes.get(outcome.variant.baseline)!.rss);
+      const anonymous = mean(outcome.anonymous) - mean(outcomes.get(outcome.variant.baseline)!.anonymous);
       const live = mean(outcome.heap) - mean(outcomes.get(outcome.variant.baseline)!.heap);
       const liveData = data(outcome) - data(outcomes.get(outcome.variant.baseline)!);
       const baseline = outcome.variant.baseline === outcome.variant.label;
@@ -128,6 +148,8 @@ export async function memory(bench: Bench, options: MemoryOptions, say: (text: s
         outcome.rss.map(mib).join(" / "),
         baseline ? "–" : mib(above),
         baseline ? "–" : `${(above / unshardedAbove * 100).toFixed(0)}%`,
+        outcome.anonymous.map(mib).join(" / "),
+        baseline ? "–" : `${(anonymous / unshardedAnonymous * 100).toFixed(0)}%`,
         outcome.heap.map(mib).join(" / "),
         baseline ? "–" : `${(live / unshardedLive * 100).toFixed(0)}%`,
         outcome.code.map(mib).join(" / "),
@@ -139,7 +161,8 @@ export async function memory(bench: Bench, options: MemoryOptions, say: (text: s
     }),
     notes: [
       `RSS: the median of ${options.settle} samples (one a second) after every object was handled and its result ` +
-      "written. Above warm: the mean RSS minus that of the warm replica of the same kind. Live heap: V8's heap in use right after a full collection (a preloaded " +
+      "written (the warm replicas: after their objects were deleted). Above warm: the mean RSS minus that of the warm replica of the same kind. Anonymous: the RSS that " +
+      "no file backs (without the pages of the deno binary's code that the replica has run). Live heap: V8's heap in use right after a full collection (a preloaded " +
       "probe, bench/fixtures/memory_probe.ts), read after the samples: what the replica holds, whatever the peak " +
       "its heap grew to; live data: without the compiled code (V8's code spaces), which grows with the code " +
       "paths run, not with the objects. Received: the response bodies the API server sent the replica through an " +
@@ -167,16 +190,21 @@ async function run(bench: Bench, variant: Variant, settle: number): Promise<Outc
       await guard(tracker.until(isHandled, variant.objects), replicas);
       await guard(resultsSettled(tracker, variant.objects), replicas);
     }
-    const rssSamples = await guard(sample(replicas, settle), replicas);
+    const handled = await handledBy(client, namespace);
+    if (variant.forget) {
+      await deleteObjects(client, namespace);
+      await guard(tracker.untilEmpty(), replicas);
+    }
+    const samples = await guard(sample(replicas, settle), replicas);
     const heaps = await guard(Promise.all(replicas.map((replica) => replica.liveHeap())), replicas);
     const report = await replicas[0].sharding();
-    const handled = await handledBy(client, namespace);
     return {
       variant,
       serverSide: report ? (report.serverSide ? "yes" : "no") : "–",
       shares: variant.objects ? replicas.map((replica) => handled.byReplica.get(replica.id) ?? 0).join(" / ") : "–",
       resultsLost: handled.resultsLost,
-      rss: rssSamples,
+      rss: samples.rss,
+      anonymous: samples.anonymous,
       heap: heaps.map((heap) => heap.used),
       code: heaps.map((heap) => heap.code),
       received: replicas.map((replica) => ({ ...replica.proxy!.received })),
@@ -192,12 +220,19 @@ function streamed(bytes: ReceivedBytes): number {
   return bytes.list + bytes.watch;
 }
 
-/** Each replica's median RSS over `settle` seconds, one sample a second. */
-async function sample(replicas: readonly Replica[], settle: number): Promise<number[]> {
-  const samples = replicas.map(() => [] as number[]);
+/** Each replica's median RSS and anonymous RSS over `settle` seconds, one sample a second. */
+async function sample(
+  replicas: readonly Replica[],
+  settle: number,
+): Promise<{ rss: number[]; anonymous: number[] }> {
+  const resident = replicas.map(() => [] as number[]);
+  const anonymous = replicas.map(() => [] as number[]);
   for (let second = 0; second < settle; second++) {
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    for (const [index, replica] of replicas.entries()) samples[index].push(await rss(replica.pid));
+    for (const [index, replica] of replicas.entries()) {
+      resident[index].push(await rss(replica.pid));
+      anonymous[index].push(await anonymousRss(replica.pid));
+    }
   }
-  return samples.map(median);
+  return { rss: resident.map(median), anonymous: anonymous.map(median) };
 }
