@@ -2,11 +2,14 @@
  * The idle collection in `kopf run` against a real API server (the process started as users start
  * it, without `--expose-gc`): no collection before any work, a collection after a burst of objects
  * once the queues are quiet, none more while idle, more after new work — counted by
- * `kopf_idle_collections_total`, which grows only when V8's collector has actually run.
+ * `kopf_idle_collections_total`, which grows only when V8's collector has actually run. In a shard
+ * group that filters client-side, the other member's events alone lead to a collection too.
  */
 
 import assert from "node:assert/strict";
-import { createExample, freshNamespace, settle, testCluster, waitForStatus } from "./support/cluster.ts";
+import type { KubernetesObject } from "../src/model/body.ts";
+import { resourcePath } from "../src/api/paths.ts";
+import { createExample, freshNamespace, KOPFEXAMPLES, settle, testCluster, waitForStatus } from "./support/cluster.ts";
 import { freePort } from "./support/environment.ts";
 import { eventually } from "./support/eventually.ts";
 import { parseExposition, total } from "./support/exposition_parser.ts";
@@ -56,4 +59,68 @@ Deno.test("kopf run collects garbage once after each burst, when the queues are 
   await settle(DELAY * 3);
   assert.equal(await collections(url), afterWork, `nothing more while idle again\n${operator.output}`);
   assert.ok(!operator.lines.some((line) => line.includes("Idle garbage collection is off")), operator.output);
+});
+
+Deno.test("a shard member that filters client-side collects after a burst of the other member's events alone", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "idle-gc-shards");
+  const members = await Promise.all(["a", "b"].map(async (id) => {
+    const url = `http://127.0.0.1:${freePort()}/metrics`;
+    const process = await KopfProcess.start(
+      namespace,
+      ["--shard-group", "gc", "--shard-id", id, "--metrics", url, "tests/fixtures/idle_collection_handlers.ts"],
+      { KOPF_TEST_IDLE_COLLECTION: String(DELAY), KOPF_TEST_REPLICA: id },
+    );
+    return { id, url, process };
+  }));
+  try {
+    const [a] = members;
+    for (const member of members) {
+      await eventually(`${member.id} sees both members`, async () => {
+        const response = await fetch(member.url).catch(() => undefined);
+        return response && /^kopf_shard_members\{group="gc"\} 2$/m.test(await response.text()) || undefined;
+      });
+    }
+    // The test cluster's API server does not filter by shard (the feature gate is off): each member receives all.
+    const names = Array.from({ length: 400 }, (_, i) => `o-${i}`);
+    for (let i = 0; i < names.length; i += 40) {
+      await Promise.all(names.slice(i, i + 40).map((name) => createExample(client, namespace, name)));
+    }
+    const others = await eventually("every object handled", async () => {
+      const list = await client.request<{ items: KubernetesObject[] }>({
+        path: resourcePath(KOPFEXAMPLES, { namespace }),
+      });
+      const by = list.items.map((item) => (item.status as { created?: { replica?: string } })?.created?.replica);
+      if (by.length !== names.length || !by.every(Boolean)) return undefined;
+      return list.items.filter((_, i) => by[i] === "b").map((item) => item.metadata.name!);
+    }, { seconds: 120 });
+    assert.ok(others.length >= 100, `b handled ${others.length} of ${names.length}`);
+    await eventually("a collection in a after the burst", async () => await collections(a.url) >= 1 || undefined);
+    await settle(DELAY * 1.5);
+    const before = await collections(a.url);
+
+    // Only b's objects change: a turns every event away before its queues (more than the thousand that a collection
+    // needs), so its queues never get work.
+    const rounds = Math.ceil(1100 / others.length);
+    for (let round = 0; round < rounds; round++) {
+      for (let i = 0; i < others.length; i += 40) {
+        await Promise.all(
+          others.slice(i, i + 40).map((name) =>
+            client.request({
+              method: "PATCH",
+              path: resourcePath(KOPFEXAMPLES, { namespace, name }),
+              contentType: "application/merge-patch+json",
+              body: { spec: { round } },
+            })
+          ),
+        );
+      }
+    }
+    await eventually(
+      "a collection in a after the other member's events",
+      async () => await collections(a.url) > before || undefined,
+    );
+  } finally {
+    await Promise.all(members.map((member) => member.process[Symbol.asyncDispose]()));
+  }
 });

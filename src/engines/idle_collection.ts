@@ -6,7 +6,9 @@
  * idle process, allocating nearly nothing, may not run for hours: its resident memory stays at the
  * burst's peak (measured: 190 MiB for a live heap of 15 MiB). So once every queue of every stream
  * has been empty for a while, the process collects once; then nothing until new work has come and
- * gone, so that an idle operator stays asleep and a busy one is never interrupted.
+ * gone, so that an idle operator stays asleep and a busy one is never interrupted. Events turned away
+ * before any queue (other shard members' objects, when the API server does not filter) count as
+ * work too once there are many of them: they are parsed, and leave garbage, without a queue.
  *
  * @module
  */
@@ -18,6 +20,13 @@ import { type GarbageCollector, obtainGarbageCollector } from "../utils/garbage_
 import type { QueueActivity } from "./queueing.ts";
 
 const logger = getLogger(["kopf", "operator"]);
+
+/**
+ * Events turned away since the last collection that are worth one (a few MiB of parsed objects):
+ * fewer, such as the other members' occasional writes in a steady state, leave too little garbage
+ * for a full collection each.
+ */
+const PASSED_WORTH_COLLECTING = 1000;
 
 /** Calls `callback` after `seconds`; returns what cancels it. */
 export type Schedule = (callback: () => void, seconds: number) => () => void;
@@ -54,6 +63,10 @@ export class IdleCollection implements QueueActivity, Disposable {
   /** Counts the starts of work, so that a collection whose collector was loading sees work that came and went. */
   #epoch = 0;
   #cancel: (() => void) | undefined;
+  /** Events turned away since the last collection. */
+  #passed = 0;
+  /** Whether an event was turned away since the quiet period began. */
+  #stirred = false;
   /** The collector once obtained; `null` once obtaining it has failed (never tried again). */
   #collector: Promise<GarbageCollector | null> | undefined;
   #disposed = false;
@@ -83,8 +96,19 @@ export class IdleCollection implements QueueActivity, Disposable {
   idle(): void {
     this.#busy--;
     if (this.#busy > 0 || this.#disposed) return;
-    const epoch = this.#epoch;
-    this.#cancel = this.#schedule(() => void this.#collect(epoch), this.#delay);
+    this.#quiet(false);
+  }
+
+  /**
+   * An event was turned away before any queue: once enough have been since the last collection, one
+   * follows when they stop coming for the quiet period (a collection after the queues' work does not
+   * wait for them: in a busy group, the others' events may never stop).
+   */
+  passed(): void {
+    this.#passed++;
+    this.#stirred = true;
+    if (this.#passed < PASSED_WORTH_COLLECTING || this.#busy > 0 || this.#cancel || this.#disposed) return;
+    this.#quiet(true);
   }
 
   /** Stops: a collection pending is not run. */
@@ -94,8 +118,21 @@ export class IdleCollection implements QueueActivity, Disposable {
     this.#cancel = undefined;
   }
 
+  /**
+   * Begins a quiet period, the collection at its end; a `patient` one begins again instead while
+   * events are being turned away.
+   */
+  #quiet(patient: boolean): void {
+    this.#stirred = false;
+    const epoch = this.#epoch;
+    this.#cancel = this.#schedule(() => {
+      this.#cancel = undefined;
+      if (patient && this.#stirred) this.#quiet(true);
+      else void this.#collect(epoch);
+    }, this.#delay);
+  }
+
   async #collect(epoch: number): Promise<void> {
-    this.#cancel = undefined;
     this.#collector ??= this.#obtain().catch((error) => {
       logger.info(
         "Idle garbage collection is off: {error}. Memory grown during bursts is returned only when V8 collects " +
@@ -108,6 +145,7 @@ export class IdleCollection implements QueueActivity, Disposable {
     // Work that began while the collector loaded is done or still going: its own quiet period follows.
     if (gc === null || this.#disposed || epoch !== this.#epoch) return;
     const started = performance.now();
+    this.#passed = 0;
     gc();
     kopfMetrics.idleCollections.inc([]);
     logger.debug("Collected garbage after {delay} s of quiet in {ms} ms.", {

@@ -52,6 +52,34 @@ Deno.test("a burst is followed by one collection once quiet; staying idle adds n
   assert.equal(collections(), 2, "new work, one more");
 });
 
+Deno.test("events turned away: a collection once a thousand have passed and stopped; fewer add none", async () => {
+  const { collection, clock, collections } = counted();
+  for (let i = 0; i < 999; i++) collection.passed();
+  assert.equal(clock.pending(), 0, "a few events of other members: nothing to collect");
+  collection.passed();
+  assert.equal(clock.pending(), 1, "a thousand: the quiet period begins");
+  collection.passed();
+  await clock.elapse();
+  assert.equal(collections(), 0, "events still came during the quiet period: it begins again");
+  assert.equal(clock.pending(), 1);
+  await clock.elapse();
+  assert.equal(collections(), 1, "quiet at last: one collection");
+  for (let i = 0; i < 999; i++) collection.passed();
+  await clock.elapse();
+  assert.equal(collections(), 1, "counted afresh after the collection");
+});
+
+Deno.test("a collection after the queues' work does not wait for events turned away", async () => {
+  const { collection, clock, collections } = counted();
+  collection.busy();
+  collection.idle();
+  for (let i = 0; i < 2000; i++) collection.passed();
+  assert.equal(clock.pending(), 1, "one quiet period, the queues'");
+  await clock.elapse();
+  assert.equal(collections(), 1, "the others' events may never stop in a busy group");
+  assert.equal(clock.pending(), 0);
+});
+
 Deno.test("work that comes during the quiet period postpones the collection until after it", async () => {
   const { collection, clock, collections } = counted();
   collection.busy();

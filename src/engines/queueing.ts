@@ -42,6 +42,11 @@ export interface QueueActivity {
   busy(): void;
   /** The queues had work and now have none. */
   idle(): void;
+  /**
+   * An event was received and turned away before any queue (another shard member's object): work
+   * that leaves garbage without making the queues busy. The queues never call it; their streams do.
+   */
+  passed?(): void;
 }
 
 /** A set of FIFO queues keyed by object, each drained by its own sequential worker. */

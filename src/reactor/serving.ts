@@ -141,7 +141,7 @@ class ResourceStream implements StreamHandle {
       labelSelector,
       shardSelector: this.#unsharded ? undefined : this.#shard?.selector,
       // Other replicas' objects cost nothing here, whether the server filters or not.
-      accepts: this.#unsharded ? undefined : this.#shard?.owns,
+      accepts: this.#unsharded || !this.#shard ? undefined : this.#accepting(this.#shard.owns),
       confirmDeletions: true,
       settings: settings.watching,
       signal,
@@ -218,6 +218,21 @@ class ResourceStream implements StreamHandle {
   }
 
   /**
+   * The shard's test of ownership, telling the idle collection of each object turned away: when the
+   * server does not filter, the other members' writes arrive here too, and their events' garbage
+   * needs its collection as much as the queues' work does.
+   */
+  #accepting(owns: (uid: string) => boolean): (uid: string) => boolean {
+    const passed = this.#deps.activity?.passed?.bind(this.#deps.activity);
+    if (!passed) return owns;
+    return (uid) => {
+      if (owns(uid)) return true;
+      passed();
+      return false;
+    };
+  }
+
+  /**
    * Takes the scope's current ranges: the objects no longer this replica's stop being handled
    * (their daemons and timers stop for the cause, their work not yet started is dropped, the cycle
    * in progress gets `settings.batching.exitTimeout`) and leave the sharded indexes; the watch goes
@@ -239,7 +254,7 @@ class ResourceStream implements StreamHandle {
         this.#unsharded
           // Objects gained were seen (for the unsharded indexes), not handled: the listing delivers them again.
           ? { relist: gained, revisit: (uid) => after.owns(uid) && !before.owns(uid) }
-          : { shardSelector: after.selector, accepts: after.owns, relist: gained },
+          : { shardSelector: after.selector, accepts: this.#accepting(after.owns), relist: gained },
       ),
     );
     const lost = new Set(
