@@ -3,7 +3,7 @@
  * process, optionally talking to the API server through a {@linkcode CountingProxy} of its own (so
  * the bytes it receives are its own), with a liveness endpoint that shows its part of the shard
  * group, and its output read line by line: where its objects' daemons run, and its last words if
- * it fails.
+ * it fails. Its metrics endpoint tells how many idle collections it ran.
  *
  * @module
  */
@@ -73,6 +73,8 @@ export class Replica implements AsyncDisposable {
     /** Its proxy, with the bytes it received; `undefined` unless counted. */
     readonly proxy: CountingProxy | undefined,
     readonly liveness: string,
+    /** Its Prometheus endpoint (`kopf run --metrics`). */
+    readonly metrics: string,
     readonly kubeconfig: string,
     options: ReplicaOptions,
   ) {
@@ -86,7 +88,7 @@ export class Replica implements AsyncDisposable {
       args: [
         ...["run", "-A", ...probing, "cli/main.ts", "run", "--standalone", "-q", "-n", options.namespace],
         ...sharding,
-        ...["--liveness", liveness, "bench/fixtures/sharded_work.ts"],
+        ...["--liveness", liveness, "--metrics", metrics, "bench/fixtures/sharded_work.ts"],
       ],
       cwd: ROOT,
       env: { KUBECONFIG: kubeconfig, NO_COLOR: "1", KOPF_BENCH_REPLICA: options.id, ...probeEnv, ...options.env },
@@ -106,14 +108,15 @@ export class Replica implements AsyncDisposable {
   static async start(options: ReplicaOptions): Promise<Replica> {
     const { cluster } = options;
     const liveness = `http://127.0.0.1:${freePort()}/healthz`;
-    if (!options.count) return new Replica(options.id, undefined, liveness, cluster.kubeconfig, options);
+    const metrics = `http://127.0.0.1:${freePort()}/metrics`;
+    if (!options.count) return new Replica(options.id, undefined, liveness, metrics, cluster.kubeconfig, options);
     const proxy = await CountingProxy.start(cluster.server, cluster.caCert, "kopfexamples");
     const kubeconfig = await Deno.makeTempFile({ prefix: "kopf-bench-sharding-", suffix: ".kubeconfig" });
     await Deno.writeTextFile(
       kubeconfig,
       renderKubeconfig({ server: proxy.url, caCert: proxy.caCert, token: cluster.token }),
     );
-    return new Replica(options.id, proxy, liveness, kubeconfig, options);
+    return new Replica(options.id, proxy, liveness, metrics, kubeconfig, options);
   }
 
   get pid(): number {
@@ -136,6 +139,17 @@ export class Replica implements AsyncDisposable {
       const response = await fetch(this.liveness);
       const body = await response.json();
       return body["kopf.sharding"];
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** How many idle collections it has run (`kopf_idle_collections_total`); `undefined` while it does not answer. */
+  async idleCollections(): Promise<number | undefined> {
+    try {
+      const text = await (await fetch(this.metrics)).text();
+      const line = text.split("\n").find((line) => line.startsWith("kopf_idle_collections_total"));
+      return line === undefined ? 0 : Number(line.split(" ").at(-1));
     } catch {
       return undefined;
     }

@@ -61,6 +61,10 @@ interface Outcome {
   readonly heap: readonly number[];
   /** How much of each replica's live heap is compiled code. */
   readonly code: readonly number[];
+  /** Seconds from the objects settled to each replica's idle collection; `undefined`: none within the wait. */
+  readonly collected: readonly (number | undefined)[];
+  /** Each replica's RSS once its objects were deleted and it collected again (not for the warm baselines). */
+  readonly forgotten?: readonly number[];
   readonly received: readonly ReceivedBytes[];
 }
 
@@ -71,6 +75,10 @@ interface Outcome {
  * themselves are forgotten, so that what the baseline holds is the replica's fixed part only.
  */
 const WARM_OBJECTS = 1000;
+/** Seconds the bench waits for a replica's idle collection after its objects settled or were deleted. */
+const COLLECTION_WAIT = 60;
+/** RSS samples (one a second) of a replica whose objects were deleted. */
+const FORGOTTEN_SAMPLES = 5;
 const WARM = `warm (${WARM_OBJECTS} objects handled, then deleted), unsharded`;
 const WARM_SHARDED = `warm (${WARM_OBJECTS} objects handled, then deleted), sharded (group of 1)`;
 
@@ -114,6 +122,9 @@ export async function memory(bench: Bench, options: MemoryOptions, say: (text: s
   /** The live heap without the compiled code: what the replica holds as data. */
   const data = (outcome: Outcome) => mean(outcome.heap) - mean(outcome.code);
   const unshardedData = data(unsharded) - data(outcomes.get(WARM)!);
+  /** What deleting its objects gave back: the memory the replica held for them. */
+  const held = (outcome: Outcome) => outcome.forgotten && mean(outcome.rss) - mean(outcome.forgotten);
+  const unshardedHeld = held(unsharded)!;
   return {
     title: `Memory and bandwidth: ${objects} small objects, groups of ${replicas}`,
     headers: [
@@ -121,6 +132,7 @@ export async function memory(bench: Bench, options: MemoryOptions, say: (text: s
       "server filters",
       "objects handled (each)",
       "results lost",
+      "idle collection, s after settled (each)",
       "RSS MiB (each)",
       "above warm MiB (mean)",
       "above warm vs unsharded",
@@ -130,6 +142,9 @@ export async function memory(bench: Bench, options: MemoryOptions, say: (text: s
       "live above warm vs unsharded",
       "of which code MiB (each)",
       "live data above warm vs unsharded",
+      "RSS once its objects were deleted MiB (each)",
+      "held for the objects MiB (mean)",
+      "held vs unsharded",
       "lists+watches received MiB (each)",
       "vs unsharded",
       "all received MiB (each)",
@@ -145,6 +160,7 @@ export async function memory(bench: Bench, options: MemoryOptions, say: (text: s
         outcome.serverSide,
         outcome.shares,
         String(outcome.resultsLost),
+        outcome.collected.map((seconds) => seconds === undefined ? "none" : seconds.toFixed(1)).join(" / "),
         outcome.rss.map(mib).join(" / "),
         baseline ? "–" : mib(above),
         baseline ? "–" : `${(above / unshardedAbove * 100).toFixed(0)}%`,
@@ -154,21 +170,29 @@ export async function memory(bench: Bench, options: MemoryOptions, say: (text: s
         baseline ? "–" : `${(live / unshardedLive * 100).toFixed(0)}%`,
         outcome.code.map(mib).join(" / "),
         baseline ? "–" : `${(liveData / unshardedData * 100).toFixed(0)}%`,
+        outcome.forgotten?.map(mib).join(" / ") ?? "–",
+        outcome.forgotten ? mib(held(outcome)!) : "–",
+        outcome.forgotten ? `${(held(outcome)! / unshardedHeld * 100).toFixed(0)}%` : "–",
         outcome.received.map((bytes) => mib(streamed(bytes))).join(" / "),
         `${(mean(outcome.received.map(streamed)) / mean(unsharded.received.map(streamed)) * 100).toFixed(0)}%`,
         outcome.received.map((bytes) => mib(streamed(bytes) + bytes.other)).join(" / "),
       ];
     }),
     notes: [
-      `RSS: the median of ${options.settle} samples (one a second) after every object was handled and its result ` +
-      "written (the warm replicas: after their objects were deleted). Above warm: the mean RSS minus that of the warm replica of the same kind. Anonymous: the RSS that " +
+      `RSS: the median of ${options.settle} samples (one a second), begun once every object was handled and its ` +
+      "result written (the warm replicas: their objects then deleted) and the replica had run its idle collection " +
+      `after that (idle collection: how long after; none: not within ${COLLECTION_WAIT} s, sampled then). ` +
+      "Above warm: the mean RSS minus that of the warm replica of the same kind. Anonymous: the RSS that " +
       "no file backs (without the pages of the deno binary's code that the replica has run). Live heap: V8's heap in use right after a full collection (a preloaded " +
       "probe, bench/fixtures/memory_probe.ts), read after the samples: what the replica holds, whatever the peak " +
       "its heap grew to; live data: without the compiled code (V8's code spaces), which grows with the code " +
       "paths run, not with the objects. Received: the response bodies the API server sent the replica through an " +
       "HTTPS proxy of its own, from its spawn to the last sample: the lists and watches of kopfexamples (every " +
       "re-list when the ranges changed included), and all (plus the answers to its patches, its Lease renewals, " +
-      "discovery). Shares of a group of N ideally 1/N each.",
+      "discovery). Shares of a group of N ideally 1/N each. Once its objects were deleted: the same replica after the " +
+      `deletions and its idle collection (the median of ${FORGOTTEN_SAMPLES} samples); held for the objects: its RSS ` +
+      "before minus after, which leaves out what a replica keeps whether it has objects or not (its runtime, the " +
+      "code its bursts compiled, allocator pages).",
       RESULTS_LOST,
     ],
   };
@@ -191,12 +215,24 @@ async function run(bench: Bench, variant: Variant, settle: number): Promise<Outc
       await guard(resultsSettled(tracker, variant.objects), replicas);
     }
     const handled = await handledBy(client, namespace);
+    let since = await collections(replicas);
     if (variant.forget) {
       await deleteObjects(client, namespace);
       await guard(tracker.untilEmpty(), replicas);
+      since = await collections(replicas);
     }
+    const collected = await guard(collectedAgain(replicas, since), replicas);
     const samples = await guard(sample(replicas, settle), replicas);
     const heaps = await guard(Promise.all(replicas.map((replica) => replica.liveHeap())), replicas);
+    const received = replicas.map((replica) => ({ ...replica.proxy!.received }));
+    let forgotten: number[] | undefined;
+    if (!variant.forget && variant.objects) {
+      const before = await collections(replicas);
+      await deleteObjects(client, namespace);
+      await guard(tracker.untilEmpty(), replicas);
+      await guard(collectedAgain(replicas, before), replicas);
+      forgotten = (await guard(sample(replicas, FORGOTTEN_SAMPLES), replicas)).rss;
+    }
     const report = await replicas[0].sharding();
     return {
       variant,
@@ -207,7 +243,9 @@ async function run(bench: Bench, variant: Variant, settle: number): Promise<Outc
       anonymous: samples.anonymous,
       heap: heaps.map((heap) => heap.used),
       code: heaps.map((heap) => heap.code),
-      received: replicas.map((replica) => ({ ...replica.proxy!.received })),
+      collected,
+      forgotten,
+      received,
     };
   } finally {
     await stopReplicas(replicas);
@@ -235,4 +273,31 @@ async function sample(
     }
   }
   return { rss: resident.map(median), anonymous: anonymous.map(median) };
+}
+
+/** How many idle collections each replica has run so far (a replica that does not answer counts as none). */
+async function collections(replicas: readonly Replica[]): Promise<number[]> {
+  return await Promise.all(replicas.map(async (replica) => await replica.idleCollections() ?? 0));
+}
+
+/**
+ * Waits until each replica has run an idle collection since `since` (its counts then), at most
+ * {@linkcode COLLECTION_WAIT} seconds: its memory is read once it has given back what the burst
+ * left, whenever that is (its stream may still be reading the last events when the bench sees them
+ * settled). Returns the seconds each waited; `undefined` for one that did not collect in time.
+ */
+async function collectedAgain(replicas: readonly Replica[], since: readonly number[]): Promise<(number | undefined)[]> {
+  const started = performance.now();
+  const waited: (number | undefined)[] = replicas.map(() => undefined);
+  while (performance.now() - started < COLLECTION_WAIT * 1000) {
+    const now = await collections(replicas);
+    for (const index of replicas.keys()) {
+      if (waited[index] === undefined && now[index] > since[index]) {
+        waited[index] = (performance.now() - started) / 1000;
+      }
+    }
+    if (waited.every((seconds) => seconds !== undefined)) break;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  return waited;
 }
