@@ -10,11 +10,9 @@
  * @module
  */
 
-// Not node:crypto, which loads Node's compatibility layer (~3 MiB for every operator) for a rare digest.
-import { sha256 } from "@noble/hashes/sha2.js";
-import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import type { JsonObject, KubernetesObject } from "../model/body.ts";
 import type { Patch } from "../model/patch.ts";
+import { sha256, toHex } from "../utils/digests.ts";
 import { dumpPythonJson } from "./python_json.ts";
 
 /** The API server's limit of all annotations of an object, keys and values together, in bytes. */
@@ -60,7 +58,7 @@ export function utf8Length(text: string): number {
 
 /** The digest that stands for an essence: `{ "kopf:essence-sha256": "<hex>" }`. */
 export function digestEssence(essence: JsonObject): JsonObject {
-  return { [DIGEST_KEY]: bytesToHex(sha256(utf8ToBytes(dumpPythonJson(essence)))) };
+  return { [DIGEST_KEY]: toHex(sha256(dumpPythonJson(essence))) };
 }
 
 /** Whether a stored diff-base is a digest rather than an essence. */

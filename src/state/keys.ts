@@ -8,10 +8,10 @@
  * @module
  */
 
-import { blake2b } from "@noble/hashes/blake2.js";
 import { getLogger } from "@logtape/logtape";
 import type { KubernetesObject } from "../model/body.ts";
 import type { Patch } from "../model/patch.ts";
+import { blake2b } from "../utils/digests.ts";
 
 const logger = getLogger(["kopf", "persistence"]);
 
@@ -42,7 +42,7 @@ export function safeKey(key: string): string {
  * ```
  */
 export function keySuffix(key: string): string {
-  const digest = blake2b(new TextEncoder().encode(key), { dkLen: 4 });
+  const digest = blake2b(key, 4);
   const base64 = btoa(String.fromCharCode(...digest)).replaceAll("+", "-").replaceAll("/", ".");
   return `-${base64}`.replace(/[=.-]+$/, "");
 }

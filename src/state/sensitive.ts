@@ -12,11 +12,9 @@
  * @module
  */
 
-// Not node:crypto, which loads Node's compatibility layer for every operator (see essence_digest.ts).
-import { sha256 } from "@noble/hashes/sha2.js";
-import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import type { Diff, DiffItem } from "../model/diff.ts";
 import type { Resource } from "../model/resource.ts";
+import { sha256, toHex } from "../utils/digests.ts";
 import { type FieldSpec, isMapping, parseField } from "./fields.ts";
 
 /** The fields of a Secret whose values are secret (`stringData` is write-only, but handlers may patch it). */
@@ -43,7 +41,7 @@ export function sensitiveFieldsOf(
 /** The masked form of a value: `sha256:` and the hex digest of the salt and the value. */
 export function maskValue(value: unknown, salt: string): string {
   const text = typeof value === "string" ? value : JSON.stringify(value);
-  return `sha256:${bytesToHex(sha256(utf8ToBytes(`${salt}\u0000${text}`)))}`;
+  return `sha256:${toHex(sha256(`${salt}\u0000${text}`))}`;
 }
 
 /**
