@@ -39,6 +39,8 @@ export interface IdleCollectionOptions {
   obtain?: () => Promise<GarbageCollector>;
   /** How the quiet period is timed; by default a timer that does not keep the process alive. */
   schedule?: Schedule;
+  /** The time in milliseconds, for the quiet period after the last event turned away; `performance.now` by default. */
+  now?: () => number;
 }
 
 /**
@@ -58,6 +60,7 @@ export class IdleCollection implements QueueActivity, Disposable {
   readonly #delay: number;
   readonly #obtain: () => Promise<GarbageCollector>;
   readonly #schedule: Schedule;
+  readonly #now: () => number;
   /** How many queues (of different streams) have work now. */
   #busy = 0;
   /** Counts the starts of work, so that a collection whose collector was loading sees work that came and went. */
@@ -67,6 +70,8 @@ export class IdleCollection implements QueueActivity, Disposable {
   #passed = 0;
   /** Whether an event was turned away since the quiet period began. */
   #stirred = false;
+  /** When the last event was turned away (`#now`, ms). */
+  #lastPassed = 0;
   /** The collector once obtained; `null` once obtaining it has failed (never tried again). */
   #collector: Promise<GarbageCollector | null> | undefined;
   #disposed = false;
@@ -82,6 +87,7 @@ export class IdleCollection implements QueueActivity, Disposable {
     this.#delay = delay;
     this.#obtain = options.obtain ?? obtainGarbageCollector;
     this.#schedule = options.schedule ?? unrefTimeout;
+    this.#now = options.now ?? (() => performance.now());
   }
 
   /** A set of queues got work: a collection pending is put off until all of them are idle again. */
@@ -107,6 +113,7 @@ export class IdleCollection implements QueueActivity, Disposable {
   passed(): void {
     this.#passed++;
     this.#stirred = true;
+    this.#lastPassed = this.#now();
     if (this.#passed < PASSED_WORTH_COLLECTING || this.#busy > 0 || this.#cancel || this.#disposed) return;
     this.#quiet(true);
   }
@@ -119,17 +126,21 @@ export class IdleCollection implements QueueActivity, Disposable {
   }
 
   /**
-   * Begins a quiet period, the collection at its end; a `patient` one begins again instead while
-   * events are being turned away.
+   * Begins a quiet period of `seconds`, the collection at its end; a `patient` one that saw events
+   * turned away meanwhile is extended to end the full delay after the last of them.
    */
-  #quiet(patient: boolean): void {
+  #quiet(patient: boolean, seconds: number = this.#delay): void {
     this.#stirred = false;
     const epoch = this.#epoch;
     this.#cancel = this.#schedule(() => {
       this.#cancel = undefined;
-      if (patient && this.#stirred) this.#quiet(true);
-      else void this.#collect(epoch);
-    }, this.#delay);
+      if (patient && this.#stirred) {
+        const since = (this.#now() - this.#lastPassed) / 1000;
+        this.#quiet(true, Math.min(this.#delay, Math.max(0, this.#delay - since)));
+      } else {
+        void this.#collect(epoch);
+      }
+    }, seconds);
   }
 
   async #collect(epoch: number): Promise<void> {

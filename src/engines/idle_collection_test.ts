@@ -69,6 +69,32 @@ Deno.test("events turned away: a collection once a thousand have passed and stop
   assert.equal(collections(), 1, "counted afresh after the collection");
 });
 
+Deno.test("events turned away: the collection comes the full delay after the last of them, not a whole period later", async () => {
+  let now = 0;
+  const requested: number[] = [];
+  const clock = manualClock();
+  let collections = 0;
+  const collection = new IdleCollection({
+    delay: 5,
+    obtain: () => Promise.resolve(() => void collections++),
+    schedule: (callback, seconds) => {
+      requested.push(seconds);
+      return clock.schedule(callback, seconds);
+    },
+    now: () => now,
+  });
+  for (let i = 0; i < 1000; i++) collection.passed();
+  now = 3000;
+  collection.passed();
+  now = 5000;
+  await clock.elapse();
+  assert.equal(collections, 0, "an event came 2 s ago: not yet");
+  assert.deepEqual(requested, [5, 3], "the rest of the delay after that event, not 5 s more");
+  now = 8000;
+  await clock.elapse();
+  assert.equal(collections, 1, "5 s after the last event");
+});
+
 Deno.test("a collection after the queues' work does not wait for events turned away", async () => {
   const { collection, clock, collections } = counted();
   collection.busy();
