@@ -1,7 +1,9 @@
 /**
  * Our operator side by side with Python Kopf, raw clients and controller-runtime, on one
  * LocalCluster, in interleaved rounds, printing one table of medians with the ratios of ours to
- * each peer (and the same for `lean`: ours with `settings.persistence.useLeanStorage()`).
+ * each peer (and the same for `lean`: ours with `settings.persistence.useLeanStorage()`). `bundle`
+ * (name it in `--only`) is ours as the image of `kopf init` runs it: the `kopf build` bundle of the
+ * fixture, made at the start of the run, with `deno run --no-config` in a folder of its own.
  *
  * The contestants do the same work: `bench/fixtures/compare_create.{ts,py}` (one create handler
  * returning a result, `status.done`) and `compare_lifecycle.{ts,py}` (create, update and delete
@@ -85,7 +87,7 @@ await Deno.mkdir(logs, { recursive: true });
 const PARALLEL_POSTS = Number(values.posts);
 const SETTLE_MS = 10_000;
 
-const known: readonly ContestantName[] = ["ours", "lean", "kopf", "raw", "raw2", "cr", "before"];
+const known: readonly ContestantName[] = ["ours", "lean", "bundle", "kopf", "raw", "raw2", "cr", "before"];
 let names = values.only.split(",") as ContestantName[];
 const unknown = names.filter((name) => !known.includes(name));
 if (unknown.length) {

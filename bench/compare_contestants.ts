@@ -1,6 +1,7 @@
 /**
  * The processes bench/compare.ts compares, started the same way: our CLI (with the default
- * storages, and as `lean` with `settings.persistence.useLeanStorage()`), Python Kopf, the raw
+ * storages, and as `lean` with `settings.persistence.useLeanStorage()`; as `bundle`, the
+ * `kopf build` bundle of the fixture, as the image of `kopf init` runs it), Python Kopf, the raw
  * client with one write per object (`raw`) and with Kopf's two (`raw2`), and a controller-runtime
  * reconciler (`cr`), each serving one namespace (or, but for the raw clients, all of them) with the
  * fixture of a mode, output to a log file.
@@ -8,12 +9,12 @@
  * @module
  */
 
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { LocalCluster } from "../testing.ts";
 
 /** Who is compared. */
-export type ContestantName = "ours" | "lean" | "kopf" | "raw" | "raw2" | "cr" | "before";
+export type ContestantName = "ours" | "lean" | "bundle" | "kopf" | "raw" | "raw2" | "cr" | "before";
 
 /** What the process handles: one create handler, or create, update and delete handlers. */
 export type Mode = "create" | "lifecycle";
@@ -113,6 +114,26 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
   return {
     ours: ours("ours"),
     lean: ours("lean"),
+    bundle: {
+      name: "bundle",
+      // The image of `kopf init`: the bundle alone, no configuration file, no node_modules beside it.
+      start: (mode, namespace, log) => {
+        const bundle = bundleOf(root, fixture(mode, "ts"));
+        return spawn(log, dirname(bundle), Deno.execPath(), [
+          "run",
+          "-A",
+          "--no-config",
+          ...denoFlags,
+          `--v8-flags=${Deno.env.get("KOPF_BENCH_V8_FLAGS") ?? "--max-semi-space-size=2"}`,
+          ...profiling("bundle"),
+          ...probe,
+          bundle,
+          "run",
+          "--standalone",
+          ...served(namespace),
+        ], { ...kubeconfig, ...quietDeno, ...probed("bundle"), KOPF_BENCH_STORAGE: "default" });
+      },
+    },
     before: ours("before", setup.before ?? root),
     kopf: {
       name: "kopf",
@@ -164,6 +185,30 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
       },
     };
   }
+}
+
+/** The `kopf build` bundles made so far, by fixture: one build per fixture and run of the bench. */
+const bundles = new Map<string, string>();
+
+/**
+ * The `kopf build` bundle of a fixture (built with this checkout's CLI into a temporary folder,
+ * removed when the bench exits); synchronous, since contestants start synchronously, and once.
+ */
+function bundleOf(root: string, fixture: string): string {
+  const known = bundles.get(fixture);
+  if (known) return known;
+  const folder = Deno.makeTempDirSync({ prefix: "kopf-bench-bundle-" });
+  globalThis.addEventListener("unload", () => Deno.removeSync(folder, { recursive: true }));
+  const bundle = join(folder, basename(fixture).replace(/\.ts$/, ".js"));
+  const { success, stderr } = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "cli/main.ts", "build", fixture, "-o", bundle],
+    cwd: root,
+    stdout: "null",
+    stderr: "piped",
+  }).outputSync();
+  if (!success) throw new Error(`kopf build ${fixture} failed:\n${new TextDecoder().decode(stderr)}`);
+  bundles.set(fixture, bundle);
+  return bundle;
 }
 
 /** The environment variables given as a JSON object in the variable `name` (none if it is not set). */

@@ -35,7 +35,8 @@ const perObject = (value: number) => value.toFixed(2);
 /**
  * The ratio columns, where both contestants are compared: each of our modes against Kopf, its own
  * limit (the raw client making the same writes: `raw2` for the default storages' two, `raw` for
- * lean's one) and controller-runtime; ours/raw as well, the distance to the least possible.
+ * lean's one) and controller-runtime; ours/raw as well, the distance to the least possible; the
+ * bundle (ours as the image of `kopf init` runs it) against Kopf and ours.
  */
 const RATIOS: readonly (readonly [ContestantName, ContestantName])[] = [
   ["ours", "kopf"],
@@ -45,6 +46,8 @@ const RATIOS: readonly (readonly [ContestantName, ContestantName])[] = [
   ["lean", "kopf"],
   ["lean", "raw"],
   ["lean", "cr"],
+  ["bundle", "kopf"],
+  ["bundle", "ours"],
 ];
 
 /** Samples by contestant and metric. */

@@ -46,7 +46,7 @@ const { values } = parseArgs({
   },
 });
 type Name = "bare" | ContestantName;
-const KNOWN: readonly Name[] = ["bare", "raw", "ours", "lean", "before", "kopf"];
+const KNOWN: readonly Name[] = ["bare", "raw", "ours", "lean", "bundle", "before", "kopf"];
 const rounds = Number(values.rounds);
 const settleMs = Number(values.settle) * 1000;
 const objects = Number(values.objects);
