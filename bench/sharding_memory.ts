@@ -3,8 +3,9 @@
  * replicas that the API server filters for, the same group filtering client-side, and one
  * unsharded replica; and each kind of replica warm over a few objects (the baseline: its code loaded
  * and compiled by handling some, which an idle replica never does). For each replica: its
- * resident memory once every object is handled and it has settled, and the bytes it received from
- * the API server (its lists and watches, through its own counting proxy).
+ * resident memory once every object is handled and it has run its idle collection, the bytes it
+ * received from the API server (its lists and watches, through its own counting proxy), and what
+ * it gives back when its objects are deleted.
  *
  * @module
  */
