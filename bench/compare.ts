@@ -1,9 +1,10 @@
 /**
  * Our operator side by side with Python Kopf, raw clients and controller-runtime, on one
  * LocalCluster, in interleaved rounds, printing one table of medians with the ratios of ours to
- * each peer (and the same for `lean`: ours with `settings.persistence.useLeanStorage()`). `bundle`
- * (name it in `--only`) is ours as the image of `kopf init` runs it: the `kopf build` bundle of the
- * fixture, made at the start of the run, with `deno run --no-config` in a folder of its own.
+ * each peer (and the same for `lean`: ours with `settings.persistence.useLeanStorage()`).
+ * `bundle` (name it in `--only`) is ours as the image of `kopf init` runs it: the
+ * `kopf build --minify` bundle of the fixture, made at the start of the run, with
+ * `deno run --no-config` in a folder of its own.
  *
  * The contestants do the same work: `bench/fixtures/compare_create.{ts,py}` (one create handler
  * returning a result, `status.done`) and `compare_lifecycle.{ts,py}` (create, update and delete

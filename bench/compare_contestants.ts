@@ -1,7 +1,7 @@
 /**
  * The processes bench/compare.ts compares, started the same way: our CLI (with the default
  * storages, and as `lean` with `settings.persistence.useLeanStorage()`; as `bundle`, the
- * `kopf build` bundle of the fixture, as the image of `kopf init` runs it), Python Kopf, the raw
+ * `kopf build --minify` bundle of the fixture, as the image of `kopf init` runs it), Python Kopf, the raw
  * client with one write per object (`raw`) and with Kopf's two (`raw2`), and a controller-runtime
  * reconciler (`cr`), each serving one namespace (or, but for the raw clients, all of them) with the
  * fixture of a mode, output to a log file.
@@ -191,8 +191,9 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
 const bundles = new Map<string, string>();
 
 /**
- * The `kopf build` bundle of a fixture (built with this checkout's CLI into a temporary folder,
- * removed when the bench exits); synchronous, since contestants start synchronously, and once.
+ * The `kopf build --minify` bundle of a fixture (as the project of `kopf init` builds its image;
+ * with this checkout's CLI, into a temporary folder removed when the bench exits); synchronous,
+ * since contestants start synchronously, and once.
  */
 function bundleOf(root: string, fixture: string): string {
   const known = bundles.get(fixture);
@@ -201,7 +202,7 @@ function bundleOf(root: string, fixture: string): string {
   globalThis.addEventListener("unload", () => Deno.removeSync(folder, { recursive: true }));
   const bundle = join(folder, basename(fixture).replace(/\.ts$/, ".js"));
   const { success, stderr } = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "cli/main.ts", "build", fixture, "-o", bundle],
+    args: ["run", "-A", "cli/main.ts", "build", fixture, "--minify", "-o", bundle],
     cwd: root,
     stdout: "null",
     stderr: "piped",

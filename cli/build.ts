@@ -1,5 +1,5 @@
 /**
- * `kopf build FILES… [-m SPEC]… -o OUT.js [--compile]`: one JavaScript file that runs the operator
+ * `kopf build FILES… [-m SPEC]… -o OUT.js [--minify] [--compile]`: one JavaScript file that runs the operator
  * with the handler files embedded (`deno run --allow-… OUT.js run -A`), made by `deno bundle` from an
  * entry module that imports the handler files and then the CLI, so the bundle holds one copy of
  * the library; `--compile` passes the bundle to `deno compile`.
@@ -27,6 +27,9 @@ Options:
   -m, --module SPEC  A module to embed after the files (repeatable): a path, a URL, or a name of
                      the import map.
   -o, --output FILE  The JavaScript file to write (required).
+      --minify       Minify it, keeping the names of functions and classes (handler ids come
+                     from them): half the size, ~3.5 MiB less memory when idle; stack traces
+                     then point into one long line.
       --compile      Also make an executable with 'deno compile' (next to OUT.js, without .js),
                      with the operator's minimal permissions; needs 'denort' (downloaded by Deno,
                      or DENORT_BIN).
@@ -45,6 +48,7 @@ export const OPERATOR_PERMISSIONS: readonly string[] = ["--allow-net", "--allow-
 const BUILD_OPTIONS: readonly OptionSpec[] = [
   { long: "module", short: "m", type: "string", multiple: true, env: false },
   { long: "output", short: "o", type: "string", env: false },
+  { long: "minify", type: "boolean", env: false },
   { long: "compile", type: "boolean", env: false },
 ];
 
@@ -91,7 +95,7 @@ export async function build(args: string[]): Promise<BuildResult | undefined> {
     specifiers.push(pathToFileURL(path).href);
   }
   for (const module of modules) specifiers.push(resolveSpecifier(module));
-  const result = await bundle(specifiers, resolve(output));
+  const result = await bundle(specifiers, resolve(output), { minify: parsed.values.minify === true });
   if (parsed.values.compile === true) result.executable = await compile(result.output);
   return result;
 }
@@ -103,8 +107,13 @@ export async function build(args: string[]): Promise<BuildResult | undefined> {
  *
  * @param specifiers The handler modules as URLs (or names of the import map).
  * @param output The bundle's absolute path.
+ * @param options `minify`: minified, with the names of functions and classes kept.
  */
-export async function bundle(specifiers: readonly string[], output: string): Promise<BuildResult> {
+export async function bundle(
+  specifiers: readonly string[],
+  output: string,
+  options: { minify?: boolean } = {},
+): Promise<BuildResult> {
   const folder = await Deno.makeTempDir({ prefix: "kopf-build-" });
   try {
     const entry = join(folder, "entry.ts");
@@ -116,12 +125,34 @@ export async function bundle(specifiers: readonly string[], output: string): Pro
     ];
     await Deno.writeTextFile(entry, lines.join("\n") + "\n");
     await Deno.mkdir(dirname(output), { recursive: true });
-    await deno(["bundle", "--quiet", "--platform", "deno", "-o", output, entry], "deno bundle");
+    // Handler ids default to the functions' names: minified, they must keep them.
+    const minify = options.minify ? ["--minify", "--keep-names"] : [];
+    await deno(["bundle", "--quiet", "--platform", "deno", ...minify, "-o", output, entry], "deno bundle");
   } finally {
     await Deno.remove(folder, { recursive: true });
   }
+  const text = await Deno.readTextFile(output);
+  const ascii = asciiSource(text);
+  if (ascii !== text) await Deno.writeTextFile(output, ascii);
   const { size } = await Deno.stat(output);
   return { output, size };
+}
+
+/**
+ * The bundle with every character outside ASCII written as a `\u` escape. V8 keeps a script's
+ * source as two bytes per character once it holds one character outside Latin-1: a handful of
+ * dashes in comments made the whole bundle (1.2 MB) take 2.4 MB of an idle operator's heap. Where
+ * such characters stand — comments, strings, templates, regular expressions — an escape means the
+ * same, except in the raw text of a tagged template (which a tag reads through a `raw` property): a
+ * bundle that reads a property of that name anywhere is left as it is. The line separators U+2028
+ * and U+2029 stay too: in a `//` comment they end the line, which an escape would not.
+ */
+export function asciiSource(text: string): string {
+  if (/[\w$)\]]\.raw\b/.test(text)) return text;
+  return text.replace(
+    /[\u0080-\u2027\u202a-\uffff]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 /**

@@ -117,7 +117,7 @@ export function projectFiles(source: string, checkout?: CheckoutConfig): Record<
       test: `${install}deno test -A`,
       check: `${install}deno fmt --check && deno lint && deno check . && deno task crd --check`,
       crd: `${install}deno run -A ${cli} generate crd types.ts ${CRD_ARGS.join(" ")} -o crd.yaml`,
-      build: `${install}deno run -A ${cli} build handlers.ts -o dist/operator.js`,
+      build: `${install}deno run -A ${cli} build handlers.ts --minify -o dist/operator.js`,
       rbac: `${install}deno run -A ${cli} generate rbac handlers.ts -A --name my-operator --crd crd.yaml`,
       deployment:
         `${install}deno run -A ${cli} generate deployment handlers.ts -A --name my-operator --image my-operator:latest --crd crd.yaml`,

@@ -13,10 +13,10 @@ import { runKopf } from "./support/kopf_process.ts";
 const ROOT = new URL("..", import.meta.url).pathname;
 
 /** Builds examples/01-minimal into a fresh folder outside the repository; returns the bundle's path. */
-async function buildMinimal(): Promise<string> {
+async function buildMinimal(...flags: string[]): Promise<string> {
   const folder = await Deno.makeTempDir({ prefix: "kopf-build-test-" });
   const output = join(folder, "operator.js");
-  const result = await runKopf(["build", "examples/01-minimal/example.ts", "-o", output]);
+  const result = await runKopf(["build", "examples/01-minimal/example.ts", ...flags, "-o", output]);
   assert.equal(result.code, 0, result.stderr);
   return output;
 }
@@ -76,6 +76,8 @@ Deno.test("kopf build: the bundle holds one copy of the library and runs from an
   const bundle = await buildMinimal();
   const text = await Deno.readTextFile(bundle);
   assert.equal(text.split('"default-registry"').length - 1, 1, "exactly one copy of the registry's module");
+  // One character outside Latin-1 would make V8 keep the whole bundle as two bytes per character.
+  assert.match(text, /^[^\u0080-\uffff]*$/, "the bundle is ASCII: its other characters are escaped");
   const script = await alone(bundle);
   const namespace = await freshNamespace(client, "build");
   const child = spawn(
@@ -87,6 +89,24 @@ Deno.test("kopf build: the bundle holds one copy of the library and runs from an
   const output = await handlesAnObject(child, namespace, "bundled-1");
   assert.match(output, /Handler 'createFn' succeeded\./);
   assert.doesNotMatch(output, /nothing to serve/i);
+});
+
+Deno.test("kopf build --minify: half the size or less, and the handlers keep their names (their ids)", async () => {
+  const { client, kubeconfig } = await testCluster();
+  const [plain, minified] = await Promise.all([buildMinimal(), buildMinimal("--minify")]);
+  const sizes = await Promise.all([plain, minified].map(async (file) => (await Deno.stat(file)).size));
+  assert.ok(sizes[1] * 2 <= sizes[0], `minified ${sizes[1]} bytes against ${sizes[0]}`);
+  assert.match(await Deno.readTextFile(minified), /^[^\u0080-\uffff]*$/, "ASCII, minified too");
+  const script = await alone(minified);
+  const namespace = await freshNamespace(client, "build-minified");
+  const child = spawn(
+    script,
+    ["--allow-net", "--allow-env", `--allow-read=${kubeconfig}`],
+    ["run", "-n", namespace, "--standalone"],
+    kubeconfig,
+  );
+  const output = await handlesAnObject(child, namespace, "minified-1");
+  assert.match(output, /Handler 'createFn' succeeded\./, "the id from the function's name, as from source");
 });
 
 Deno.test("kopf build: without one of the minimal permissions, the bundle stops at once and names the flag", async () => {

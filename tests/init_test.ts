@@ -100,6 +100,26 @@ Deno.test("kopf init: the project's deno task check fails while crd.yaml is olde
   assert.equal(fresh.code, 0, fresh.output);
 });
 
+Deno.test("kopf init: the project's deno task build writes the image's bundle, minified and in ASCII, and it runs", async () => {
+  const folder = join(await Deno.makeTempDir({ prefix: "kopf-init-" }), "my-operator");
+  const made = await runKopf(["init", folder, "--kopf", ROOT]);
+  assert.equal(made.code, 0, made.stderr);
+  const built = await task(folder, "build");
+  assert.equal(built.code, 0, built.output);
+  const bundle = join(folder, "dist", "operator.js");
+  const text = await Deno.readTextFile(bundle);
+  assert.match(text, /^[^\u0080-\uffff]*$/, "ASCII: one other character would double its size in V8's heap");
+  assert.ok(text.split("\n").length < 1000, `minified: ${text.split("\n").length} lines`);
+  const help = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-env", "--allow-read", bundle, "run", "--help"],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(help.code, 0, new TextDecoder().decode(help.stderr));
+  assert.match(new TextDecoder().decode(help.stdout), /Usage: kopf run/);
+});
+
 Deno.test("kopf init: deploy/operator.yaml is what the project's deno task deployment computes, and the API server accepts it", async () => {
   const { client, kubeconfig } = await testCluster();
   const folder = join(await Deno.makeTempDir({ prefix: "kopf-init-" }), "my-operator");
