@@ -84,6 +84,11 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
   // With `KOPF_BENCH_BEFORE_ENV` (a JSON object), more environment for `before`: with `--before .`, one
   // checkout against itself with another setting (e.g. `{"KOPF_BENCH_CONCURRENT_REQUESTS":"none"}`).
   const beforeEnv = environmentOf("KOPF_BENCH_BEFORE_ENV");
+  // With `KOPF_BENCH_BUNDLE_DENO_DIR`, the bundle's DENO_DIR: a path that cannot be written (`/dev/null/none`) is
+  // a container with a read-only root filesystem, where Deno keeps no analysis of the bundle between starts.
+  const bundleDenoDir: Record<string, string> = Deno.env.has("KOPF_BENCH_BUNDLE_DENO_DIR")
+    ? { DENO_DIR: Deno.env.get("KOPF_BENCH_BUNDLE_DENO_DIR")! }
+    : {};
   const served = (namespace: string | null) => namespace === null ? ["--all-namespaces"] : ["-n", namespace];
   // An earlier checkout runs this checkout's fixture with its own import map: `@kopf/kopf` is its own.
   const ours = (name: "ours" | "lean" | "before", checkout = root): Contestant => ({
@@ -131,7 +136,7 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
           "run",
           "--standalone",
           ...served(namespace),
-        ], { ...kubeconfig, ...quietDeno, ...probed("bundle"), KOPF_BENCH_STORAGE: "default" });
+        ], { ...kubeconfig, ...quietDeno, ...probed("bundle"), KOPF_BENCH_STORAGE: "default", ...bundleDenoDir });
       },
     },
     before: ours("before", setup.before ?? root),

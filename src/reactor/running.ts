@@ -193,6 +193,10 @@ async function wire(wiring: Wiring, onAdmissionFailure: (error: unknown) => void
   stack.defer(() => late.activation?.close());
   // Stopped after the streams: what their last work schedules does not outlive the operator.
   const activity = stack.use(idleCollectionFor(settings.process));
+  // The start is work too: loading and analysing modules, the discovery and the first listings leave
+  // garbage (18 MiB of the C heap where Deno cannot cache its analysis of a bundle: a read-only root
+  // filesystem), collected once the streams have listed and the queues are quiet.
+  activity?.busy();
   const orchestrator = orchestrate(options, client, streams, served, late, activity);
   stack.defer(() => closeStreams(orchestrator, settings));
   const resources = await served.resolve(signal);
@@ -230,6 +234,7 @@ async function wire(wiring: Wiring, onAdmissionFailure: (error: unknown) => void
     else logger.warn("There is nothing to serve: no handler's resource or no namespace is found.");
   }
   Promise.all(initial.map((stream) => stream.listed)).then(() => {
+    activity?.idle();
     if (!signal.aborted) options.ready?.({ client, streams, ...urls });
   });
 }

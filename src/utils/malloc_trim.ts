@@ -5,7 +5,8 @@
  * 163 MiB resident, 80 MiB after the trim (10 ms).
  *
  * Only where it can be done without asking anyone: on Linux with glibc, with the FFI permission
- * already granted (`deno run -A`); never a permission prompt.
+ * already granted (`deno run -A`, or narrowed to the C library: `--allow-ffi=` one of
+ * {@linkcode LIBC_PATHS}); never a permission prompt.
  *
  * @module
  */
@@ -22,28 +23,49 @@
  */
 export function mallocTrimmer(): (() => void) | undefined {
   if (Deno.build.os !== "linux") return undefined;
-  if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return undefined;
+  const library = grantedLibc();
+  if (library === undefined) return undefined;
   try {
     // Opening fails where the symbol is missing (musl and other C libraries): nothing to give back this way.
-    openLibc().close();
+    openLibc(library).close();
   } catch {
     return undefined;
   }
-  return trim;
+  return () => trim(library);
+}
+
+/**
+ * Where glibc's C library is on the usual distributions (Debian's and Ubuntu's layout, as in Deno's
+ * images, for x86-64 and ARM64; then Fedora's), for an FFI permission narrowed to it. Deno compares
+ * the paths as written: `/lib/…` does not stand for `/usr/lib/…`.
+ */
+export const LIBC_PATHS: readonly string[] = [
+  "/usr/lib/x86_64-linux-gnu/libc.so.6",
+  "/usr/lib/aarch64-linux-gnu/libc.so.6",
+  "/lib/x86_64-linux-gnu/libc.so.6",
+  "/lib/aarch64-linux-gnu/libc.so.6",
+  "/usr/lib64/libc.so.6",
+  "/lib64/libc.so.6",
+];
+
+/** The C library to open: by name with the whole FFI permission, else a path the permission names. */
+function grantedLibc(): string | undefined {
+  if (Deno.permissions.querySync({ name: "ffi" }).state === "granted") return "libc.so.6";
+  return LIBC_PATHS.find((path) => Deno.permissions.querySync({ name: "ffi", path }).state === "granted");
 }
 
 const LIBC_SYMBOLS = { malloc_trim: { parameters: ["usize"], result: "i32" } } as const;
 
-function openLibc(): Deno.DynamicLibrary<typeof LIBC_SYMBOLS> {
-  return Deno.dlopen("libc.so.6", LIBC_SYMBOLS);
+function openLibc(library: string): Deno.DynamicLibrary<typeof LIBC_SYMBOLS> {
+  return Deno.dlopen(library, LIBC_SYMBOLS);
 }
 
 /**
  * Trims once. The library is opened for the call only: an open one is a resource that would
  * outlive whoever triggered the trim (and C's own library stays loaded anyway).
  */
-function trim(): void {
-  const libc = openLibc();
+function trim(library: string): void {
+  const libc = openLibc(library);
   try {
     libc.symbols.malloc_trim(0n);
   } finally {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mallocTrimmer } from "./malloc_trim.ts";
+import { LIBC_PATHS, mallocTrimmer } from "./malloc_trim.ts";
 
 Deno.test({
   name: "on Linux with glibc and the FFI permission, the C heap can be trimmed",
@@ -16,5 +16,27 @@ Deno.test({
   permissions: { ffi: false },
   fn() {
     assert.equal(mallocTrimmer(), undefined);
+  },
+});
+
+/** The first of the known places of glibc that this machine has. */
+const libc = LIBC_PATHS.find((path) => {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+});
+
+Deno.test({
+  name: "with the FFI permission narrowed to the C library's path, the C heap can be trimmed too",
+  ignore: Deno.build.os !== "linux",
+  permissions: { ffi: libc ? [libc] : false, read: true },
+  fn() {
+    assert.ok(libc, `this machine is Linux with glibc at one of ${LIBC_PATHS.join(", ")}`);
+    assert.equal(Deno.permissions.querySync({ name: "ffi" }).state, "prompt", "not the whole permission");
+    const trim = mallocTrimmer();
+    assert.equal(typeof trim, "function");
+    trim!();
   },
 });
