@@ -71,41 +71,40 @@ async function handlesAnObject(child: Deno.ChildProcess, namespace: string, name
   return text;
 }
 
-Deno.test("kopf build: the bundle holds one copy of the library and runs from an empty folder with --allow-net --allow-env --allow-read=KUBECONFIG", async () => {
+/**
+ * Runs a bundle copied into an empty folder with the operator's minimal permissions over a fresh
+ * namespace until an object there is handled; returns its output.
+ */
+async function handlesAloneWithMinimalPermissions(bundle: string, prefix: string): Promise<string> {
   const { client, kubeconfig } = await testCluster();
+  const script = await alone(bundle);
+  const namespace = await freshNamespace(client, prefix);
+  const child = spawn(
+    script,
+    ["--allow-net", "--allow-env", `--allow-read=${kubeconfig}`],
+    ["run", "-n", namespace, "--standalone"],
+    kubeconfig,
+  );
+  return await handlesAnObject(child, namespace, `${prefix}-1`);
+}
+
+Deno.test("kopf build: the bundle holds one copy of the library and runs from an empty folder with --allow-net --allow-env --allow-read=KUBECONFIG", async () => {
   const bundle = await buildMinimal();
   const text = await Deno.readTextFile(bundle);
   assert.equal(text.split('"default-registry"').length - 1, 1, "exactly one copy of the registry's module");
   // One character outside Latin-1 would make V8 keep the whole bundle as two bytes per character.
   assert.match(text, /^[^\u0080-\uffff]*$/, "the bundle is ASCII: its other characters are escaped");
-  const script = await alone(bundle);
-  const namespace = await freshNamespace(client, "build");
-  const child = spawn(
-    script,
-    ["--allow-net", "--allow-env", `--allow-read=${kubeconfig}`],
-    ["run", "-n", namespace, "--standalone"],
-    kubeconfig,
-  );
-  const output = await handlesAnObject(child, namespace, "bundled-1");
+  const output = await handlesAloneWithMinimalPermissions(bundle, "build");
   assert.match(output, /Handler 'createFn' succeeded\./);
   assert.doesNotMatch(output, /nothing to serve/i);
 });
 
 Deno.test("kopf build --minify: half the size or less, and the handlers keep their names (their ids)", async () => {
-  const { client, kubeconfig } = await testCluster();
   const [plain, minified] = await Promise.all([buildMinimal(), buildMinimal("--minify")]);
   const sizes = await Promise.all([plain, minified].map(async (file) => (await Deno.stat(file)).size));
   assert.ok(sizes[1] * 2 <= sizes[0], `minified ${sizes[1]} bytes against ${sizes[0]}`);
   assert.match(await Deno.readTextFile(minified), /^[^\u0080-\uffff]*$/, "ASCII, minified too");
-  const script = await alone(minified);
-  const namespace = await freshNamespace(client, "build-minified");
-  const child = spawn(
-    script,
-    ["--allow-net", "--allow-env", `--allow-read=${kubeconfig}`],
-    ["run", "-n", namespace, "--standalone"],
-    kubeconfig,
-  );
-  const output = await handlesAnObject(child, namespace, "minified-1");
+  const output = await handlesAloneWithMinimalPermissions(minified, "build-minified");
   assert.match(output, /Handler 'createFn' succeeded\./, "the id from the function's name, as from source");
 });
 
