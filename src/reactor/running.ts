@@ -194,7 +194,7 @@ async function wire(wiring: Wiring, onAdmissionFailure: (error: unknown) => void
   // Stopped after the streams: what their last work schedules does not outlive the operator.
   const activity = stack.use(idleCollectionFor(settings.process));
   // The start is work too: loading and analysing modules, the discovery and the first listings leave
-  // garbage (18 MiB of the C heap where Deno cannot cache its analysis of a bundle: a read-only root
+  // garbage (~15 MiB of the C heap where Deno cannot cache its analysis of a bundle: a read-only root
   // filesystem), collected once the streams have listed and the queues are quiet.
   activity?.busy();
   const orchestrator = orchestrate(options, client, streams, served, late, activity);
