@@ -8,6 +8,7 @@
 
 import "reflect-metadata"; // @peculiar/x509 2.x needs the polyfill loaded before it.
 import * as x509 from "@peculiar/x509";
+import { toHex } from "../utils/digests.ts";
 
 /** PEM texts of a CA, and of a serving certificate and key that it signs. */
 export interface SelfSignedCertificates {
@@ -112,5 +113,5 @@ function generateKeys(): Promise<CryptoKeyPair> {
 function serialNumber(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
   bytes[0] = (bytes[0] & 0x7f) | 0x01;
-  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+  return toHex(bytes);
 }

@@ -14,6 +14,7 @@ import { renderKubeconfig, renderTokenFile } from "./kubeconfig.ts";
 import { freePorts } from "./ports.ts";
 import { ManagedProcess } from "./processes.ts";
 import { waitUntilReady } from "./readiness.ts";
+import { toHex } from "../../utils/digests.ts";
 
 /** The Kubernetes version that LocalCluster builds and runs unless told otherwise. */
 export const DEFAULT_KUBERNETES_VERSION = "1.36.3";
@@ -389,7 +390,7 @@ function layOut(directory: string): Paths {
 
 function randomToken(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(24));
-  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+  return toHex(bytes);
 }
 
 /** The `--feature-gates` flag for the gates given, if any: `--feature-gates=A=true,B=false`. */
