@@ -206,8 +206,10 @@ function bundleOf(root: string, fixture: string): string {
   const folder = Deno.makeTempDirSync({ prefix: "kopf-bench-bundle-" });
   globalThis.addEventListener("unload", () => Deno.removeSync(folder, { recursive: true }));
   const bundle = join(folder, basename(fixture).replace(/\.ts$/, ".js"));
+  // `KOPF_BENCH_BUNDLE_MINIFY=false`: the bundle as `kopf build` makes it without `--minify`, to see what that costs.
+  const minify = Deno.env.get("KOPF_BENCH_BUNDLE_MINIFY") === "false" ? [] : ["--minify"];
   const { success, stderr } = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "cli/main.ts", "build", fixture, "--minify", "-o", bundle],
+    args: ["run", "-A", "cli/main.ts", "build", fixture, ...minify, "-o", bundle],
     cwd: root,
     stdout: "null",
     stderr: "piped",

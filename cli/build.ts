@@ -28,7 +28,7 @@ Options:
                      the import map.
   -o, --output FILE  The JavaScript file to write (required).
       --minify       Minify it, keeping the names of functions and classes (handler ids come
-                     from them): half the size, ~3.5 MiB less memory when idle; stack traces
+                     from them): half the size, 2-3 MiB less memory when idle; stack traces
                      then point into one long line.
       --compile      Also make an executable with 'deno compile' (next to OUT.js, without .js),
                      with the operator's minimal permissions; needs 'denort' (downloaded by Deno,
