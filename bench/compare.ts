@@ -14,7 +14,7 @@
  * protocol with the default storages); `cr` is a controller-runtime reconciler making the same
  * writes as `raw` (`bench/fixtures/controller_runtime/`, built with Go into a cache folder by
  * `bench/controller_runtime.ts` on first use). Every process is
- * started as production would start it (ours: `deno run` of the CLI with `--max-semi-space-size=2`,
+ * started as production would start it (ours: `deno run` of the CLI with cli/build.ts's `OPERATOR_V8_FLAGS`,
  * no `deno task`), serving one fresh namespace, its output kept in the log folder.
  *
  * Per round and contestant (the order of contestants rotates between rounds):

@@ -9,8 +9,10 @@
  * @module
  */
 
+import { existsSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { OPERATOR_PERMISSIONS, OPERATOR_V8_FLAGS } from "../cli/build.ts";
 import type { LocalCluster } from "../testing.ts";
 
 /** Who is compared. */
@@ -84,11 +86,19 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
   // With `KOPF_BENCH_BEFORE_ENV` (a JSON object), more environment for `before`: with `--before .`, one
   // checkout against itself with another setting (e.g. `{"KOPF_BENCH_CONCURRENT_REQUESTS":"none"}`).
   const beforeEnv = environmentOf("KOPF_BENCH_BEFORE_ENV");
-  // With `KOPF_BENCH_BUNDLE_DENO_DIR`, the bundle's DENO_DIR: a path that cannot be written (`/dev/null/none`) is
-  // a container with a read-only root filesystem, where Deno keeps no analysis of the bundle between starts.
-  const bundleDenoDir: Record<string, string> = Deno.env.has("KOPF_BENCH_BUNDLE_DENO_DIR")
-    ? { DENO_DIR: Deno.env.get("KOPF_BENCH_BUNDLE_DENO_DIR")! }
-    : {};
+  // The bundle starts as a new container of the image does: with an empty DENO_DIR (Deno analyses the bundle at
+  // every start) and jemalloc preloaded. `KOPF_BENCH_BUNDLE_DENO_DIR` names the DENO_DIR instead: the machine's
+  // cache (`~/.cache/deno`, as later starts on one host) or a path that cannot be written (`/dev/null/none`);
+  // `KOPF_BENCH_BUNDLE_MALLOC=glibc` keeps glibc's allocator.
+  const bundleDenoDir = (): Record<string, string> => ({
+    DENO_DIR: Deno.env.get("KOPF_BENCH_BUNDLE_DENO_DIR") ?? emptyFolder("kopf-bench-deno-dir-"),
+  });
+  const bundleMalloc = (): Record<string, string> =>
+    Deno.env.get("KOPF_BENCH_BUNDLE_MALLOC") === "glibc" ? {} : { LD_PRELOAD: jemalloc() };
+  // `KOPF_BENCH_V8_FLAGS` replaces production's V8 flags, e.g. to see what the small young generation costs.
+  const v8Flags = Deno.env.has("KOPF_BENCH_V8_FLAGS")
+    ? `--v8-flags=${Deno.env.get("KOPF_BENCH_V8_FLAGS")}`
+    : OPERATOR_V8_FLAGS;
   const served = (namespace: string | null) => namespace === null ? ["--all-namespaces"] : ["-n", namespace];
   // An earlier checkout runs this checkout's fixture with its own import map: `@kopf/kopf` is its own.
   const ours = (name: "ours" | "lean" | "before", checkout = root): Contestant => ({
@@ -98,8 +108,7 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
         "run",
         "-A",
         ...denoFlags,
-        // `KOPF_BENCH_V8_FLAGS` replaces production's flags, e.g. to see what the small young generation costs.
-        `--v8-flags=${Deno.env.get("KOPF_BENCH_V8_FLAGS") ?? "--max-semi-space-size=2"}`,
+        v8Flags,
         ...profiling(name),
         ...probe,
         `--config=${join(checkout, "deno.json")}`,
@@ -126,17 +135,26 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
         const bundle = bundleOf(root, fixture(mode, "ts"));
         return spawn(log, dirname(bundle), Deno.execPath(), [
           "run",
-          "-A",
+          // The image's permissions (without FFI, so no trim of the C heap), and writing for the bench's probes.
+          ...OPERATOR_PERMISSIONS,
+          "--allow-write",
           "--no-config",
           ...denoFlags,
-          `--v8-flags=${Deno.env.get("KOPF_BENCH_V8_FLAGS") ?? "--max-semi-space-size=2"}`,
+          v8Flags,
           ...profiling("bundle"),
           ...probe,
           bundle,
           "run",
           "--standalone",
           ...served(namespace),
-        ], { ...kubeconfig, ...quietDeno, ...probed("bundle"), KOPF_BENCH_STORAGE: "default", ...bundleDenoDir });
+        ], {
+          ...kubeconfig,
+          ...quietDeno,
+          ...probed("bundle"),
+          KOPF_BENCH_STORAGE: "default",
+          ...bundleDenoDir(),
+          ...bundleMalloc(),
+        });
       },
     },
     before: ours("before", setup.before ?? root),
@@ -192,6 +210,26 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
   }
 }
 
+/** A new empty folder, removed when the bench exits. */
+function emptyFolder(prefix: string): string {
+  const folder = Deno.makeTempDirSync({ prefix });
+  globalThis.addEventListener("unload", () => Deno.removeSync(folder, { recursive: true }));
+  return folder;
+}
+
+/** The image's allocator, jemalloc (`LD_PRELOAD` by its name, as the Dockerfile of `kopf init` sets it). */
+function jemalloc(): string {
+  const name = "libjemalloc.so.2";
+  const installed = [`/usr/lib/${Deno.build.arch}-linux-gnu/${name}`, `/usr/lib64/${name}`, `/usr/lib/${name}`];
+  if (!installed.some((path) => existsSync(path))) {
+    throw new Error(
+      `The bundle runs with jemalloc, as the image of kopf init does, and ${name} is not installed: ` +
+        "apt-get install libjemalloc2, or set KOPF_BENCH_BUNDLE_MALLOC=glibc to run it with glibc's allocator.",
+    );
+  }
+  return name;
+}
+
 /** The `kopf build` bundles made so far, by fixture: one build per fixture and run of the bench. */
 const bundles = new Map<string, string>();
 
@@ -203,8 +241,7 @@ const bundles = new Map<string, string>();
 function bundleOf(root: string, fixture: string): string {
   const known = bundles.get(fixture);
   if (known) return known;
-  const folder = Deno.makeTempDirSync({ prefix: "kopf-bench-bundle-" });
-  globalThis.addEventListener("unload", () => Deno.removeSync(folder, { recursive: true }));
+  const folder = emptyFolder("kopf-bench-bundle-");
   const bundle = join(folder, basename(fixture).replace(/\.ts$/, ".js"));
   // `KOPF_BENCH_BUNDLE_MINIFY=false`: the bundle as `kopf build` makes it without `--minify`, to see what that costs.
   const minify = Deno.env.get("KOPF_BENCH_BUNDLE_MINIFY") === "false" ? [] : ["--minify"];

@@ -17,6 +17,7 @@
  */
 
 import { parseArgs } from "node:util";
+import { OPERATOR_V8_FLAGS } from "../cli/build.ts";
 import { LocalCluster } from "../testing.ts";
 import { exitOnSignals } from "./exit_on_signals.ts";
 import { ApiClient } from "../src/api/client.ts";
@@ -109,7 +110,7 @@ async function round(mode: Mode, index: number): Promise<Result> {
     args: [
       "run",
       "-A",
-      "--v8-flags=--max-semi-space-size=2",
+      OPERATOR_V8_FLAGS,
       ...(values.profile
         ? ["--cpu-prof", `--cpu-prof-dir=${values.profile}`, `--cpu-prof-name=${namespace}.cpuprofile`]
         : []),

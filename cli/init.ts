@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import { parseAllDocuments } from "yaml";
 import * as kopf from "@kopf/kopf";
 import { deploymentManifest, neededRules, rbacManifests, Registry, resolveHandledResources } from "@kopf/kopf/shipping";
+import { OPERATOR_V8_FLAGS } from "./build.ts";
 import { generateCrdCommand } from "./generate_crd.ts";
 import { manifestsYaml } from "./manifest_options.ts";
 import { type OptionSpec, parseCommand, processEnvironment } from "./options.ts";
@@ -113,7 +114,7 @@ export function projectFiles(source: string, checkout?: CheckoutConfig): Record<
   const config = {
     imports,
     tasks: {
-      run: `${install}deno run -A --v8-flags=--max-semi-space-size=2 ${cli} run -A handlers.ts`,
+      run: `${install}deno run -A ${OPERATOR_V8_FLAGS} ${cli} run -A handlers.ts`,
       test: `${install}deno test -A`,
       check: `${install}deno fmt --check && deno lint && deno check . && deno task crd --check`,
       crd: `${install}deno run -A ${cli} generate crd types.ts ${CRD_ARGS.join(" ")} -o crd.yaml`,
@@ -311,9 +312,14 @@ COPY --from=build /src/dist/operator.js /app/operator.js
 # Deno looks for a newer release of itself in the background at every start of a fresh container
 # (a DNS lookup and an HTTPS request to dl.deno.land); an operator has no use for it.
 ENV DENO_NO_UPDATE_CHECK=1
+# jemalloc instead of glibc's allocator: a new container's Deno has no cache yet and analyses the
+# bundle at its start, and glibc would keep the ~15 MiB that took for as long as the operator runs;
+# jemalloc gives them back (idle RSS 57 MiB instead of 70).
+RUN apt-get update && apt-get install -y --no-install-recommends libjemalloc2 && rm -rf /var/lib/apt/lists/*
+ENV LD_PRELOAD=libjemalloc.so.2
 USER deno
 ENTRYPOINT ["deno", "run", "--allow-net", "--allow-env", \\
-  "--allow-read=/var/run/secrets/kubernetes.io/serviceaccount", "--v8-flags=--max-semi-space-size=2", \\
+  "--allow-read=/var/run/secrets/kubernetes.io/serviceaccount", "${OPERATOR_V8_FLAGS}", \\
   "/app/operator.js"]
 CMD ["run", "--all-namespaces", "--standalone", "--liveness=http://0.0.0.0:8080/healthz", \\
   "--metrics=http://0.0.0.0:9090/metrics"]

@@ -7,7 +7,6 @@
  * @module
  */
 
-import { hostname } from "node:os";
 import { getLogger } from "@logtape/logtape";
 import type { ApiClient } from "../api/client.ts";
 import { podNamespace } from "../api/service_account.ts";
@@ -72,7 +71,7 @@ export class Sharding {
     }
     const group = sharding.group!;
     const namespace = sharding.namespace ?? podNamespace();
-    const identity = sharding.identity ?? Deno.env.get("POD_NAME") ?? `${hostname()}-${Deno.pid}`;
+    const identity = sharding.identity ?? Deno.env.get("POD_NAME") ?? `${Deno.hostname()}-${Deno.pid}`;
     const serverSide = sharding.serverSide === "auto"
       ? await serverFiltersShards(client, namespace, signal)
       : sharding.serverSide === "always";
