@@ -19,7 +19,7 @@
  *
  * Per round and contestant (the order of contestants rotates between rounds):
  * - start-up: time from the spawn to its watch of kopfexamples being open (the API server's own
- *   gauge), CPU in the first 10 s, RSS then (no objects), requests in `--idle` seconds of idling;
+ *   gauge), CPU in the first 10 s, requests in `--idle` seconds of idling, RSS after them (no objects);
  * - burst: `--burst` objects created while it runs (`--posts` parallel POSTs, 32 by default): objects/s from the first
  *   POST to the last handled, the lag after the last POST, CPU and requests per object;
  * - pre-created: for each N of `--objects` and `--memory`, N objects created first, then the
@@ -148,9 +148,11 @@ async function startupAndBurst(name: ContestantName, start: Start): Promise<void
     results.add(name, "ready", (ready - process.started) / 1000);
     await process.guard(sleepUntil(process.started + SETTLE_MS), "the start-up to settle");
     results.add(name, "startupCpu", await cpuSeconds(process.pid));
-    results.add(name, "rss:0", await rss(process.pid));
     const idle = await measure(client, () => process.guard(sleep(idleSeconds * 1000), "the idle time to pass"));
     results.add(name, "idleRequests", total(idle.requests));
+    // Read once idle, not right after the start: an allocator that returns memory after a decay time (jemalloc's
+    // 10 s, the image's) has not yet given back what the start used.
+    results.add(name, "rss:0", await rss(process.pid));
 
     await using tracker = await Tracker.start(client, namespace);
     const cpuBefore = await cpuSeconds(process.pid);

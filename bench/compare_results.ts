@@ -93,7 +93,7 @@ export class Results {
       })),
       { label: "start-up CPU (first 10 s, no objects), s", key: "startupCpu", format: seconds },
       { label: "time from the spawn to the watch of kopfexamples open, s", key: "ready", format: seconds },
-      { label: "RSS with no objects, MiB", key: "rss:0", format: mib },
+      { label: "RSS with no objects (after the idle time), MiB", key: "rss:0", format: mib },
       ...layout.memorySizes.map((size) => ({
         label: `RSS with ${size} objects (10 s after handling them), MiB`,
         key: `rss:${size}`,
