@@ -9,6 +9,7 @@
 
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { asciiSource, builtinRequires } from "./bundle_text.ts";
 import { resolveSpecifier } from "./loading.ts";
 import { type OptionSpec, parseCommand, processEnvironment } from "./options.ts";
 import { UsageError } from "./usage.ts";
@@ -139,27 +140,10 @@ export async function bundle(
     await Deno.remove(folder, { recursive: true });
   }
   const text = await Deno.readTextFile(output);
-  const ascii = asciiSource(text);
-  if (ascii !== text) await Deno.writeTextFile(output, ascii);
+  const final = builtinRequires(asciiSource(text));
+  if (final !== text) await Deno.writeTextFile(output, final);
   const { size } = await Deno.stat(output);
   return { output, size };
-}
-
-/**
- * The bundle with every character outside ASCII written as a `\u` escape. V8 keeps a script's
- * source as two bytes per character once it holds one character outside Latin-1: a handful of
- * dashes in comments made the whole bundle (1.2 MB) take 2.4 MB of an idle operator's heap. Where
- * such characters stand — comments, strings, templates, regular expressions — an escape means the
- * same, except in the raw text of a tagged template (which a tag reads through a `raw` property): a
- * bundle that reads a property of that name anywhere is left as it is. The line separators U+2028
- * and U+2029 stay too: in a `//` comment they end the line, which an escape would not.
- */
-export function asciiSource(text: string): string {
-  if (/[\w$)\]]\.raw\b/.test(text)) return text;
-  return text.replace(
-    /[\u0080-\u2027\u202a-\uffff]/g,
-    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
 }
 
 /**

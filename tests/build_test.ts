@@ -6,6 +6,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { stringify } from "yaml";
 import { createExample, freshNamespace, getExample, testCluster } from "./support/cluster.ts";
 import { eventually } from "./support/eventually.ts";
 import { runKopf } from "./support/kopf_process.ts";
@@ -29,6 +30,15 @@ async function alone(file: string): Promise<string> {
   await Deno.copyFile(file, copy);
   assert.deepEqual([...Deno.readDirSync(folder)].map((entry) => entry.name), ["operator.js"]);
   return copy;
+}
+
+/** Writes a JSON kubeconfig again as YAML, in a file of its own; returns its path. */
+async function asYaml(kubeconfig: string): Promise<string> {
+  const path = join(await Deno.makeTempDir({ prefix: "kopf-yaml-kubeconfig-" }), "config");
+  const text = stringify(JSON.parse(await Deno.readTextFile(kubeconfig)));
+  assert.doesNotMatch(text, /^\s*\{/, "YAML, not JSON");
+  await Deno.writeTextFile(path, text);
+  return path;
 }
 
 /** Runs `deno run <permissions> <script> <args>` in the script's folder, with only KUBECONFIG in the environment. */
@@ -75,8 +85,14 @@ async function handlesAnObject(child: Deno.ChildProcess, namespace: string, name
  * Runs a bundle copied into an empty folder with the operator's minimal permissions over a fresh
  * namespace until an object there is handled; returns its output.
  */
-async function handlesAloneWithMinimalPermissions(bundle: string, prefix: string): Promise<string> {
-  const { client, kubeconfig } = await testCluster();
+async function handlesAloneWithMinimalPermissions(
+  bundle: string,
+  prefix: string,
+  kubeconfig?: string,
+): Promise<string> {
+  const cluster = await testCluster();
+  const client = cluster.client;
+  kubeconfig ??= cluster.kubeconfig;
   const script = await alone(bundle);
   const namespace = await freshNamespace(client, prefix);
   const child = spawn(
@@ -104,8 +120,20 @@ Deno.test("kopf build --minify: half the size or less, and the handlers keep the
   const sizes = await Promise.all([plain, minified].map(async (file) => (await Deno.stat(file)).size));
   assert.ok(sizes[1] * 2 <= sizes[0], `minified ${sizes[1]} bytes against ${sizes[0]}`);
   assert.match(await Deno.readTextFile(minified), /^[^\u0080-\uffff]*$/, "ASCII, minified too");
-  const output = await handlesAloneWithMinimalPermissions(minified, "build-minified");
+  // A YAML kubeconfig loads the yaml package, whose CommonJS requires a minified bundle once could not serve.
+  const yamlKubeconfig = await asYaml((await testCluster()).kubeconfig);
+  const output = await handlesAloneWithMinimalPermissions(minified, "build-minified", yamlKubeconfig);
   assert.match(output, /Handler 'createFn' succeeded\./, "the id from the function's name, as from source");
+});
+
+Deno.test("kopf build: neither bundle loads Node's module loader (node:module) at its start", async () => {
+  for (const bundle of await Promise.all([buildMinimal(), buildMinimal("--minify")])) {
+    assert.doesNotMatch(
+      await Deno.readTextFile(bundle),
+      /\bfrom\s*["']node:module["']|import\(\s*["']node:module/,
+      bundle,
+    );
+  }
 });
 
 Deno.test("kopf build: without one of the minimal permissions, the bundle stops at once and names the flag", async () => {
