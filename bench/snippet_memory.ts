@@ -10,6 +10,7 @@
 
 import { parseArgs } from "node:util";
 import { join } from "node:path";
+import { median } from "./process_stats.ts";
 
 interface Snippet {
   readonly code: string;
@@ -24,6 +25,14 @@ v8.setFlagsFromString("--expose-gc");
 vm.runInNewContext("typeof gc === 'function' ? gc : undefined")();`;
 const HOT_LOOP = "let s = 0; for (let i = 0; i < 1e7; i++) s += i % 7; console.log(s);";
 
+/** Imports of `node:*` modules, each kept alive. */
+function imports(...modules: string[]): string {
+  return modules.map((name, index) =>
+    `import * as m${index} from "node:${name}";\n(globalThis as Record<string, unknown>).m${index} = m${index};\n`
+  )
+    .join("");
+}
+
 const SNIPPETS: Record<string, Snippet> = {
   bare: { code: WAIT },
   // The node:* modules an operator loads (a bundle hoists every static import to its top).
@@ -37,6 +46,13 @@ import { hostname } from "node:os";
 new AsyncLocalStorage().run(1, () => setImmediate(() => console.log(util.inspect({}), join("a"), pathToFileURL("/x").href, hostname())));
 ${WAIT}`,
   },
+  // One at a time over the three that LogTape and the queues need (what node:path and node:url add),
+  // and what a bundle's CommonJS helper may load: node:module, node:process.
+  "node-base": { code: `${imports("util", "async_hooks", "timers")}${WAIT}` },
+  "node-base+path": { code: `${imports("util", "async_hooks", "timers", "path")}${WAIT}` },
+  "node-base+url": { code: `${imports("util", "async_hooks", "timers", "url")}${WAIT}` },
+  "node-module": { code: `${imports("module")}${WAIT}` },
+  "node-process": { code: `${imports("process")}${WAIT}` },
   // The idle collection's gc() without --expose-gc: node:v8, node:vm and a second V8 context.
   "gc-by-vm": { code: GC_BY_VM + WAIT },
   "gc-by-flag": { code: `(globalThis as unknown as { gc: () => void }).gc();\n${WAIT}`, v8Flags: "--expose-gc" },
@@ -81,32 +97,40 @@ function residentMiB(pid: number): { rss: number; code: number } {
   return { rss: rss / 1024, code: code / 1024 };
 }
 
-async function measure(snippet: Snippet, folder: string): Promise<{ rss: number; code: number }> {
-  const file = join(folder, "snippet.ts");
+async function measure(name: string, snippet: Snippet, folder: string): Promise<{ rss: number; code: number }> {
+  const file = join(folder, `${name}.ts`);
   await Deno.writeTextFile(file, snippet.code);
   const flags = snippet.v8Flags ? [`--v8-flags=${snippet.v8Flags}`] : [];
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", "--no-config", ...flags, file],
     stdout: "null",
-    stderr: "null",
+    stderr: "piped",
   }).spawn();
+  const output = child.output();
+  let exited = false;
+  child.status.then(() => exited = true);
+  await new Promise((resolve) => setTimeout(resolve, Number(values.settle) * 1000));
+  if (exited) {
+    const { code, stderr } = await output;
+    throw new Error(
+      `The snippet ${name} exited (code ${code}) before it was measured:\n${new TextDecoder().decode(stderr)}`,
+    );
+  }
   try {
-    await new Promise((resolve) => setTimeout(resolve, Number(values.settle) * 1000));
     return residentMiB(child.pid);
   } finally {
     child.kill("SIGKILL");
-    await child.status;
+    await output;
   }
 }
 
-const median = (numbers: number[]) => numbers.sort((a, b) => a - b)[Math.floor(numbers.length / 2)];
 const folder = await Deno.makeTempDir({ prefix: "kopf-bench-snippet-" });
 const samples = new Map<string, { rss: number[]; code: number[] }>(names.map((name) => [name, { rss: [], code: [] }]));
 try {
   for (let round = 1; round <= Number(values.rounds); round++) {
     for (const name of names) {
       console.error(`[round ${round}] ${name}`);
-      const { rss, code } = await measure(SNIPPETS[name], folder);
+      const { rss, code } = await measure(name, SNIPPETS[name], folder);
       samples.get(name)!.rss.push(rss);
       samples.get(name)!.code.push(code);
     }

@@ -32,7 +32,7 @@ const BUILTIN = "globalThis.process.getBuiltinModule";
  * them to one of two helpers, both wrong for an operator:
  *
  * - unminified, `createRequire` imported from `node:module` at the bundle's start: Node's module
- *   loader (1.5 MiB of an idle operator's memory; 6 MiB in a script of its own), for a package most
+ *   loader (1.5 MiB of an idle operator's memory; 5 MiB in a script of its own), for a package most
  *   operators never load (a YAML kubeconfig, the CLI's generators);
  * - minified, esbuild's fallback with no `require` to call, which throws "Dynamic require of
  *   "node:process" is not supported" as the package loads: a minified bundle could not read a
