@@ -84,3 +84,38 @@ Deno.test("a limit longer than a timer can hold does not end the reading at once
   using reader = new LineReader(body, 1e8, new AbortController().signal);
   assert.deepEqual(await all(reader), ["late", null]);
 });
+
+Deno.test("a byte stream is read into the reader's own buffer, and lines split across its reads", async () => {
+  const chunks = [encoder.encode('{"a":1}\n{"b"'), encoder.encode(":2}\n"), encoder.encode('{"c":3}\n')];
+  // No automatic allocation: a read without a buffer of the reader's own would find no BYOB request.
+  const sizes: number[] = [];
+  const bytes = new ReadableStream({
+    type: "bytes",
+    pull(controller) {
+      const request = controller.byobRequest;
+      if (!request?.view) throw new Error("a read without a buffer");
+      sizes.push(request.view.byteLength);
+      const chunk = chunks.shift();
+      if (!chunk) {
+        controller.close();
+        request.respond(0);
+        return;
+      }
+      new Uint8Array(request.view.buffer, request.view.byteOffset).set(chunk);
+      request.respond(chunk.length);
+    },
+  });
+  using reader = new LineReader(bytes, 10, new AbortController().signal);
+  assert.deepEqual(await all(reader), ['{"a":1}', '{"b":2}', '{"c":3}', null]);
+  // Every read got the whole buffer back: nothing is kept from one read to the next.
+  assert.deepEqual(sizes, [65536, 65536, 65536, 65536]);
+});
+
+Deno.test("a byte stream cancelled during a read ends with the interruption", async () => {
+  const controller = new AbortController();
+  const bytes = new ReadableStream({ type: "bytes", pull: () => new Promise<void>(() => {}) });
+  using reader = new LineReader(bytes, 60, controller.signal);
+  const pending = reader.next();
+  controller.abort();
+  assert.deepEqual(await pending, "aborted");
+});
