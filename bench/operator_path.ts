@@ -17,11 +17,12 @@
  * With `--latency MS`, each write's response comes that much later (after its watch event), as from a
  * busy API server: what waiting writes cost a contestant shows. With `--rate N`, the objects come at
  * N per second instead of at once (every contestant then works at the same pace, as on a LocalCluster,
- * where kube-apiserver sets it: the CPU per object of a process that idles between objects is higher).
+ * where kube-apiserver sets it: the CPU per object of a process that idles between objects is higher),
+ * added every `--tick` ms (20 by default: 5 objects at a time at 250 per second).
  * With `--threads`, also the CPU per object by thread name (V8's helpers, the runtime's pools).
  *
  * Usage: `deno run -A bench/operator_path.ts [--objects 2000] [--rounds 3] [--only ours,lean,raw,raw2]
- * [--latency 0] [--rate N] [--before DIR] [--threads]`
+ * [--latency 0] [--rate N [--tick 20]] [--before DIR] [--threads]`
  *
  * @module
  */
@@ -41,9 +42,12 @@ const { values } = parseArgs({
     latency: { type: "string", default: "0" },
     rate: { type: "string" },
     threads: { type: "boolean", default: false },
+    tick: { type: "string", default: "20" },
   },
 });
 const objects = Number(values.objects);
+const tick = Number(values.tick);
+if (!(tick > 0)) throw new Error(`--tick takes the milliseconds between two additions, above 0; got ${values.tick}.`);
 const rounds = Number(values.rounds);
 const names = values.only.split(",") as ContestantName[];
 for (const name of names) {
@@ -170,14 +174,14 @@ function printThreads(): void {
   }
 }
 
-/** Adds the objects: all at once, or with `--rate`, so many per second (in ticks of 20 ms). */
+/** Adds the objects: all at once, or with `--rate`, so many per second (in ticks of `--tick` ms). */
 async function addObjects(): Promise<void> {
   const rate = values.rate ? Number(values.rate) : Infinity;
   const begun = performance.now();
   for (let index = 0; index < objects;) {
     const due = Math.min(objects, Math.floor((performance.now() - begun) / 1000 * rate) + 1);
     for (; index < due; index++) api.add(`kex-${index}`, { field: "value" });
-    if (index < objects) await new Promise((resolve) => setTimeout(resolve, 20));
+    if (index < objects) await new Promise((resolve) => setTimeout(resolve, tick));
   }
 }
 
