@@ -4,9 +4,10 @@
  * `fetch` on a `Deno.createHttpClient` (what bench/fixtures/raw_operator.ts does), and through
  * plain `fetch` over HTTP/1.1 (a pool of connections instead of HTTP/2's streams on one), and
  * without `fetch`: Node's `node:http2`, and an HTTP/1.1 client on connections of its own
- * (bench/fixtures/http1_client.ts); on one LocalCluster, in one process, in alternating rounds. Prints the CPU per request (this process:
- * user and system time from /proc/self/stat; and kube-apiserver's with etcd's, which share the
- * cores with an operator) and the requests per second, medians of the rounds.
+ * (bench/fixtures/http1_client.ts); on one LocalCluster, in one process, in alternating rounds.
+ * Prints the CPU per request (this process: user and system time from /proc/self/stat; and
+ * kube-apiserver's with etcd's, which share the cores with an operator) and the requests per
+ * second, medians of the rounds.
  *
  * With `--only NAME` (`ApiClient.request`, `fetch`, `fetch with a signal`, `fetch over HTTP/1.1`,
  * `node:http2`, `own HTTP/1.1`), one of them: for a CPU profile of it alone
@@ -63,6 +64,8 @@ const http1 = Deno.createHttpClient({ caCerts: [cluster.caCert], http2: false })
 const serverUrl = new URL(cluster.server);
 const session = http2.connect(cluster.server, { ca: cluster.caCert });
 using own = new Http1Pool(serverUrl.hostname, Number(serverUrl.port), [cluster.caCert]);
+// The headers fetch sends, which the clients without fetch send too: the same work on the API server's
+// side (without them, kube-apiserver spent 0.3–0.4 ms more CPU per request).
 const FETCH_HEADERS = `Accept: */*\r\nAccept-Encoding: gzip,br\r\nUser-Agent: Deno/${Deno.version.deno}\r\n`;
 const variants: Record<string, (index: number) => Promise<unknown>> = {
   "ApiClient.request": (index) =>
@@ -76,8 +79,6 @@ const variants: Record<string, (index: number) => Promise<unknown>> = {
   // What a request's own AbortController (for its timeouts) adds to plain fetch.
   "fetch with a signal": (index) => plain(index, new AbortController().signal),
   "fetch over HTTP/1.1": (index) => plain(index, undefined, http1),
-  // The headers fetch sends, for the same work on the API server's side (without them, kube-apiserver spent
-  // about 0.3 ms more CPU per request).
   "node:http2": (index) => viaNodeHttp2(index),
   "own HTTP/1.1": async (index) => {
     const answer = await own.request(
