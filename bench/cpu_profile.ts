@@ -5,7 +5,9 @@
  * With several folders, their columns side by side (the rows of the first folder's top).
  *
  * With `--after SECONDS`, only the samples taken that long after the process started (bench/compare.ts
- * starts its burst 11 s after the spawn with `--idle 1`: `--after 11` leaves the start-up out).
+ * starts its burst 11 s after the spawn with `--idle 1`: `--after 11` leaves the start-up out;
+ * bench/operator_path.ts adds its objects about 2.5 s after it: `--after 2`, since a later cut
+ * leaves out most of a run whose objects all come at once).
  * With `--inclusive`, total instead of self time (a function's callees included); with `--groups`,
  * self time by where the code comes from (our src/, node_modules, each Deno extension, V8's own).
  * With `--callers TEXT`, instead: the self time of the functions whose label contains TEXT, by the
