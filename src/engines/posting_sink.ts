@@ -8,6 +8,7 @@
 
 import { compareLogLevel, type LogLevel, type LogRecord } from "@logtape/logtape";
 import { formatRecord } from "../logging/configure.ts";
+import { immediateSink } from "../logging/immediate_sink.ts";
 import type { ObjectReference } from "../model/references.ts";
 import { currentPoster } from "./posting_context.ts";
 import type { EventPoster } from "./posting.ts";
@@ -49,6 +50,8 @@ export function postingSink(record: LogRecord): void {
   const poster = currentPoster();
   if (poster !== undefined) postLogRecord(poster, record);
 }
+// It formats each record at once (see postLogRecord): LogTape need not copy records for it.
+immediateSink(postingSink);
 
 /**
  * Posts one log record as an Event if the poster's settings allow it: posting `enabled`,

@@ -9,6 +9,7 @@
 import { configure, getConfig, type LogLevel, type LogRecord, type Sink } from "@logtape/logtape";
 import type { ObjectRef } from "./object_logger.ts";
 import { activeTraceIds } from "../observability/tracing.ts";
+import { immediateSink } from "./immediate_sink.ts";
 import { flushStderrLines, stderrLines } from "./line_buffer.ts";
 import { processGlobal } from "../utils/process_global.ts";
 
@@ -95,9 +96,9 @@ async function applyLogging(options: LoggingOptions): Promise<void> {
     reset: true,
     sinks: {
       // The console checks its own level: records reach it also through the posting logger's lower one.
-      console: (record: LogRecord) => {
+      console: immediateSink((record: LogRecord) => {
         if (LEVELS.indexOf(record.level) >= LEVELS.indexOf(lowest)) write(formatRecord(record, format, prefix));
-      },
+      }),
       ...(posting ? { posting } : {}),
     },
     loggers: [

@@ -23,9 +23,12 @@ export interface HandlerLogger {
   exception(message: string, error?: unknown): void;
 }
 
-/** Messages are literal text: braces must not be read as placeholders. */
-function literal(message: string): string {
-  return message.replaceAll("{", "{{").replaceAll("}", "}}");
+/**
+ * A message as literal text: a template of one part, which LogTape takes as it is — unlike a
+ * string, which it scans for `{placeholders}` (and which would need its braces doubled).
+ */
+function literal(message: string): TemplateStringsArray {
+  return [message] as unknown as TemplateStringsArray;
 }
 
 /** A {@linkcode HandlerLogger} writing to one LogTape logger. */
@@ -59,6 +62,6 @@ export class LogTapeHandlerLogger implements HandlerLogger {
   }
   /** Logs an error with an exception's message and stack. */
   exception(message: string, error?: unknown): void {
-    this.#logger.error(literal(message), error === undefined ? {} : { error });
+    (error === undefined ? this.#logger : this.#logger.with({ error })).error(literal(message));
   }
 }

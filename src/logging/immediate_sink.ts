@@ -1,0 +1,25 @@
+/**
+ * Sinks that LogTape may hand a record to without copying it first.
+ *
+ * Before each sink, LogTape copies a record's properties (its "snapshot"), so that a sink which
+ * keeps the record for later sees them as they were — unless the sink carries this registered
+ * symbol, which LogTape's own stream sink sets on itself (the function that sets it is not
+ * exported). For a sink that formats the record at once, the copy is pure cost: with it, a
+ * handler's log line took 3.1 µs, without it 0.6 (both ways of logging measured in a loop).
+ *
+ * @module
+ */
+
+import type { Sink } from "@logtape/logtape";
+
+/** The symbol by which LogTape (2.x) knows a sink that reads a record only during the call. */
+const IMMEDIATE = Symbol.for("LogTape.sinkSnapshotPolicy.immediate");
+
+/**
+ * Marks a sink as reading each record only while it is called (formatting or copying what it
+ * needs before it returns), so that LogTape does not copy the record for it. Returns the sink.
+ */
+export function immediateSink<S extends Sink>(sink: S): S {
+  Object.defineProperty(sink, IMMEDIATE, { value: true });
+  return sink;
+}
