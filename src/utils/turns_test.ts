@@ -10,8 +10,10 @@ function burn(ms: number): void {
 Deno.test("Turns lets a timer run between pieces of CPU-bound work", async () => {
   const turns = new Turns(5);
   const order: string[] = [];
+  // As the object queues take turns: the work goes on at once, in the same task, when it may.
   const piece = async (name: string) => {
-    await turns.take();
+    const turn = turns.take();
+    if (turn) await turn;
     burn(8);
     order.push(name);
   };
@@ -59,4 +61,18 @@ Deno.test("Turns holds work back while its congestion lasts, then lets it in one
   congested = Promise.withResolvers<void>();
   await Promise.all(pieces);
   assert.deepEqual(started, [1, 2, 3]);
+});
+
+Deno.test("Turns begins a new stretch after the loop has had a pass: work after idling goes on at once", async () => {
+  const turns = new Turns(5);
+  assert.equal(turns.take(), undefined, "the first work ever goes on at once");
+  burn(6);
+  const late = turns.take();
+  assert.ok(late, "past the budget in the same stretch, work waits");
+  await late;
+  // Idle for longer than the budget: the loop has had its passes, nothing was busy meanwhile.
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(turns.take(), undefined);
+  assert.equal(turns.take(), undefined, "and so does more work within the budget of the new stretch");
+  await new Promise((resolve) => setTimeout(resolve, 0));
 });
