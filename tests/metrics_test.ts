@@ -78,11 +78,16 @@ Deno.test("kopf run --metrics: valid exposition whose counters follow the handle
     );
   }
 
-  // The server ends each watch request after 2 s: the stream sends another one, a reconnect.
-  const reconnected = await eventually("a watch reconnect", async () => {
+  // The server ends each watch request after 2 s: the stream sends another one, a reconnect. The
+  // reconnect is counted when the request is sent, the request itself when its answer comes: wait
+  // for both.
+  const reconnected = await eventually("a watch reconnect and its answered request", async () => {
     const metrics = await scrape(url);
-    return total(metrics, "kopf_watch_reconnects_total", { resource: "kopfexamples" }) >= 1 ? metrics : undefined;
+    const reconnects = total(metrics, "kopf_watch_reconnects_total", { resource: "kopfexamples" });
+    const watches = total(metrics, "kopf_api_requests_total", { verb: "watch", resource: "kopfexamples" });
+    return reconnects >= 1 && watches >= 2 ? metrics : undefined;
   }, { seconds: 30 });
+  assert.ok(total(reconnected, "kopf_watch_reconnects_total", { resource: "kopfexamples" }) >= 1);
   assert.ok(total(reconnected, "kopf_api_requests_total", { verb: "watch", resource: "kopfexamples" }) >= 2);
   assert.equal((await operator.stop()).code, 0);
 });
