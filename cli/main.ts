@@ -16,6 +16,7 @@
 // Only what it takes to trap the stop signals: the framework is imported after (commands.ts).
 import { trapStopSignals } from "@kopf/kopf/signals";
 import { LoadingError } from "./loading.ts";
+import { warmUpTls } from "./tls_warmup.ts";
 import { MAIN_HELP, MAIN_USAGE, UsageError } from "./usage.ts";
 import denoJson from "./deno.json" with { type: "json" };
 
@@ -59,6 +60,7 @@ export async function main(args: string[], options: MainOptions = {}): Promise<E
       case "run": {
         // The first thing `kopf run` does: a stop while the framework and the handlers load is graceful.
         using stopping = trapStopSignals();
+        warmUpTls();
         const { run } = await import("./commands.ts");
         return await run(rest, stopping.signal, options.embedded ?? false);
       }
