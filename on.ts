@@ -1,11 +1,11 @@
 /**
- * The registration functions: `on.create`, `on.event`, … Each takes a resource selector,
+ * The registration functions: `on.create`, `on.event`, ... Each takes a resource selector,
  * optional options, and the handler function (`on.conversion` requires its options: the
- * versions). The activity handlers — `on.startup`, `on.cleanup`, `on.probe`, `on.login` — take
+ * versions). The activity handlers -- `on.startup`, `on.cleanup`, `on.probe`, `on.login` -- take
  * no resource: `(fn)` or `(options, fn)`.
  *
  * The options of each registration are typed here, and only here: `on.CreateOptions`,
- * `on.EventOptions`, `on.TimerOptions`, … (`kopf.timer`, `kopf.daemon` and `kopf.index` are the
+ * `on.EventOptions`, `on.TimerOptions`, ... (`kopf.timer`, `kopf.daemon` and `kopf.index` are the
  * same functions as `on.timer`, `on.daemon` and `on.index`, and take the same options).
  *
  * @example

@@ -1,5 +1,5 @@
 /**
- * The Kubernetes object types — `V1Pod`, `V1ConfigMap`, `V1Deployment`, … — as type-only
+ * The Kubernetes object types -- `V1Pod`, `V1ConfigMap`, `V1Deployment`, ... -- as type-only
  * re-exports of `@kubernetes/client-node`'s models: they cost nothing at run time, since no
  * JavaScript of client-node is ever loaded. Timestamps are typed as what the objects hold: RFC 3339
  * strings (`metadata.creationTimestamp: "2024-05-01T12:00:00Z"`), not client-node's `Date`s.

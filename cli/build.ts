@@ -1,6 +1,6 @@
 /**
- * `kopf build FILES… [-m SPEC]… -o OUT.js [--minify] [--compile]`: one JavaScript file that runs the operator
- * with the handler files embedded (`deno run --allow-… OUT.js run -A`), made by `deno bundle` from an
+ * `kopf build FILES... [-m SPEC]... -o OUT.js [--minify] [--compile]`: one JavaScript file that runs the operator
+ * with the handler files embedded (`deno run --allow-... OUT.js run -A`), made by `deno bundle` from an
  * entry module that imports the handler files and then the CLI, so the bundle holds one copy of
  * the library; `--compile` passes the bundle to `deno compile`.
  *
@@ -22,7 +22,7 @@ export const BUILD_HELP = `${BUILD_USAGE}
 
   Write one JavaScript file that runs the operator: the CLI with the handler files and modules
   embedded, and one copy of @kopf/kopf and its dependencies. Run it with
-  deno run ${"<permissions>"} OUT.js run -A   (or -n NAMESPACE…; every option of 'kopf run' works).
+  deno run ${"<permissions>"} OUT.js run -A   (or -n NAMESPACE\u2026; every option of 'kopf run' works).
 
 Options:
   -m, --module SPEC  A module to embed after the files (repeatable): a path, a URL, or a name of

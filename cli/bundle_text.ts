@@ -10,7 +10,7 @@
  * The bundle with every character outside ASCII written as a `\u` escape. V8 keeps a script's
  * source as two bytes per character once it holds one character outside Latin-1: a handful of
  * dashes in comments made the whole bundle (1.2 MB) take 2.4 MB of an idle operator's heap. Where
- * such characters stand — comments, strings, templates, regular expressions — an escape means the
+ * such characters stand -- comments, strings, templates, regular expressions -- an escape means the
  * same, except in the raw text of a tagged template (which a tag reads through a `raw` property): a
  * bundle that reads a property of that name anywhere is left as it is. The line separators U+2028
  * and U+2029 stay too: in a `//` comment they end the line, which an escape would not.

@@ -20,7 +20,7 @@ const logger = getLogger(["kopf", "operator"]);
 
 /**
  * `kopf run`: loads the handler files and modules, then runs the operator until `stopping`
- * aborts (the process's stop signals) — also while the files are still being imported.
+ * aborts (the process's stop signals) -- also while the files are still being imported.
  *
  * @param args The arguments after `run`.
  * @param stopping Aborted at the first SIGINT/SIGTERM.
@@ -156,7 +156,7 @@ function configure(logging: Logging): Promise<void> {
     format: logging.format,
     prefix: logging.prefix,
     postingSink,
-    // JSON lines go to stdout, alone: what else is printed (the "Task kopf …" line of `deno task`,
+    // JSON lines go to stdout, alone: what else is printed (the "Task kopf ..." line of `deno task`,
     // Deno's download notes, the CLI's own errors) goes to stderr, so a consumer parses stdout as is.
     ...(logging.format === "json" ? { write: (line: string) => console.log(line) } : {}),
   });

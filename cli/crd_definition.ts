@@ -146,7 +146,7 @@ function columnType(root: CrdSchema, jsonPath: string): string {
   return schema?.type === "string" && schema.format === "date-time" ? "date" : "string";
 }
 
-/** The kind in lower case with the English plural ending: `Policy` → `policies`, `Box` → `boxes`. */
+/** The kind in lower case with the English plural ending: `Policy` -> `policies`, `Box` -> `boxes`. */
 export function defaultPlural(kind: string): string {
   const lower = kind.toLowerCase();
   if (/[^aeiou]y$/.test(lower)) return `${lower.slice(0, -1)}ies`;

@@ -1,6 +1,6 @@
 /**
  * JSDoc tags as CRD schema markers: `@minimum 0`, `@pattern ^[a-z]+$`, `@validation RULE "message"`,
- * `@printerColumn NAME JSONPATH [TYPE]`… — read from a declaration's or a property's JSDoc and
+ * `@printerColumn NAME JSONPATH [TYPE]`... -- read from a declaration's or a property's JSDoc and
  * applied to its OpenAPI schema, each checked against the type it applies to. Pure.
  *
  * @module
@@ -124,7 +124,7 @@ export function readMarkers(jsDoc: JsDoc | undefined, where: string): Markers {
   if (description) markers.description = description;
   for (const tag of jsDoc?.tags ?? []) {
     if (tag.kind === "default") {
-      // deno doc reads `@default {…}` as a type in braces and drops them: they are the JSON object's.
+      // deno doc reads `@default {...}` as a type in braces and drops them: they are the JSON object's.
       setOnce(markers, "default", `{${tag.value ?? ""}}`, where);
       continue;
     }
@@ -217,7 +217,7 @@ function celValidation(text: string, where: string): CelValidation {
   if (/(?:[=<>!+\-*/%&|?:,([{]|\bin)$/.test(rule)) {
     throw new MarkerError(
       `${where}: @validation ${text} ends with a double-quoted string that reads as the message, leaving the rule ` +
-        `${JSON.stringify(rule)}; write string literals in the rule with single quotes ('…').`,
+        `${JSON.stringify(rule)}; write string literals in the rule with single quotes ('\u2026').`,
     );
   }
   return { rule, message: JSON.parse(match[2]) };

@@ -70,7 +70,7 @@ export class SchemaMapper {
     if (this.#active.includes(key)) {
       const chain = [...this.#active.slice(this.#active.indexOf(key)), key].map((one) => one.split("#")[1]);
       throw new CrdSchemaError(
-        `${chain.join(" → ")}: a type that contains itself has no CRD schema (schemas cannot refer to ` +
+        `${chain.join(" \u2192 ")}: a type that contains itself has no CRD schema (schemas cannot refer to ` +
           `themselves); end the recursion with a property of type unknown marked @preserveUnknownFields.`,
       );
     }

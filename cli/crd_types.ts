@@ -1,6 +1,6 @@
 /**
  * TypeScript interfaces from CustomResourceDefinitions: one per kind and served version, from the
- * version's `openAPIV3Schema` — descriptions as JSDoc, required and optional fields, `nullable`,
+ * version's `openAPIV3Schema` -- descriptions as JSDoc, required and optional fields, `nullable`,
  * enums as unions of literals, `x-kubernetes-int-or-string`, `x-kubernetes-preserve-unknown-fields`
  * (an index signature), arrays and maps. Pure: text in, text out.
  *

@@ -40,7 +40,7 @@ export interface JsDoc {
 
 /** A JSDoc tag: `unsupported` ones keep their text (`@minimum 1`) in `value`. */
 export interface JsDocTag {
-  /** `unsupported`, `default`, `deprecated`, `example`, `see`… */
+  /** `unsupported`, `default`, `deprecated`, `example`, `see`... */
   kind: string;
   /** The tag's text: the whole of it for `unsupported`, without the braces for `default`. */
   value?: string;
@@ -48,7 +48,7 @@ export interface JsDocTag {
 
 /** One declaration of a symbol. */
 export interface DocDeclaration {
-  /** `interface`, `typeAlias`, `enum`, `class`, `variable`, `function`… */
+  /** `interface`, `typeAlias`, `enum`, `class`, `variable`, `function`... */
   kind: string;
   /** Where it is. */
   location: DocLocation;
@@ -219,7 +219,7 @@ export class Declarations {
   }
 
   #in(file: string, name: string): FoundDeclaration | undefined {
-    // A re-export (`export { X } from …`) is a `reference`: the declaration is in the other file.
+    // A re-export (`export { X } from ...`) is a `reference`: the declaration is in the other file.
     const declarations = (this.#byFile.get(file)?.get(name) ?? []).filter((one) => one.kind !== "reference");
     if (declarations.length === 0) return undefined;
     if (declarations.length > 1) {
@@ -273,7 +273,7 @@ export function typeText(type: TsType): string {
     case "parenthesized":
       return `(${typeText(type.value)})`;
     case "typeLiteral":
-      return "{ … }";
+      return "{ \u2026 }";
     default:
       return type.repr ?? `a ${type.kind} type`;
   }

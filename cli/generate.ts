@@ -1,5 +1,5 @@
 /**
- * `kopf generate WHAT …`: manifests computed from the handler files, printed as YAML, TypeScript
+ * `kopf generate WHAT ...`: manifests computed from the handler files, printed as YAML, TypeScript
  * types computed from CRD files, or a CRD computed from TypeScript declarations.
  *
  * @module

@@ -1,6 +1,6 @@
 /**
- * `kopf generate crd FILES… --kind KIND --group GROUP [--version V]… [--plural P] [--scope S]
- * [--short-name S]… [-o FILE [--check]]`: a CustomResourceDefinition from the TypeScript
+ * `kopf generate crd FILES... --kind KIND --group GROUP [--version V]... [--plural P] [--scope S]
+ * [--short-name S]... [-o FILE [--check]]`: a CustomResourceDefinition from the TypeScript
  * declarations of the kind's spec and status, read with `deno doc --json` (Deno's own parser) and
  * mapped by `crd_definition.ts`; printed as YAML, written to a file, or compared with it.
  *
@@ -134,7 +134,7 @@ function crdOptions(values: CrdValues): CrdOptions {
   if (!DNS_SUBDOMAIN.test(group)) throw usage(`The group ${group} is not a domain name with a dot, e.g. example.com.`);
   const versions = values.version ?? ["v1"];
   for (const version of versions) {
-    if (!VERSION.test(version)) throw usage(`The version ${version} is not a Kubernetes version: v1, v2beta1…`);
+    if (!VERSION.test(version)) throw usage(`The version ${version} is not a Kubernetes version: v1, v2beta1\u2026`);
   }
   if (new Set(versions).size !== versions.length) throw usage("A version is given twice.");
   if (plural !== undefined && !DNS_LABEL.test(plural)) throw usage(`The plural ${plural} is not a lower-case name.`);

@@ -1,5 +1,5 @@
 /**
- * `kopf generate deployment FILES… [--image IMAGE] [--name NAME] [-n NS | -A] [--replicas N]
+ * `kopf generate deployment FILES... [--image IMAGE] [--name NAME] [-n NS | -A] [--replicas N]
  * [--shard-group NAME] [--metrics-port PORT | --no-metrics]`: the RBAC of `kopf generate rbac` and a Deployment running
  * the operator.
  *
@@ -28,7 +28,7 @@ export const DEPLOYMENT_HELP = `${DEPLOYMENT_USAGE}
   with the Dockerfile of 'kopf init'): the liveness probe, the Prometheus metrics on a port named
   'metrics' with the prometheus.io/scrape|port|path pod annotations, a non-root read-only
   container, memory requests from the measured figures, and leader election when --replicas is
-  more than 1 — or, with --shard-group, replicas that share the objects between them.
+  more than 1 \u2014 or, with --shard-group, replicas that share the objects between them.
 
 Options: those of 'kopf generate rbac' (but --leader-elect, which follows --replicas), and
       --image IMAGE        The operator's image (kopf-operator:latest).

@@ -1,5 +1,5 @@
 /**
- * `kopf generate rbac FILES… [-m SPEC]… [-n NS… | -A] [--name NAME] [--leader-elect | --shard-group NAME]
+ * `kopf generate rbac FILES... [-m SPEC]... [-n NS... | -A] [--name NAME] [--leader-elect | --shard-group NAME]
  * [--peering]`: a ServiceAccount, (Cluster)Roles and bindings with the rules the handlers and features need.
  *
  * @module

@@ -1,5 +1,5 @@
 /**
- * `kopf generate types CRD.yaml… [-o FILE] [--types-module SPEC]`: TypeScript interfaces of custom
+ * `kopf generate types CRD.yaml... [-o FILE] [--types-module SPEC]`: TypeScript interfaces of custom
  * resources from their CRDs (see `crd_types.ts`), printed or written to a file.
  *
  * @module
@@ -19,7 +19,7 @@ export const GENERATE_TYPES_HELP = `${GENERATE_TYPES_USAGE}
 
   Write TypeScript interfaces of custom resources from their CRDs: one per kind and served
   version, named after the kind, with the schema's descriptions as JSDoc. Use them as handler
-  types: kopf.on.create<KopfExample>("kopfexamples", ({ spec }) => …).
+  types: kopf.on.create<KopfExample>("kopfexamples", ({ spec }) => \u2026).
 
 Options:
   -o, --output FILE         Write to FILE instead of printing.

@@ -1,5 +1,5 @@
 /**
- * `kopf init [DIR]`: a new operator project — deno.json (imports and tasks), types.ts (the custom
+ * `kopf init [DIR]`: a new operator project -- deno.json (imports and tasks), types.ts (the custom
  * resource as TypeScript) and crd.yaml generated from it, handlers.ts, a test against a LocalCluster
  * with KopfRunner, and deploy/ (the Dockerfile recipe).
  *
@@ -161,7 +161,7 @@ async function templateManifests(crdYaml: string): Promise<string> {
 
 /** What `kopf init --kopf FOLDER` reads from the checkout's `deno.json`. */
 export interface CheckoutConfig {
-  /** The package's exports (`.`, `./testing`, …). */
+  /** The package's exports (`.`, `./testing`, ...). */
   exports?: Record<string, string>;
   /** The package's own import map (its dependencies). */
   imports?: Record<string, string>;
@@ -207,7 +207,7 @@ export interface KopfExampleStatus {
   [key: string]: unknown;
 }
 
-/** A KopfExample as handlers and the client see it: \`kopf.on.create<KopfExample>(…)\`, \`api.get<KopfExample>(…)\`. */
+/** A KopfExample as handlers and the client see it: \`kopf.on.create<KopfExample>(...)\`, \`api.get<KopfExample>(...)\`. */
 export interface KopfExample {
   apiVersion?: "kopf.dev/v1";
   kind?: "KopfExample";

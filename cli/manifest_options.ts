@@ -66,7 +66,7 @@ export async function parseManifestCommand(
   }
   const scope = resolveScope("generate", parsed, () => undefined, usage);
   if (!scope.clusterwide && scope.namespaces.length === 0) {
-    throw new UsageError("Give the served namespaces (-n NS…) or all of them (-A).", usage);
+    throw new UsageError("Give the served namespaces (-n NS\u2026) or all of them (-A).", usage);
   }
   const name = (values.name as string | undefined) ?? "kopf-operator";
   const installNamespace = (values["install-namespace"] as string | undefined) ??

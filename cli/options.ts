@@ -1,7 +1,7 @@
 /**
  * What the commands' option parsers share: the command line parsed strictly, defaults from the
  * environment (`KOPF_<COMMAND>_<OPTION>`, the command line wins), and the options that several
- * commands have — scope, logging, priority, peering name, context.
+ * commands have -- scope, logging, priority, peering name, context.
  *
  * @module
  */
@@ -80,7 +80,7 @@ export function envFlag(env: Environment, name: string, usage: string): boolean 
 
 /**
  * Reads a list environment variable: values separated by whitespace (commas belong to a value,
- * as in a namespace pattern `app-*,!app-test`); unset or empty → `undefined`.
+ * as in a namespace pattern `app-*,!app-test`); unset or empty -> `undefined`.
  */
 export function envList(env: Environment, name: string): string[] | undefined {
   const raw = env(name)?.trim();
@@ -180,7 +180,7 @@ export interface Scope {
  * Resolves the scope. `KOPF_<COMMAND>_NAMESPACE` holds extra namespaces (space-separated) added
  * to those of `-n`, as Kopf's legacy variable does; `KOPF_<COMMAND>_ALL_NAMESPACES` is the
  * default of `-A`. The command line wins: `-A` ignores the variable's namespaces, `-n` ignores
- * `…_ALL_NAMESPACES`. `-n` with `-A` on the command line (or both variables) is a usage error.
+ * `..._ALL_NAMESPACES`. `-n` with `-A` on the command line (or both variables) is a usage error.
  */
 export function resolveScope(command: string, parsed: ParsedCommand, env: Environment, usage: string): Scope {
   const given = (parsed.values.namespace as string[] | undefined) ?? [];

@@ -362,7 +362,7 @@ export class ApiClient implements Disposable {
       : "settings.watching.connectTimeout";
     // One controller per request, aborted by the caller's signal or by the deadline; no timer of
     // its own (see `RequestDeadline`). Both used to be pairs: timers, and a controller linked to
-    // another through listeners — per request and attempt.
+    // another through listeners -- per request and attempt.
     const controller = new AbortController();
     const caller = options.signal;
     const follow = caller ? () => controller.abort(caller.reason) : undefined;
@@ -418,7 +418,7 @@ export function retryAfter(headers: Headers, status: ApiStatus | undefined): num
 }
 
 /**
- * The resource a path addresses, for counting: `/api/v1/namespaces/ns/pods/x/status` →
+ * The resource a path addresses, for counting: `/api/v1/namespaces/ns/pods/x/status` ->
  * `pods/status`; non-resource paths (`/apis`, `/version`) count under themselves.
  */
 export function resourceOfPath(path: string): string {

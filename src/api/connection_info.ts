@@ -1,6 +1,6 @@
 /**
- * {@linkcode ConnectionInfo}: what a login handler returns — where the API server is, how to
- * trust it, how to authenticate — and its conversion into the {@linkcode Credentials} that the
+ * {@linkcode ConnectionInfo}: what a login handler returns -- where the API server is, how to
+ * trust it, how to authenticate -- and its conversion into the {@linkcode Credentials} that the
  * HTTP client uses.
  *
  * @module

@@ -1,6 +1,6 @@
 /**
  * API discovery: which resources the server serves, in which versions, with which verbs (read by
- * `discovery_documents.ts`) — and which of them the operator's selectors resolve to.
+ * `discovery_documents.ts`) -- and which of them the operator's selectors resolve to.
  *
  * @module
  */

@@ -1,5 +1,5 @@
 /**
- * Reading the server's discovery documents: aggregated discovery (kube-apiserver ≥ 1.30; v2beta1
+ * Reading the server's discovery documents: aggregated discovery (kube-apiserver >= 1.30; v2beta1
  * since 1.27) answers for the whole cluster in two requests (`/api`, `/apis`); older servers
  * answer with the classic group lists, and then each group version is read on its own.
  *

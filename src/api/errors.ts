@@ -14,7 +14,7 @@ export interface ApiStatus {
   status?: string;
   /** What went wrong, in words. */
   message?: string;
-  /** Why, in one CamelCase word: `NotFound`, `AlreadyExists`, `Conflict`, `Invalid`, … */
+  /** Why, in one CamelCase word: `NotFound`, `AlreadyExists`, `Conflict`, `Invalid`, ... */
   reason?: string;
   /** The HTTP status code. */
   code?: number;
@@ -40,7 +40,7 @@ export class ApiError extends Error {
   readonly status: number;
   /** The HTTP status code; the same as `status`. */
   readonly code: number;
-  /** Kubernetes' machine-readable reason (`NotFound`, `Conflict`, `AlreadyExists`, `Invalid`, …), if it sent one. */
+  /** Kubernetes' machine-readable reason (`NotFound`, `Conflict`, `AlreadyExists`, `Invalid`, ...), if it sent one. */
   readonly reason: string | undefined;
   /** The decoded `Status` body, if the response had one: its `message`, `details` (e.g. the invalid fields). */
   readonly payload: ApiStatus | undefined;

@@ -2,7 +2,7 @@
  * TLS without verifying the server's certificate (`insecure-skip-tls-verify`,
  * `ConnectionInfo.insecure`), which `Deno.createHttpClient` cannot do per client: a bridge on a
  * private Unix socket that takes plain HTTP from the client and forwards each connection over
- * `node:tls` with verification off. The client sends `http://<server's host:port>/…` through
+ * `node:tls` with verification off. The client sends `http://<server's host:port>/...` through
  * the socket (the `unix` proxy transport), so the Host header is the server's own.
  *
  * The socket lives in a fresh folder only this user may enter: other local users cannot ride on

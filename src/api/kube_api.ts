@@ -1,7 +1,7 @@
 /**
  * The client that handlers and scripts use (`api` in handler contexts, `kopf.connect()` outside):
- * typed get/list/create/replace/patch/apply/delete/watch over the operator's own {@linkcode ApiClient} —
- * its credentials, retries, rate rules and request counters — with resources named as handlers
+ * typed get/list/create/replace/patch/apply/delete/watch over the operator's own {@linkcode ApiClient} --
+ * its credentials, retries, rate rules and request counters -- with resources named as handlers
  * name them and resolved through discovery, and errors as the framework's typed `ApiError`s.
  *
  * @module
@@ -60,9 +60,9 @@ const PAGE_SIZE = 500;
 
 /**
  * A typed Kubernetes client: the `api` of handler contexts and the result of `kopf.connect()`.
- * Built-in resources named by their plural give typed objects (`api.get("pods", …)` is a
+ * Built-in resources named by their plural give typed objects (`api.get("pods", ...)` is a
  * `V1Pod`); objects given to `create`/`apply` keep their type. Failures are `kopf.ApiError`s
- * (`ApiNotFoundError`, `ApiConflictError`, `ApiUnprocessableError`, …) with `code` and `reason`.
+ * (`ApiNotFoundError`, `ApiConflictError`, `ApiUnprocessableError`, ...) with `code` and `reason`.
  *
  * @example
  * ```ts ignore
@@ -175,7 +175,7 @@ export class KubeApi {
    * with `subresource: "status"`; its resource is found by its apiVersion and kind. Fields it leaves
    * out are removed, whoever set them (unlike `apply`, which removes only its own manager's). With
    * `metadata.resourceVersion` (as read), the write succeeds only if nobody changed the object since:
-   * else the server answers 409 and this throws an `ApiConflictError` — read it again and redo the
+   * else the server answers 409 and this throws an `ApiConflictError` -- read it again and redo the
    * change. Without it, the object is overwritten unconditionally. Returns the replaced object, with
    * its new resourceVersion.
    *

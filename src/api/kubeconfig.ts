@@ -17,9 +17,9 @@
  * `auth-provider` tokens stored in the kubeconfig (`config.id-token` for `oidc`, else
  * `config.access-token`); contexts' `cluster`, `user`, `namespace`.
  *
- * Not supported, with an error saying so: refreshing auth-provider tokens (OIDC, GCP, Azure) —
- * an expired one is refused with a hint to refresh it with kubectl —, impersonation (`as`,
- * `as-groups`, …), and exec plugins in `interactiveMode: Always`.
+ * Not supported, with an error saying so: refreshing auth-provider tokens (OIDC, GCP, Azure) --
+ * an expired one is refused with a hint to refresh it with kubectl --, impersonation (`as`,
+ * `as-groups`, ...), and exec plugins in `interactiveMode: Always`.
  *
  * @module
  */

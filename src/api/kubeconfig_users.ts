@@ -1,6 +1,6 @@
 /**
  * How a kubeconfig's user authenticates each request: a token file (re-read as it rotates), a
- * token, an exec credential plugin, an auth-provider's stored token, basic auth, or nothing — chosen
+ * token, an exec credential plugin, an auth-provider's stored token, basic auth, or nothing -- chosen
  * and refused as client-go does. The plugins' and auth-providers' modules load only when a
  * kubeconfig uses them.
  *

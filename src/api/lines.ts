@@ -9,8 +9,8 @@
  * 1,000 handled objects. Here one timer and one abort listener serve the whole response.
  *
  * A byte stream (what `fetch` gives) is read into one buffer of ours, reused for every read: its
- * default reader gets each chunk in a new 64 KiB buffer, allocated and zeroed per read — per watch
- * event when events come one at a time — whose garbage the collector then has to find.
+ * default reader gets each chunk in a new 64 KiB buffer, allocated and zeroed per read -- per watch
+ * event when events come one at a time -- whose garbage the collector then has to find.
  *
  * @module
  */

@@ -1,6 +1,6 @@
 /**
  * The listing part of a watch stream: every object, page by page, compared with the objects the
- * stream already knows — the first listing reports all as first seen, a relisting (after 410 Gone,
+ * stream already knows -- the first listing reports all as first seen, a relisting (after 410 Gone,
  * or a change of scope) only what changed meanwhile, deletions included.
  *
  * @module

@@ -49,7 +49,7 @@ export async function applyMergePatch(
     ? [[rest, undefined], [status === undefined ? {} : { status }, "status"]]
     : [[mergePatch, undefined]];
   const target = { namespace: body.metadata.namespace, name: body.metadata.name };
-  // The parts are one write: once begun, it is not aborted — a stop between the two requests would
+  // The parts are one write: once begun, it is not aborted -- a stop between the two requests would
   // record the handlers as done (in the main part) without their results (in the status), for good.
   // An aborted signal only keeps the write from beginning.
   signal?.throwIfAborted();

@@ -16,7 +16,7 @@ export interface BackoffTiming {
 
 /**
  * Seconds to wait after the `failures`-th failure of a run that began `failingFor` seconds ago:
- * a random half to all of `min(max, first·2ⁿ⁻¹, max(first, failingFor/2))`.
+ * a random half to all of `min(max, first·2^n^-¹, max(first, failingFor/2))`.
  *
  * The last term is what makes recovery quick: a pause never exceeds half of the outage so far,
  * so after an outage of T seconds the stream tries again at most T/2 seconds (and at most

@@ -1,7 +1,7 @@
 /**
  * The timeouts of requests, all on one timer. A request has two (until the headers arrive, and in
  * total); almost every request ends long before either, so a timer per request was set and cleared
- * for nothing — and timers are costly here (`setTimeout` makes a Node-compatible `Timeout` object:
+ * for nothing -- and timers are costly here (`setTimeout` makes a Node-compatible `Timeout` object:
  * constructing and clearing it was a visible part of each request's CPU in the profiles). Here a
  * request only joins and leaves a set; one timer, armed for the earliest deadline, looks at the set
  * when it fires and arms itself again for what is left. It is cleared when no request is pending,

@@ -1,6 +1,6 @@
 /**
  * Which resource a client call addresses: a selector (as handlers name resources) or an object
- * (by its apiVersion and kind), resolved against discovered resources — the operator's discovery
+ * (by its apiVersion and kind), resolved against discovered resources -- the operator's discovery
  * first, then a discovery of the client's own, each scanned once and rescanned only when a name
  * is not found (e.g. a CRD created since).
  *

@@ -1,7 +1,7 @@
 /**
  * The HTTP clients that requests go through, one per credentials: a pooled HTTP/2 client for
- * requests and streams alike, and — where the kubeconfig turns TLS verification off and Deno cannot
- * do that per client — a bridge that does the TLS itself. A client whose connection stopped
+ * requests and streams alike, and -- where the kubeconfig turns TLS verification off and Deno cannot
+ * do that per client -- a bridge that does the TLS itself. A client whose connection stopped
  * answering is replaced; clients of credentials that left the vault close once no request is
  * being sent with them.
  *

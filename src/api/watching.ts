@@ -141,7 +141,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
   /**
    * Changes which objects the stream is for, keeping what it knows of those it keeps: known objects
    * no longer accepted are forgotten, without an event, and returned; unless the scope is the same
-   * for the server, the request in flight ends and the stream goes on with the new scope — listing
+   * for the server, the request in flight ends and the stream goes on with the new scope -- listing
    * again if told to (objects not known before then come as first seen), or watching on from where
    * it was.
    */

@@ -1,7 +1,7 @@
 /**
  * Answering admission reviews: finding the resource of a review among the served ones, selecting
  * the admission handlers for it (the one named by the webhook URL, or all), running them all at
- * once with one context each, and turning their outcome into a response — the highest-ranked
+ * once with one context each, and turning their outcome into a response -- the highest-ranked
  * error as the denial, the warnings, and the mutations as a JSON Patch.
  *
  * @module
@@ -144,8 +144,8 @@ function subresourceMatches(handler: AdmissionHandler, subresource: string | nul
  * operator's `WebhookFn`, which passes conversion reviews elsewhere).
  *
  * Per review: the request is checked (400 when malformed), its resource is looked up (404 when
- * no handler serves it), the handlers are selected — the one named by `webhook` (404 if there is
- * no such handler), else all — by resource, subresource and filters (mutating handlers skip
+ * no handler serves it), the handlers are selected -- the one named by `webhook` (404 if there is
+ * no such handler), else all -- by resource, subresource and filters (mutating handlers skip
  * `DELETE` unless it is their only operation; `operations` are otherwise left to the webhook's
  * rules), and run all at once. Their return values are ignored. Any error denies, except an
  * arbitrary error (not an `AdmissionError`) of an `ignoreFailures` handler, which is logged.

@@ -72,7 +72,7 @@ export interface RunningAdmission extends AsyncDisposable {
   readonly ready: Promise<void>;
   /**
    * Settles when the server stops: resolves after `close()` (or the signal), rejects if the server
-   * fails or ends on its own, or if writing the managed configurations fails (e.g. HTTP 403) —
+   * fails or ends on its own, or if writing the managed configurations fails (e.g. HTTP 403) --
    * the operator should then stop with that error.
    */
   readonly done: Promise<void>;
@@ -174,7 +174,7 @@ function idle(fn: WebhookFn): RunningAdmission {
  * - Neither admission handlers nor converters: nothing starts (`active` is false; `ready`
  *   resolves at once).
  * - Some, but no `settings.admission.server`: throws Kopf's error ({@linkcode NO_SERVER_MESSAGE},
- *   or {@linkcode NO_CONVERSION_SERVER_MESSAGE} for converters alone) — the operator must fail.
+ *   or {@linkcode NO_CONVERSION_SERVER_MESSAGE} for converters alone) -- the operator must fail.
  * - Otherwise the server starts; for every client config it yields (its endpoint), when
  *   `settings.admission.managed` is set, the `ValidatingWebhookConfiguration` and
  *   `MutatingWebhookConfiguration` of that name are created if absent (409 is fine) and their
@@ -186,8 +186,8 @@ function idle(fn: WebhookFn): RunningAdmission {
  * ```ts ignore
  * const admission = await startAdmission({ registry, settings, client, resources, memo, indices });
  * await admission.ready;                          // listening, configurations written
- * // … on CRD changes: await admission.update(discovery.cached!);
- * // … watch admission.done: a rejection is fatal for the operator
+ * // ... on CRD changes: await admission.update(discovery.cached!);
+ * // ... watch admission.done: a rejection is fatal for the operator
  * await admission.close();                        // on exit, before the client closes
  * ```
  */

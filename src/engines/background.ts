@@ -1,7 +1,7 @@
 /**
  * The daemons and timers of one object: started when the object matches them, stopped when it
- * stops matching, is deleted, or the operator exits — with the stages of a stop (a signal, a
- * `cancellationBackoff`, a `cancellationTimeout`, then leaving the daemon orphaned) — and the
+ * stops matching, is deleted, or the operator exits -- with the stages of a stop (a signal, a
+ * `cancellationBackoff`, a `cancellationTimeout`, then leaving the daemon orphaned) -- and the
  * object's live body and change times that they read.
  *
  * JavaScript cannot interrupt a running function: a stop aborts the `stopped` signal at once, and

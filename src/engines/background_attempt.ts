@@ -1,7 +1,7 @@
 /**
  * One call of a daemon or timer: its context with live views of the object, the retry rules of
  * handlers (timeout, retries, errors modes, backoff), and the delivery of its result and `patch`
- * right after the call — unless they would change nothing, in which case nothing is sent.
+ * right after the call -- unless they would change nothing, in which case nothing is sent.
  *
  * @module
  */

@@ -1,7 +1,7 @@
 /**
  * Answering conversion reviews: finding the converters of the objects' custom resource, the
  * shortest chain of converters from each object's version to the desired one, running it on a
- * copy of the object, and turning the outcome into a response — the converted objects with their
+ * copy of the object, and turning the outcome into a response -- the converted objects with their
  * new `apiVersion` and their original metadata (labels and annotations aside), or the first
  * failure's message, which the API client sees.
  *
@@ -108,10 +108,10 @@ export function resolveTargets(
   return [...targets.values()];
 }
 
-/** The converters as messages list them: `v1→v2 (v1ToV2), v2→v1 (v2ToV1)`. */
+/** The converters as messages list them: `v1->v2 (v1ToV2), v2->v1 (v2ToV1)`. */
 export function describeConverters(converters: readonly ConversionHandler[]): string {
   if (converters.length === 0) return "none";
-  return converters.map((converter) => `${converter.from}→${converter.to} (${converter.id})`).join(", ");
+  return converters.map((converter) => `${converter.from}\u2192${converter.to} (${converter.id})`).join(", ");
 }
 
 /**
@@ -122,7 +122,7 @@ export function describeConverters(converters: readonly ConversionHandler[]): st
  *
  * @example
  * ```ts ignore
- * findChain(converters, "v1", "v3"); // [v1→v2, v2→v3] when only those are registered
+ * findChain(converters, "v1", "v3"); // [v1->v2, v2->v3] when only those are registered
  * ```
  */
 export function findChain(
@@ -172,14 +172,14 @@ async function runConverter(
     );
   } catch (error) {
     recordWebhook(converter.id, "error", (performance.now() - began) / 1000);
-    objectLogger.exception(`Converter '${converter.id}' (${converter.from}→${converter.to}) failed.`, error);
+    objectLogger.exception(`Converter '${converter.id}' (${converter.from}\u2192${converter.to}) failed.`, error);
     throw new ConversionError(messageOf(error), { cause: error });
   }
   recordWebhook(converter.id, "success", (performance.now() - began) / 1000);
   if (!isMapping(result)) {
     const what = result === null ? "null" : Array.isArray(result) ? "a list" : typeof result;
     throw new ConversionError(
-      `The converter '${converter.id}' (${converter.from}→${converter.to}) returned ${what}, not an object: ` +
+      `The converter '${converter.id}' (${converter.from}\u2192${converter.to}) returned ${what}, not an object: ` +
         "return the converted object.",
     );
   }

@@ -1,7 +1,7 @@
 /**
  * Managed conversion webhooks (`settings.admission.managed` with `kopf.on.conversion`): the
- * `spec.conversion` of each CRD with converters points at the operator's webhook server — its
- * URL or service with `/conversion/<crd name>` appended, and its CA — rewritten when the endpoint
+ * `spec.conversion` of each CRD with converters points at the operator's webhook server -- its
+ * URL or service with `/conversion/<crd name>` appended, and its CA -- rewritten when the endpoint
  * changes (a new self-signed certificate at each start, a tunnel's new URL) and left in place at
  * exit: a CRD without its webhook could not serve its other versions at all.
  *

@@ -1,6 +1,6 @@
 /**
- * A daemon's life for one object: an optional initial delay, then calls until one ends for good —
- * retried after temporary failures as handlers are — or until it is asked to stop.
+ * A daemon's life for one object: an optional initial delay, then calls until one ends for good --
+ * retried after temporary failures as handlers are -- or until it is asked to stop.
  *
  * @module
  */
@@ -12,7 +12,7 @@ import { attemptBackground, type AttemptDeps } from "./background_attempt.ts";
 /**
  * Runs a daemon until it exits or `stopped` aborts.
  *
- * @returns `true` if it exited on its own (returned, or failed for good) — it is not started again
+ * @returns `true` if it exited on its own (returned, or failed for good) -- it is not started again
  *   for this object in this process; `false` if it ended because it was asked to stop.
  */
 export async function runDaemon(handler: DaemonHandler, stopped: AbortSignal, deps: AttemptDeps): Promise<boolean> {

@@ -79,7 +79,7 @@ export interface EventFields {
   ref: ObjectReference;
   /** The namespace the Event goes to (see {@linkcode eventNamespace}). */
   namespace: string;
-  /** `Normal`, `Warning`, `Error`, … */
+  /** `Normal`, `Warning`, `Error`, ... */
   type: string;
   /** A short CamelCase reason, e.g. `Logging`. */
   reason: string;

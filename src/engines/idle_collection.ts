@@ -2,7 +2,7 @@
  * One full garbage collection when the operator's object queues go quiet after work.
  *
  * During a burst (10,000 objects listed at start, a mass update) V8 grows its heap to what the
- * burst needed, and gives the pages back to the system only after a full collection — which an
+ * burst needed, and gives the pages back to the system only after a full collection -- which an
  * idle process, allocating nearly nothing, may not run for hours: its resident memory stays at the
  * burst's peak (measured: 190 MiB for a live heap of 15 MiB). So once every queue of every stream
  * has been empty for a while, the process collects once; then nothing until new work has come and

@@ -197,7 +197,7 @@ export class OperatorIndexes {
   }
 
   /**
-   * Says that a stream's initial listing has been fully indexed — or that the stream stopped
+   * Says that a stream's initial listing has been fully indexed -- or that the stream stopped
    * before it could be (so that it does not block readiness forever).
    */
   listed(key: string): void {

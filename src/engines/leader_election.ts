@@ -68,7 +68,7 @@ export interface LeaderElectionOptions {
  *   identity: operatorIdentity(),
  *   onChange: (leading) => console.log(leading ? "leading" : "standing by"),
  * });
- * // …
+ * // ...
  * await elector.close(); // releases the Lease if it holds it, so that a standby takes over at once
  * ```
  */

@@ -1,6 +1,6 @@
 /**
  * The metrics endpoint (`kopf run --metrics http://0.0.0.0:9090/metrics`): Prometheus' text
- * format of the operator's metrics, on its own server — or on the liveness server when both
+ * format of the operator's metrics, on its own server -- or on the liveness server when both
  * URLs name the same host and port (see {@linkcode sharesServer}).
  *
  * @module

@@ -11,7 +11,7 @@
  *   client, settings: settings.peering, watching: settings.watching, identity: operatorIdentity(),
  *   namespaces: ["default"], onChange: (paused) => console.log(paused ? "pausing" : "resuming"),
  * });
- * // … run while !peering.paused …
+ * // ... run while !peering.paused ...
  * await peering.close();
  * ```
  *
@@ -40,7 +40,7 @@ const logger = getLogger(["kopf", "peering"]);
 
 /** How often a missing CRD is looked for again while peering is mandatory (seconds). */
 const MISSING_CRD_RECHECK = 30;
-/** After a CRD change, discovery may lag behind: look again after 1, 2, 4, … 32 s until it differs. */
+/** After a CRD change, discovery may lag behind: look again after 1, 2, 4, ... 32 s until it differs. */
 const CRD_CHANGE_RECHECKS = 6;
 /** How long close() waits for the removal of own records (seconds). */
 const REMOVAL_TIMEOUT = 10;

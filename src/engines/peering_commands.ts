@@ -8,7 +8,7 @@
  * ```ts ignore
  * import { freeze, resume } from "@kopf/kopf/peering";
  * await freeze({ peering: "default", clusterwide: true, lifetime: 60 });
- * // … maintenance …
+ * // ... maintenance ...
  * await resume({ peering: "default", clusterwide: true });
  * ```
  *
@@ -48,7 +48,7 @@ export interface PeeringCommandOptions {
   /** The `ClusterKopfPeering` (all namespaces); also without namespaces, with a warning. */
   clusterwide?: boolean;
   /**
-   * …or a `KopfPeering` in each of these namespaces: names or patterns as `-n` takes them
+   * ...or a `KopfPeering` in each of these namespaces: names or patterns as `-n` takes them
    * (globs, `!` exclusions); patterns are matched against the namespaces that exist now.
    */
   namespaces?: readonly string[];

@@ -36,7 +36,7 @@ export interface PeeringConfig {
 }
 
 /**
- * Seconds until the next keep-alive: `lifetime` minus a random 5…10 s, at least 1 s, so that the
+ * Seconds until the next keep-alive: `lifetime` minus a random 5...10 s, at least 1 s, so that the
  * record is refreshed before it expires even with some delay on the way.
  *
  * @example

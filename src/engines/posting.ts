@@ -2,7 +2,7 @@
  * The poster of Kubernetes Events: one per operator, fed without waiting by `kopf.event()` & co.
  * and by object-related log lines, sending one request at a time in the background. Identical
  * repeats are coalesced while queued and aggregated into the Event already posted (its `count`);
- * failures are logged and the Event is dropped — Events never fail the handling of objects.
+ * failures are logged and the Event is dropped -- Events never fail the handling of objects.
  *
  * @module
  */
@@ -52,7 +52,7 @@ interface Pending extends EventFields {
  * @example
  * ```ts ignore
  * const poster = new EventPoster(client, settings.posting);
- * poster.enqueue({ apiVersion: "v1", kind: "Pod", name: "p", uid: "…", namespace: "ns" },
+ * poster.enqueue({ apiVersion: "v1", kind: "Pod", name: "p", uid: "...", namespace: "ns" },
  *   { type: "Normal", reason: "Hello", message: "world" });
  * await poster.close(); // sends what is queued (for up to 5 s)
  * ```

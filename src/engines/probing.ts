@@ -5,8 +5,8 @@
  * A GET of the endpoint's path answers 200 with the JSON object of the probe handlers' results
  * by id (`{}` without probe handlers), recomputed at most once per
  * `settings.process.probingMaxAge` seconds (concurrent requests share one run). It answers 500
- * when a probe handler fails for good, and — unlike Kopf, whose endpoint stays green while its
- * watches are dead — when a watch stream has been failing or silent (no event, no bookmark, no
+ * when a probe handler fails for good, and -- unlike Kopf, whose endpoint stays green while its
+ * watches are dead -- when a watch stream has been failing or silent (no event, no bookmark, no
  * answered or on-schedule watch request) for longer than `settings.watching.unhealthyAfter`, or
  * when the API server's certificate is rejected, with a JSON body naming the streams, why, and
  * since when. It turns green again once the streams recover.

@@ -4,8 +4,8 @@
  * the hash space (`assignShards`: every member computes the same map), and each member records in
  * its Lease the ranges it handles now, so that a handover never overlaps:
  *
- * - ranges a member loses are released first — the operator stops handling their objects (their
- *   daemons and timers exit) — and only then removed from its Lease;
+ * - ranges a member loses are released first -- the operator stops handling their objects (their
+ *   daemons and timers exit) -- and only then removed from its Lease;
  * - ranges a member gains are taken only when no other live member's Lease holds them: claimed in
  *   its own Lease first, then checked with a fresh list of the group's Leases; a claim that meets
  *   another's is withdrawn and tried again (of two members that claim at once, the later one always
@@ -67,7 +67,7 @@ export interface ShardMembershipOptions {
   leaseDuration: number;
   watching: WatchingSettings;
   /**
-   * Makes the operator handle exactly these ranges; resolves once it does — for ranges lost,
+   * Makes the operator handle exactly these ranges; resolves once it does -- for ranges lost,
    * once their objects' handlers, daemons and timers have stopped.
    */
   apply: (ranges: readonly ShardRange[]) => Promise<void>;

@@ -61,7 +61,7 @@ export async function runTimer(
 }
 
 /**
- * Seconds from the end of a call to the next one: the interval, or — when `sharp` — what is left
+ * Seconds from the end of a call to the next one: the interval, or -- when `sharp` -- what is left
  * of the current interval on the grid that started at `grid` (ms), so that slow calls do not
  * shift the schedule.
  */

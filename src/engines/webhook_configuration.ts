@@ -1,8 +1,8 @@
 /**
  * Managed webhook configurations (`settings.admission.managed`): one `ValidatingWebhookConfiguration`
- * and one `MutatingWebhookConfiguration` of that name, with one webhook per admission handler —
+ * and one `MutatingWebhookConfiguration` of that name, with one webhook per admission handler --
  * its rules from the served resources, its object selector from the handler's label filters,
- * its client config from the webhook server — rewritten whenever the endpoint or the served
+ * its client config from the webhook server -- rewritten whenever the endpoint or the served
  * resources change, and stripped of non-persistent webhooks when the operator exits.
  *
  * @module

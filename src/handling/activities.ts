@@ -1,7 +1,7 @@
 /**
- * Operator activities: handlers of the operator itself rather than of objects — startup (before
+ * Operator activities: handlers of the operator itself rather than of objects -- startup (before
  * anything touches the API), cleanup (after everything else has stopped) and probes (the
- * liveness endpoint) — what they receive, and how they are run and retried.
+ * liveness endpoint) -- what they receive, and how they are run and retried.
  *
  * An activity runs all its handlers, in registration order, round after round: handlers that
  * fail temporarily are retried in a later round, when their delay has passed, until each has
@@ -152,7 +152,7 @@ interface Tracked {
 /**
  * Runs the handlers of an activity until each has succeeded or failed for good, and returns
  * the results by handler id (handlers returning `undefined` or `null` are left out). Throws an
- * {@linkcode ActivityError} naming the failed handlers if any failed — or were left unfinished
+ * {@linkcode ActivityError} naming the failed handlers if any failed -- or were left unfinished
  * because the signal aborted or the activity's timeout passed.
  */
 export async function runActivity(

@@ -29,7 +29,7 @@ export interface AdmissionContext extends ObjectContext {
   readonly subresource: string | null;
   /** Warnings to return to the API client: push strings into it. */
   readonly warnings: string[];
-  /** The user who sent the API request, as the API server describes them (`username`, `uid`, `groups`, …). */
+  /** The user who sent the API request, as the API server describes them (`username`, `uid`, `groups`, ...). */
   readonly userinfo: Readonly<Record<string, unknown>>;
   /** The webhook request's HTTP headers (case-insensitive `get()`), as the webhook server received them. */
   readonly headers: Headers;

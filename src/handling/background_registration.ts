@@ -18,7 +18,7 @@ export type TimerOptions = TimerHandlerOptions & RegistryOption;
 
 /**
  * Registers a daemon: a function run for each matching object from when the operator sees it
- * until it is deleted, stops matching, or the operator stops — then `stopped` aborts, and the
+ * until it is deleted, stops matching, or the operator stops -- then `stopped` aborts, and the
  * daemon should return. A daemon that returns on its own is not started again for that object
  * until the operator restarts; its result goes to `status[id]`. Objects keep the finalizer while
  * a daemon matches them, so that a deletion waits for the daemon to exit.

@@ -28,8 +28,8 @@ export interface CauseInput {
 }
 
 /**
- * The cause, in Kopf's order: a DELETED event → `gone`; deleting without our finalizer → `free`;
- * deleting → `delete`; never handled → `create`; no change on first sight → `resume`; no change →
+ * The cause, in Kopf's order: a DELETED event -> `gone`; deleting without our finalizer -> `free`;
+ * deleting -> `delete`; never handled -> `create`; no change on first sight -> `resume`; no change ->
  * `noop`; otherwise `update`.
  */
 export function detectCause(input: CauseInput): Cause {
@@ -42,7 +42,7 @@ export function detectCause(input: CauseInput): Cause {
   return "update";
 }
 
-/** The words Kopf logs per reason: `Creation is processed…`, `Updating is superseded by deletion…`. */
+/** The words Kopf logs per reason: `Creation is processed...`, `Updating is superseded by deletion...`. */
 export const REASON_TITLES: Record<Reason, { noun: string; gerund: string }> = {
   create: { noun: "Creation", gerund: "creation" },
   update: { noun: "Updating", gerund: "updating" },

@@ -44,7 +44,7 @@ export interface Memo {}
 /**
  * A memo with any keys, each of type `unknown`: what `memo` is in handlers while {@linkcode Memo}
  * declares nothing. An operator that declares some fields and wants any others too can declare
- * `interface Memo extends kopf.AnyMemo { … }`.
+ * `interface Memo extends kopf.AnyMemo { ... }`.
  *
  * @example
  * ```ts
@@ -135,8 +135,8 @@ export interface ObjectContext<T = KubernetesObject> {
 /**
  * What every resource handler receives: the object as the API server stores it, so its `name` and
  * `uid` are strings. `T` is the object type: the model of a built-in resource selected by its
- * plural (`"configmaps"` → `V1ConfigMap`), the type argument of the registration
- * (`kopf.on.create<KopfExample>(…)`), or any object. `N` is the type of `namespace`: `string` for
+ * plural (`"configmaps"` -> `V1ConfigMap`), the type argument of the registration
+ * (`kopf.on.create<KopfExample>(...)`), or any object. `N` is the type of `namespace`: `string` for
  * namespaced built-in resources, `undefined` for cluster-scoped ones (`"nodes"`), either for
  * custom resources (their scope is in their CRD, which the types do not see).
  */

@@ -15,7 +15,7 @@ import { functionName, parseRegistration } from "./registration_arguments.ts";
 export type ConversionOptions = ConversionHandlerOptions & { registry?: Registry };
 
 /**
- * An anonymous converter (`(body) => …`, as converters usually are) gets `<from>-to-<to>` as its
+ * An anonymous converter (`(body) => ...`, as converters usually are) gets `<from>-to-<to>` as its
  * id; anything malformed is left for the registration pipeline to refuse with its usual words.
  */
 function withDefaultId(options: unknown, fn: unknown): unknown {

@@ -12,7 +12,7 @@ import type { Selector } from "../model/selector.ts";
 /**
  * An object of a custom resource as converters receive it (a copy: change it freely) and return
  * it, with its spec typed as `Spec` (untyped by default). Give the types of your versions instead,
- * e.g. `kopf.on.conversion<ConvertibleObject<WidgetV1Spec>, ConvertibleObject<WidgetV2Spec>>(…)`.
+ * e.g. `kopf.on.conversion<ConvertibleObject<WidgetV1Spec>, ConvertibleObject<WidgetV2Spec>>(...)`.
  */
 export interface ConvertibleObject<Spec = Record<string, unknown> | undefined> {
   /** `group/version`: the `from` version's when received; set to the `to` version's after return. */

@@ -1,7 +1,7 @@
 /**
  * Running the change handlers of one cause in one cycle: picking the due ones by the lifecycle,
- * giving up those past their timeout or retries, calling them, and recording their outcomes —
- * results in `status[id]`, progress in the storage — all in the cycle's one patch.
+ * giving up those past their timeout or retries, calling them, and recording their outcomes --
+ * results in `status[id]`, progress in the storage -- all in the cycle's one patch.
  *
  * Sub-handlers run the same way, one level down, within their parent's attempt: a parent with
  * unfinished children stays unfinished (retried when the earliest child is due), its `subrefs`
@@ -46,7 +46,7 @@ interface Level {
   /** The view that this level's handlers are matched against and narrowed from. */
   readonly view: View;
   readonly lifecycle: Lifecycle;
-  /** The kind of the top-level ancestor (`create`, `update`, `field`, …); none at the top. */
+  /** The kind of the top-level ancestor (`create`, `update`, `field`, ...); none at the top. */
   readonly kind?: string;
   /** The `subrefs` of every ancestor, each collecting the ids of all its descendants. */
   readonly ancestors: readonly Set<string>[];
@@ -114,7 +114,7 @@ async function runLevel(
 /**
  * Runs the children of one parent within its attempt: those whose filters match (in the mode of
  * the top-level ancestor, against the parent's view), each id once. Their ids go into the
- * `subrefs` of every ancestor — also those of children filtered out but holding a record.
+ * `subrefs` of every ancestor -- also those of children filtered out but holding a record.
  */
 async function runChildren(children: readonly ChangeHandler[], run: CauseRun, level: Level): Promise<ChildrenOutcome> {
   const mode = matchModeOf(level.kind ?? "create");

@@ -1,5 +1,5 @@
 /**
- * What a handler's error means — retry after a delay, fail for good, or ignore — by its type and
+ * What a handler's error means -- retry after a delay, fail for good, or ignore -- by its type and
  * the handler's `errors`, `backoff`, `timeout` and `retries`, with the log line that says so. Used
  * alike for change handlers, daemons and timers.
  *

@@ -22,10 +22,10 @@ function isPlainObject(value: unknown): value is Readonly<Record<string, unknown
  * - `value`, `old`, `new` require `field`; `value` excludes `old`/`new`; none of them may be `null`;
  * - `old`/`new` are allowed only for `on.update` and `on.field` (and their sub-handlers);
  * - `labels`/`annotations` must be objects whose values are strings, {@linkcode PRESENT},
- *   {@linkcode ABSENT} or functions — not `null`/`undefined`;
+ *   {@linkcode ABSENT} or functions -- not `null`/`undefined`;
  * - `when` must be a function.
  *
- * @param kind The handler kind (`"create"`, `"update"`, `"field"`, `"event"`, `"daemon"`, …);
+ * @param kind The handler kind (`"create"`, `"update"`, `"field"`, `"event"`, `"daemon"`, ...);
  *   for sub-handlers, the kind of their top-level parent.
  * @param where How messages name the registration; `kopf.on.<kind>()` by default.
  * @throws {TypeError} `<where>: <the problem>`.

@@ -41,7 +41,7 @@ export type PresenceMarker = typeof PRESENT | typeof ABSENT;
 
 /**
  * What filter callbacks receive: the handler's context without `param`, `retry`, `started` and
- * `runtime` (as in Kopf). Change handlers add `reason`, `old`, `new`, `diff` — always of the whole
+ * `runtime` (as in Kopf). Change handlers add `reason`, `old`, `new`, `diff` -- always of the whole
  * object here, even for handlers with a `field`; `on.event` handlers add `event` and `type`.
  */
 export interface FilterContext extends Omit<ObjectContext, "param"> {
@@ -113,10 +113,10 @@ export interface FilterOptions<C = FilterContext> {
 
 /**
  * Which values the field filters look at, and what they require:
- * - `"current"` — the current body only (`on.event`, daemons, timers, indexes, admission webhooks);
- * - `"change"` — the old and the new essences: `field`/`value` match if either side matches
+ * - `"current"` -- the current body only (`on.event`, daemons, timers, indexes, admission webhooks);
+ * - `"change"` -- the old and the new essences: `field`/`value` match if either side matches
  *   (`on.create`, `on.resume`, `on.delete`);
- * - `"update"` — as `"change"`, and with a `field` the field's value must differ between the two
+ * - `"update"` -- as `"change"`, and with a `field` the field's value must differ between the two
  *   sides (`on.update`, `on.field`). Sub-handlers use the mode of their parent.
  *
  * `old`/`new` filters are checked in the `"change"` and `"update"` modes, never in `"current"`.
@@ -158,7 +158,7 @@ const MODES: Readonly<Record<string, MatchMode>> = Object.freeze({
 });
 
 /**
- * The match mode of a handler kind (`"create"`, `"update"`, `"field"`, `"event"`, `"timer"`, …).
+ * The match mode of a handler kind (`"create"`, `"update"`, `"field"`, `"event"`, `"timer"`, ...).
  *
  * @throws {TypeError} for kinds that take no filters (activities) or unknown kinds.
  *
@@ -294,7 +294,7 @@ function matches<C>(options: FilterOptions<C>, mode: MatchMode, input: MatchInpu
  * Whether an object passes a handler's filters, in this order (cheap checks first, callbacks only
  * when reached, `when` last):
  * 1. every label and annotation filter: an exact string, {@linkcode PRESENT}, {@linkcode ABSENT},
- *    or a callback given the value (`undefined` if absent) — always against the current body;
+ *    or a callback given the value (`undefined` if absent) -- always against the current body;
  * 2. `field` with `value` (or, without `value`, "the field is present"): in `"current"` mode
  *    against the body; in `"change"`/`"update"` modes satisfied if the new **or** the old essence
  *    matches (so on creation, where the old side is absent, `value: ABSENT` always matches);
@@ -321,7 +321,7 @@ export function matchesFilters<C>(options: FilterOptions<C>, mode: MatchMode, in
  * Kopf's "pre-match": {@linkcode matchesFilters} without steps 3 and 4 (no change requirement, no
  * `old`/`new` checks). It says whether an object is of interest to a handler at all, regardless of
  * what changed in this event: used to decide whether any change handler cares about an object
- * (if none does, it is left alone — no state stored), and whether handlers that require a
+ * (if none does, it is left alone -- no state stored), and whether handlers that require a
  * finalizer (mandatory `on.delete`, daemons, timers) match it, so that the finalizer is added or
  * removed.
  *

@@ -54,8 +54,8 @@ export interface ResumeHandlerOptions extends ChangeHandlerOptions {
 }
 
 /**
- * The value a handler returns, stored at `status[id]`: JSON — a string, number, boolean, `null`, an
- * array or a plain object — or nothing (`undefined`, `void`). A `Date`, a function, a `Map`, a `Set`,
+ * The value a handler returns, stored at `status[id]`: JSON -- a string, number, boolean, `null`, an
+ * array or a plain object -- or nothing (`undefined`, `void`). A `Date`, a function, a `Map`, a `Set`,
  * a bigint (or a promise of one) returned is a `deno check` error: JSON would store something else
  * (a string, nothing, `{}`) or fail. The check is of the value itself and of the items of arrays;
  * the fields of a returned object are not checked (they may be of type `unknown`): a `Date` there

@@ -24,14 +24,14 @@ export interface IndexOptions extends IndexHandlerOptions {
  * - a `Map`: each entry under its key, which may be a tuple (an array) or a plain object, compared
  *   by value;
  * - `null` or `undefined`: no change (the object keeps the values it had);
- * - anything else (an array, a string, a number…): that value under the key `null`.
+ * - anything else (an array, a string, a number...): that value under the key `null`.
  *
  * The object's values are re-computed on every event, and removed when it is deleted or stops
  * matching the filters. Errors are logged and the old values kept (`errors: "ignored"`, the
  * default); a `PermanentError` (or `errors: "permanent"`) removes the object's values and
  * excludes it from the index until the operator restarts; a `TemporaryError` (or
- * `errors: "temporary"`) does so for its `delay` (or `backoff`, 60 s by default) — the object's
- * first event after that indexes it again — and `retries`/`timeout` make that final. Other
+ * `errors: "temporary"`) does so for its `delay` (or `backoff`, 60 s by default) -- the object's
+ * first event after that indexes it again -- and `retries`/`timeout` make that final. Other
  * handlers do not run until every indexed resource has been listed and indexed once.
  *
  * @example

@@ -89,8 +89,8 @@ export async function openVault(
 }
 
 /**
- * Runs the login handlers (all of them, retried by their options) — or the ready-made logins if
- * there are none — and puts their results into the vault.
+ * Runs the login handlers (all of them, retried by their options) -- or the ready-made logins if
+ * there are none -- and puts their results into the vault.
  *
  * @param run What authentication needs.
  * @param vault Where the results go.

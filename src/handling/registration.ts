@@ -95,7 +95,7 @@ export function create<T = never, R extends SelectorInput = SelectorInput>(
   options: CreateOptions & { field: string | string[] },
   fn: ChangeFn<HandledObject<T, R>, JsonValue, NamespaceOf<R>>,
 ): ChangeFn<HandledObject<T, R>, JsonValue, NamespaceOf<R>>;
-/** With options: the handler id, filters, retries, the registry, …. */
+/** With options: the handler id, filters, retries, the registry, .... */
 export function create<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: CreateOptions,
@@ -111,7 +111,7 @@ export function create(
 
 /**
  * Registers a handler for changes of objects (their spec, labels, annotations, other top-level
- * fields — not status): `old`, `new` and `diff` say what changed.
+ * fields -- not status): `old`, `new` and `diff` say what changed.
  *
  * @example
  * ```ts
@@ -131,7 +131,7 @@ export function update<T = never, R extends SelectorInput = SelectorInput>(
   options: UpdateOptions & { field: string | string[] },
   fn: ChangeFn<HandledObject<T, R>, JsonValue, NamespaceOf<R>>,
 ): ChangeFn<HandledObject<T, R>, JsonValue, NamespaceOf<R>>;
-/** With options: the handler id, filters, retries, the registry, …. */
+/** With options: the handler id, filters, retries, the registry, .... */
 export function update<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: UpdateOptions,
@@ -167,7 +167,7 @@ export function del<T = never, R extends SelectorInput = SelectorInput>(
   options: DeleteOptions & { field: string | string[] },
   fn: ChangeFn<HandledObject<T, R>, JsonValue, NamespaceOf<R>>,
 ): ChangeFn<HandledObject<T, R>, JsonValue, NamespaceOf<R>>;
-/** With options: the handler id, filters, retries, the registry, …. */
+/** With options: the handler id, filters, retries, the registry, .... */
 export function del<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: DeleteOptions,
@@ -204,7 +204,7 @@ export function resume<T = never, R extends SelectorInput = SelectorInput>(
   options: ResumeOptions & { field: string | string[] },
   fn: ChangeFn<HandledObject<T, R>, JsonValue, NamespaceOf<R>>,
 ): ChangeFn<HandledObject<T, R>, JsonValue, NamespaceOf<R>>;
-/** With options: the handler id, filters, retries, the registry, …. */
+/** With options: the handler id, filters, retries, the registry, .... */
 export function resume<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: ResumeOptions,
@@ -256,7 +256,7 @@ export function event<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   fn: EventFn<HandledObject<T, R>, NamespaceOf<R>>,
 ): EventFn<HandledObject<T, R>, NamespaceOf<R>>;
-/** With options: the handler id, filters, retries, the registry, …. */
+/** With options: the handler id, filters, retries, the registry, .... */
 export function event<T = never, R extends SelectorInput = SelectorInput>(
   resource: R,
   options: EventOptions,

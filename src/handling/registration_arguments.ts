@@ -35,8 +35,8 @@ export interface Registration<O, F, S extends Selector | null = Selector> {
 }
 
 /**
- * Parses the arguments of a `kopf.on.*` call — `(resource, fn)` or `(resource, options, fn)`, and
- * `(fn)` or `(options, fn)` for activities — and checks everything that can be checked before
+ * Parses the arguments of a `kopf.on.*` call -- `(resource, fn)` or `(resource, options, fn)`, and
+ * `(fn)` or `(options, fn)` for activities -- and checks everything that can be checked before
  * the operator runs.
  *
  * @param kind which registration function was called.
@@ -82,7 +82,7 @@ export function parseRegistration(
   if (!name) {
     const place = callerPlace();
     throw new TypeError(
-      `${label}: an anonymous handler needs an id: pass { id: "…" } or use a named function` +
+      `${label}: an anonymous handler needs an id: pass { id: "\u2026" } or use a named function` +
         (place ? ` (${place}).` : "."),
     );
   }
@@ -114,14 +114,14 @@ function splitForms(
 }
 
 /**
- * How messages name a call: as it was written, as far as it can be told — the selector, and the
+ * How messages name a call: as it was written, as far as it can be told -- the selector, and the
  * function's name (or its `id`, for an anonymous function).
  */
 function callLabel(kind: RegistrationKind, target: string | undefined, fn: { name: string }, options: unknown): string {
   const id = typeof options === "object" && options !== null ? (options as { id?: unknown }).id : undefined;
   const name = functionName(fn);
-  const handler = name ? name : typeof id === "string" && id ? `{ id: ${JSON.stringify(id)} }, …` : "() => …";
-  const resource = isActivity(kind) ? "" : `${target ?? "…"}, `;
+  const handler = name ? name : typeof id === "string" && id ? `{ id: ${JSON.stringify(id)} }, \u2026` : "() => \u2026";
+  const resource = isActivity(kind) ? "" : `${target ?? "\u2026"}, `;
   return `kopf.on.${kind}(${resource}${handler})`;
 }
 

@@ -182,7 +182,7 @@ export function shown(value: unknown): string {
   } catch {
     return "an object";
   }
-  return text.length > 60 ? `${text.slice(0, 57)}…` : text;
+  return text.length > 60 ? `${text.slice(0, 57)}\u2026` : text;
 }
 
 /** Why some option names are not taken, when another kind takes them: the likely confusion. */

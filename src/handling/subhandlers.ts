@@ -73,7 +73,7 @@ export class SubhandlingScope {
 
   /**
    * @param parent the running handler.
-   * @param kind the kind of the top-level handler (`create`, `update`, `field`, …): sub-handlers
+   * @param kind the kind of the top-level handler (`create`, `update`, `field`, ...): sub-handlers
    *   are checked and matched as handlers of that kind.
    * @param lifecycle the default lifecycle of its children.
    * @param runner runs children.
@@ -134,7 +134,9 @@ export class SubhandlingScope {
         throw new TypeError(`${where}: fns must be an object of ids to functions or an array of functions.`);
       }
     } else if (handlers !== undefined) {
-      if (!Array.isArray(handlers)) throw new TypeError(`${where}: handlers must be an array of { fn, …options }.`);
+      if (!Array.isArray(handlers)) {
+        throw new TypeError(`${where}: handlers must be an array of { fn, \u2026options }.`);
+      }
       children = this.#unique(
         where,
         handlers.map((spec: SubhandlerSpec) => {
@@ -154,7 +156,7 @@ export class SubhandlingScope {
   /**
    * Called after the handler returned: runs the registered sub-handlers if the handler did not
    * call `execute()` itself, and throws {@linkcode HandlerChildrenRetry} if some children are
-   * unfinished — also when the handler caught that error itself, so that it is retried anyway.
+   * unfinished -- also when the handler caught that error itself, so that it is retried anyway.
    */
   async finish(): Promise<void> {
     if (!this.#executed && this.#registered.size) await this.execute();
@@ -190,12 +192,14 @@ export class SubhandlingScope {
     const given = typeof options === "object" && options !== null ? options.id : undefined;
     const name = typeof given === "string" ? given : functionName(fn);
     const id = `${this.#parent.id}/${name}`;
-    const label = `${where}: sub-handler '${name ? id : `${this.#parent.id}/…`}' (under an on.${this.#kind} handler)`;
+    const label = `${where}: sub-handler '${
+      name ? id : `${this.#parent.id}/\u2026`
+    }' (under an on.${this.#kind} handler)`;
     // Filters follow the rules of the top-level parent's kind (old/new only under update and field).
     checkOptions("subhandler", label, options, this.#kind);
     if (!name) {
       throw new TypeError(
-        `${where}: an anonymous sub-handler of '${this.#parent.id}' needs an id: pass { id: "…" } ` +
+        `${where}: an anonymous sub-handler of '${this.#parent.id}' needs an id: pass { id: "\u2026" } ` +
           `or use a named function.`,
       );
     }
@@ -243,7 +247,7 @@ function currentScope(where: string): SubhandlingScope {
   if (scope) return scope;
   const place = currentObject() === undefined
     ? "outside of any handler"
-    : "in a handler of another kind (on.event, a daemon, a timer, …), which keeps no progress and has no retries";
+    : "in a handler of another kind (on.event, a daemon, a timer, \u2026), which keeps no progress and has no retries";
   throw new TypeError(
     `Sub-handlers are only supported inside change handlers. ${where} was called ${place}; ` +
       `use it inside on.create, on.update, on.delete, on.resume or on.field handlers.`,
@@ -286,7 +290,7 @@ export function subhandler(optionsOrFn: SubhandlerOptions | ChangeFn, maybeFn?: 
 
 /**
  * Registers `fn` as a sub-handler of the running change handler: {@linkcode subhandler} with the
- * function first (Kopf's `kopf.register(fn, id=…)`).
+ * function first (Kopf's `kopf.register(fn, id=...)`).
  *
  * @example
  * ```ts

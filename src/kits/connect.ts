@@ -1,6 +1,6 @@
 /**
  * `kopf.connect()`: the handlers' client for scripts and code outside handlers, with credentials
- * found as `kopf run` finds them — the login handlers if any are registered, else the pod's
+ * found as `kopf run` finds them -- the login handlers if any are registered, else the pod's
  * service account or the kubeconfig (its current context, or the one given).
  *
  * @module
@@ -59,8 +59,8 @@ export class ConnectedApi extends KubeApi implements Disposable {
 }
 
 /**
- * Connects to the cluster as `kopf run` would — login handlers, else the service account or the
- * kubeconfig — and returns the client that handlers get as `api`.
+ * Connects to the cluster as `kopf run` would -- login handlers, else the service account or the
+ * kubeconfig -- and returns the client that handlers get as `api`.
  *
  * @example
  * ```ts ignore

@@ -37,7 +37,7 @@ export interface ChildLikeMetadata {
   ownerReferences?: OwnerReference[];
 }
 
-/** Any object the hierarchy helpers accept: a typed model (`V1ConfigMap`, …) or a plain {@linkcode ChildObject}. */
+/** Any object the hierarchy helpers accept: a typed model (`V1ConfigMap`, ...) or a plain {@linkcode ChildObject}. */
 export interface ChildLike {
   /** E.g. `v1`. */
   apiVersion?: string;
@@ -57,7 +57,7 @@ export interface ChildMetadata extends ChildLikeMetadata {
 export interface ChildObject extends ChildLike {
   /** The metadata; created when absent. */
   metadata?: ChildMetadata;
-  /** Everything else: `spec`, `data`, … */
+  /** Everything else: `spec`, `data`, ... */
   [key: string]: unknown;
 }
 

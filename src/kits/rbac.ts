@@ -66,7 +66,7 @@ export type ResolvedSelectors = ReadonlyMap<Selector, readonly Resource[]>;
 /**
  * The rules an operator needs: per handled resource `list`+`watch` (every handler kind), `patch`
  * and `get` where the framework keeps state on objects (change handlers, daemons, timers: progress,
- * results, finalizers — `get` re-reads an object after a finalizer conflict), `patch` of `status`
+ * results, finalizers -- `get` re-reads an object after a finalizer conflict), `patch` of `status`
  * where it is a subresource; Events (`create`, `patch`) where objects are handled; CRDs (`list`,
  * `watch`) to follow resources appearing; namespaces (`list`, `watch`) for patterns; peering
  * objects, the Lease, the shard group's Leases, the managed webhook configurations and the

@@ -1,5 +1,5 @@
 /**
- * `KopfRunner`: the `kopf` command in a child process, for tests of operators — its output
+ * `KopfRunner`: the `kopf` command in a child process, for tests of operators -- its output
  * collected while it runs, waiting for lines, a bounded stop, and its failure re-raised.
  *
  * @module
@@ -24,7 +24,7 @@ const TAIL_LINES = 40;
 const DEFAULT_CLI: URL = new URL("../../cli/main.ts", import.meta.url);
 
 /**
- * Runs the `kopf` command (`deno run -A <cli> <args…>`) in a child process, e.g. an operator
+ * Runs the `kopf` command (`deno run -A <cli> <args...>`) in a child process, e.g. an operator
  * against a test cluster, and collects its stdout and stderr while it runs.
  *
  * - {@linkcode KopfRunner.start} resolves once the process is spawned, or with `ready` once a
@@ -36,8 +36,8 @@ const DEFAULT_CLI: URL = new URL("../../cli/main.ts", import.meta.url);
  *   code is not 0; `await using` disposal does the same unless `stop()` already did (if the
  *   block itself threw, both errors reach the caller in a `SuppressedError`, so disposal also
  *   prints the failure to stderr). With `reraise: false`, read `exitCode` and `error` instead.
- * - The result — {@linkcode KopfRunner.output}, {@linkcode KopfRunner.exitCode},
- *   {@linkcode KopfRunner.error} — stays readable after the exit.
+ * - The result -- {@linkcode KopfRunner.output}, {@linkcode KopfRunner.exitCode},
+ *   {@linkcode KopfRunner.error} -- stays readable after the exit.
  *
  * A signal that arrives before the operator has installed its signal handlers (while the handler
  * files are still loading) ends the process with that signal: wait for something the operator
@@ -54,7 +54,7 @@ const DEFAULT_CLI: URL = new URL("../../cli/main.ts", import.meta.url);
  *   ["run", "-A", "--standalone", "handlers.ts"],
  *   { kubeconfig: cluster.kubeconfig },
  * );
- * // … create objects, wait for their status …
+ * // ... create objects, wait for their status ...
  * await runner.waitFor("Handler 'createFn' succeeded.");
  * await runner.stop(); // rejects with runner.error if kopf exited with a non-zero code
  * console.log(runner.exitCode, runner.output);
@@ -103,7 +103,7 @@ export class KopfRunner implements AsyncDisposable {
   }
 
   /**
-   * Starts `kopf <args…>` in a child process. With `ready`, resolves once a matching output line
+   * Starts `kopf <args...>` in a child process. With `ready`, resolves once a matching output line
    * appears, or rejects (the process stopped) if it exits first or `readyTimeout` passes.
    *
    * @param args the arguments of `kopf`, e.g. `["run", "-A", "--standalone", "handlers.ts"]`.
@@ -348,7 +348,7 @@ export class KopfRunner implements AsyncDisposable {
   }
 }
 
-/** How a pattern reads in messages: `a line containing "…"` or `a line matching /…/`. */
+/** How a pattern reads in messages: `a line containing "..."` or `a line matching /.../`. */
 function describe(pattern: RegExp | string): string {
   return typeof pattern === "string" ? `a line containing ${JSON.stringify(pattern)}` : `a line matching ${pattern}`;
 }

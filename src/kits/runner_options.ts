@@ -1,5 +1,5 @@
 /**
- * What `KopfRunner` (runner.ts) is told — how to start, wait and stop — and what it raises when
+ * What `KopfRunner` (runner.ts) is told -- how to start, wait and stop -- and what it raises when
  * the `kopf` process fails.
  *
  * @module

@@ -24,7 +24,7 @@ export interface HandlerLogger {
 }
 
 /**
- * A message as literal text: a template of one part, which LogTape takes as it is — unlike a
+ * A message as literal text: a template of one part, which LogTape takes as it is -- unlike a
  * string, which it scans for `{placeholders}` (and which would need its braces doubled).
  */
 function literal(message: string): TemplateStringsArray {

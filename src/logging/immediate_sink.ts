@@ -2,7 +2,7 @@
  * Sinks that LogTape may hand a record to without copying it first.
  *
  * Before each sink, LogTape copies a record's properties (its "snapshot"), so that a sink which
- * keeps the record for later sees them as they were — unless the sink carries this registered
+ * keeps the record for later sees them as they were -- unless the sink carries this registered
  * symbol, which LogTape's own stream sink sets on itself (the function that sets it is not
  * exported). For a sink that formats the record at once, the copy is pure cost (with the messages as
  * templates, handler_logger.ts, 4% of the operator's CPU per object at 250 objects/s:

@@ -46,7 +46,7 @@ export interface AdmissionRequest {
   subResource?: string;
   /** The operation. */
   operation: AdmissionOperation;
-  /** The user who sent the API request, as the API server describes them (`username`, `uid`, `groups`, …). */
+  /** The user who sent the API request, as the API server describes them (`username`, `uid`, `groups`, ...). */
   userInfo: Record<string, unknown>;
   /** The object after the operation; `null` for deletions. */
   object?: KubernetesObject | null;
@@ -58,7 +58,7 @@ export interface AdmissionRequest {
   name?: string;
   /** The object's namespace, if namespaced. */
   namespace?: string;
-  /** Other fields of the request (`kind`, `requestKind`, `options`, …), as sent. */
+  /** Other fields of the request (`kind`, `requestKind`, `options`, ...), as sent. */
   [key: string]: unknown;
 }
 
@@ -68,7 +68,7 @@ export interface AdmissionResponse {
   uid: string;
   /** Whether the request is admitted. */
   allowed: boolean;
-  /** Warnings shown to the API client (kubectl prints them as `Warning: …`). */
+  /** Warnings shown to the API client (kubectl prints them as `Warning: ...`). */
   warnings?: string[];
   /** A base64-encoded JSON Patch (mutating webhooks only). */
   patch?: string;
@@ -119,7 +119,7 @@ export interface WebhookRequestOptions {
  * reviews and (for `kopf.on.conversion`) conversion reviews, told apart by their `kind`. It
  * resolves to the review response to send back as JSON. It rejects with a
  * {@linkcode WebhookError} when the review is malformed (the server answers with its `status`
- * code) — never for a handler's failure, which becomes a denial (or a failed conversion).
+ * code) -- never for a handler's failure, which becomes a denial (or a failed conversion).
  */
 export type WebhookFn = (
   review: unknown,
@@ -129,7 +129,7 @@ export type WebhookFn = (
 /**
  * An admission server or tunnel, as `settings.admission.server` takes it: given the function that
  * answers reviews and a signal that stops it, it serves until the signal aborts and yields the
- * client config to put into webhook configurations — first when it is ready, then whenever the
+ * client config to put into webhook configurations -- first when it is ready, then whenever the
  * endpoint changes. Ending on its own (or throwing) stops the admission machinery with an error.
  * `kopf.WebhookServer` is one; an object with such a `serve` method or a plain function works too.
  */
@@ -322,8 +322,8 @@ export function jsonPatchFor(patch: Patch, original: unknown): JsonPatchOperatio
 
 /**
  * The name of a handler's webhook in a managed configuration: the handler id made a valid DNS
- * subdomain (`/` → `.`, `_` → `-`, camelCase → kebab-case, other characters hex-encoded as
- * `x<hex>`), then `.` and the configuration's name: `checkNumbers` → `check-numbers.auto.kopf.dev`.
+ * subdomain (`/` -> `.`, `_` -> `-`, camelCase -> kebab-case, other characters hex-encoded as
+ * `x<hex>`), then `.` and the configuration's name: `checkNumbers` -> `check-numbers.auto.kopf.dev`.
  *
  * @example
  * ```ts

@@ -78,9 +78,9 @@ export interface KubernetesObject {
   apiVersion?: string;
   /** The kind, e.g. `Pod`. */
   kind?: string;
-  /** The metadata: name, namespace, labels, annotations, finalizers, …. */
+  /** The metadata: name, namespace, labels, annotations, finalizers, .... */
   metadata: ObjectMeta;
-  /** Whatever else the object carries: `spec`, `status`, `data`, …. */
+  /** Whatever else the object carries: `spec`, `status`, `data`, .... */
   [key: string]: JsonValue | ObjectMeta | undefined;
 }
 

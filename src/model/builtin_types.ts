@@ -1,6 +1,6 @@
 /**
  * The object types of built-in resources by their plural: what handlers of `"configmaps"` and
- * `api.get("pods", …)` are typed with. Type-only: client-node's models are never loaded at run time.
+ * `api.get("pods", ...)` are typed with. Type-only: client-node's models are never loaded at run time.
  *
  * @module
  */
@@ -10,7 +10,7 @@ import type { KubernetesObject } from "./body.ts";
 import type { SelectorInput } from "./selector.ts";
 
 /**
- * The plurals of built-in resources and their object types, e.g. `configmaps` → `V1ConfigMap`.
+ * The plurals of built-in resources and their object types, e.g. `configmaps` -> `V1ConfigMap`.
  *
  * @example
  * ```ts

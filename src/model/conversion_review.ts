@@ -162,8 +162,8 @@ export function restoredMetadata(
 }
 
 /**
- * The group and version of an `apiVersion`: `example.com/v2` → `["example.com", "v2"]`;
- * `v1` (the core group) → `["", "v1"]`.
+ * The group and version of an `apiVersion`: `example.com/v2` -> `["example.com", "v2"]`;
+ * `v1` (the core group) -> `["", "v1"]`.
  */
 export function splitApiVersion(apiVersion: string): [group: string, version: string] {
   const slash = apiVersion.lastIndexOf("/");

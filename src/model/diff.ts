@@ -119,7 +119,7 @@ export function diff(a: unknown, b: unknown): Diff {
 }
 
 /**
- * A field as a path of keys: a dotted string (`"spec.size"` → `["spec", "size"]`) or an array of
+ * A field as a path of keys: a dotted string (`"spec.size"` -> `["spec", "size"]`) or an array of
  * keys (copied; use it when a key contains a dot, e.g. a label name). `""` and `[]` are the root.
  *
  * @throws {TypeError} if the field is neither a string nor an array of strings.

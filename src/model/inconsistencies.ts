@@ -13,8 +13,8 @@ const DROPPED_WHEN_EMPTY = new Set(["metadata.labels", "metadata.annotations", "
 
 /**
  * The differences between a merge-patch and the object returned for it: `["change", path,
- * actual, wanted]` for values that differ, `["remove", …]` for keys set to `null` that are still
- * there, `["add", …]` for keys that are missing.
+ * actual, wanted]` for values that differ, `["remove", ...]` for keys set to `null` that are still
+ * there, `["add", ...]` for keys that are missing.
  */
 export function patchInconsistencies(patch: JsonObject, body: KubernetesObject): Diff {
   const found: DiffItem[] = [];

@@ -18,8 +18,8 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * What an indexer's result puts into its index (Kopf's content rules):
  * - a plain object (prototype `Object` or `null`): each entry under its key (values may be `null`);
  * - a `Map`: each entry under its key, which may be a tuple (array) or a plain object;
- * - `null` or `undefined`: `null` — nothing changes, the object keeps the values it had;
- * - anything else (an array, a string, a class instance…): the value itself under the key `null`.
+ * - `null` or `undefined`: `null` -- nothing changes, the object keeps the values it had;
+ * - anything else (an array, a string, a class instance...): the value itself under the key `null`.
  *
  * Equal keys in one result: the last one wins.
  *
@@ -45,7 +45,7 @@ export function indexEntries(result: unknown): IndexEntry[] | null {
 
 /**
  * Who owns values in the indexes: the object's uid, or (for bodies without one) its kind, api
- * version, namespace and name — never just the name, since one index may span several resources.
+ * version, namespace and name -- never just the name, since one index may span several resources.
  */
 export function indexOwnerOf(body: KubernetesObject): string {
   const { uid, namespace, name } = body.metadata;

@@ -214,7 +214,7 @@ export function leaseVerdict(
  * How long ago the holder says it renewed the Lease (`renewTime`, by the observer's wall clock),
  * at most `trust` ms and never negative: the observer back-dates its observation by that much, so
  * that the delay between a renewal and its sight does not lengthen the wait after a crash. A
- * trust below `leaseDuration − renewDeadline` keeps two leaders apart even if the clocks disagree
+ * trust below `leaseDuration - renewDeadline` keeps two leaders apart even if the clocks disagree
  * by that much: the holder stops leading `renewDeadline` after its last successful renewal.
  *
  * @example

@@ -80,7 +80,7 @@ export class NamespacePattern {
     return matched;
   }
 
-  /** The pattern as given (a regular expression as `/…/`). */
+  /** The pattern as given (a regular expression as `/.../`). */
   toString(): string {
     return String(this.source);
   }

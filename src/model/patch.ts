@@ -148,7 +148,7 @@ function withoutUndefined(value: PatchValue | undefined): PatchValue | undefined
   if (value === null || typeof value !== "object") return value;
   if (Array.isArray(value)) return value.map((item) => withoutUndefined(item) ?? null);
   const result: { [key: string]: PatchValue } = {};
-  // Not `for…in`: its keyed loads, recursing into members with other names, made V8 drop this
+  // Not `for...in`: its keyed loads, recursing into members with other names, made V8 drop this
   // function's optimised code every ~90 objects and compile it again (`--trace-deopt`).
   const keys = Object.keys(value);
   for (let index = 0; index < keys.length; index++) {

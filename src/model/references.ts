@@ -7,9 +7,9 @@
 
 /** What a reference is built from: any object with the usual identifying fields (all optional). */
 export interface ReferencedObject {
-  /** `v1`, `apps/v1`, `kopf.dev/v1`, … */
+  /** `v1`, `apps/v1`, `kopf.dev/v1`, ... */
   readonly apiVersion?: string;
-  /** `ConfigMap`, `KopfExample`, … */
+  /** `ConfigMap`, `KopfExample`, ... */
   readonly kind?: string;
   /** The identifying part of the metadata. */
   readonly metadata?: {

@@ -255,7 +255,7 @@ function checkSpec(spec: SelectorSpec): SelectorSpec {
   if (spec.group?.includes("/")) {
     throw new TypeError(
       `The resource selector's group ${JSON.stringify(spec.group)} contains a slash; ` +
-        `give the group and the version separately: { group: "kopf.dev", version: "v1", … }.`,
+        `give the group and the version separately: { group: "kopf.dev", version: "v1", \u2026 }.`,
     );
   }
   const names = NAME_KEYS.filter((key) => spec[key] !== undefined);

@@ -9,8 +9,8 @@
  *
  * Rendezvous hashing alone balances only on average: with 128 buckets and two members, a share is 50% ± 4.4
  * points (one standard deviation), and the member with the most objects sets the pace of the group. A repair
- * evens the shares out: every member ends with `⌊B/N⌋` or `⌈B/N⌉` buckets. A member above `⌈B/N⌉` gives away
- * the buckets it loses least weight by to members below it; then a member below `⌊B/N⌋` takes, from members
+ * evens the shares out: every member ends with `floor(B/N)` or `ceil(B/N)` buckets. A member above `ceil(B/N)` gives away
+ * the buckets it loses least weight by to members below it; then a member below `floor(B/N)` takes, from members
  * above that, the buckets it loses least by. The price is a few more moves when the group changes: measured
  * over 5,000 random joins (N = 1..5 to N + 1), 33.8% of the buckets move on average against 32.4% with
  * rendezvous hashing alone, 2.2 buckets on average (at most 14) between members that stayed; a tolerance of
@@ -21,7 +21,7 @@
  * N = 2 with 128 buckets, 6.3 with 64) against the selector's length, which doubles with 256. A member with
  * `c` of `B` buckets has at most `min(c, B - c + 1)` ranges once adjacent buckets are merged, about
  * `B·(N-1)/N²` on average: 32 ranges for N = 2 (about 2.5 KB of selector, at most 41 ranges seen), 21 for
- * N = 5; never more than `⌈B/2⌉` = 64 ranges, 5,053 characters (79 per range).
+ * N = 5; never more than `ceil(B/2)` = 64 ranges, 5,053 characters (79 per range).
  * More members than buckets leave some members without any.
  *
  * @module
@@ -174,7 +174,7 @@ function highestWeightOwners(weights: readonly bigint[][], buckets: number): num
 }
 
 /**
- * Moves buckets, in place, until every member holds `lo = ⌊B/N⌋` to `hi = ⌈B/N⌉` of them: first away from members
+ * Moves buckets, in place, until every member holds `lo = floor(B/N)` to `hi = ceil(B/N)` of them: first away from members
  * above `hi`, then to members below `lo`, each time the one move that loses the least weight (ties: the lower
  * bucket, then the earlier member). Neither phase undoes the other: moves away never fill a member above `hi`,
  * moves to a member never take from one at or below `lo`. While a bound is broken a move exists, as the counts

@@ -21,7 +21,7 @@ const encoder = new TextEncoder();
 
 /**
  * The 64-bit FNV-1a hash of a string's UTF-8 bytes, as the API server computes it for
- * `shardRange(object.metadata.uid, …)`.
+ * `shardRange(object.metadata.uid, ...)`.
  *
  * @example
  * ```ts

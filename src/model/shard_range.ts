@@ -134,7 +134,7 @@ export function inShardRanges(ranges: readonly ShardRange[], hash: bigint): bool
  * @example
  * ```ts
  * import { ownsObject } from "./shard_range.ts";
- * ownsObject([{ start: 0n, end: 1n << 63n }], "d2b0a9f3-6c1e-4c52-9f7e-3b8a1e5d4c21"); // true (0x7a93…)
+ * ownsObject([{ start: 0n, end: 1n << 63n }], "d2b0a9f3-6c1e-4c52-9f7e-3b8a1e5d4c21"); // true (0x7a93...)
  * ```
  *
  * @param ranges The ranges, in any order.
@@ -187,7 +187,7 @@ function subtract(from: readonly ShardRange[], minus: readonly ShardRange[]): Sh
 }
 
 /**
- * The compact text of ranges as a member records them (in its Lease): `0x…-0x…` pairs joined by commas, in the
+ * The compact text of ranges as a member records them (in its Lease): `0x...-0x...` pairs joined by commas, in the
  * bounds' own form; `""` for none.
  *
  * @example

@@ -248,7 +248,7 @@ export class MetricsRegistry {
   readonly #metrics = new Map<string, Metric>();
   readonly #collectors = new Set<() => void>();
 
-  /** Adds a metric; its name must be new. Returns it, for `const x = registry.add(new Counter(…))`. */
+  /** Adds a metric; its name must be new. Returns it, for `const x = registry.add(new Counter(...))`. */
   add<M extends Metric>(metric: M): M {
     if (this.#metrics.has(metric.name)) throw new TypeError(`The metric ${metric.name} is registered twice.`);
     this.#metrics.set(metric.name, metric);

@@ -7,7 +7,7 @@
  * the streams running behind a closed {@linkcode Gate}. With leader election, only the leader
  * takes part in peering, and under one identity shared by the replicas of its Lease
  * ({@linkcode leasePeeringIdentity}): they share a priority, and Kopf's peering pauses for a live
- * record of the same priority — a new leader would pause for its dead predecessor's record until
+ * record of the same priority -- a new leader would pause for its dead predecessor's record until
  * it expired. With one identity, a new leader takes over its predecessor's record instead; it is
  * removed at a graceful stop, and left to the next leader when the leadership is lost.
  *

@@ -1,6 +1,6 @@
 /**
  * One object's cycle as its steps see it: the object, what the operator remembers of it, the
- * cycle's patch and logger, and — for the steps that depend on the stored state — the essences,
+ * cycle's patch and logger, and -- for the steps that depend on the stored state -- the essences,
  * their diff and the handlers' match, computed once when first asked for.
  *
  * @module

@@ -1,6 +1,6 @@
 /**
- * The steps of an object's cycle, each deciding what it wants done — a patch (filled into the
- * cycle's), a finalizer change, a wake-up — as a {@linkcode Verdict}, or passing to the next step
+ * The steps of an object's cycle, each deciding what it wants done -- a patch (filled into the
+ * cycle's), a finalizer change, a wake-up -- as a {@linkcode Verdict}, or passing to the next step
  * with `undefined`. Nothing here writes to the API server: the cycle applies the verdict once,
  * at its end (`processing.ts`). The order of the steps is Kopf's: event handlers, the finalizer,
  * the daemons and timers, the cause, the consistency wait, the change handlers.
@@ -138,7 +138,7 @@ export function decideConsistency(cycle: Cycle): Verdict | undefined {
 
 /**
  * Runs the change handlers of the cause; once all are done, purges their progress and stores the
- * new essence as the last handled one — or, for a deletion, releases the object.
+ * new essence as the last handled one -- or, for a deletion, releases the object.
  */
 export async function handleCause(cycle: Cycle): Promise<Verdict> {
   const { memory, deps, logger, patch } = cycle;

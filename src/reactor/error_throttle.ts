@@ -13,7 +13,7 @@ import type { ObjectMemory } from "./processing.ts";
 
 /** The settings an {@linkcode ErrorThrottle} reads, at each error: `settings.batching`. */
 export interface ErrorDelays {
-  /** Seconds to rest after the 1st, 2nd, … unexpected error in a row; the last one repeats; none: no rest. */
+  /** Seconds to rest after the 1st, 2nd, ... unexpected error in a row; the last one repeats; none: no rest. */
   readonly errorDelays: readonly number[];
 }
 

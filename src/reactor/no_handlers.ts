@@ -38,7 +38,7 @@ export class NoHandlersError extends Error {
       : "No handlers are registered";
     super(
       `${what}: the operator has nothing to run. Register resource handlers (kopf.on.create, kopf.on.event, ` +
-        "kopf.daemon, kopf.timer, kopf.index, …), admission handlers, converters or startup handlers before starting it — " +
+        "kopf.daemon, kopf.timer, kopf.index, \u2026), admission handlers, converters or startup handlers before starting it \u2014 " +
         "in the registry given to the operator, if any.",
     );
     this.name = "NoHandlersError";

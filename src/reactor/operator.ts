@@ -1,8 +1,8 @@
 /**
  * `operator()`: runs the startup handlers, connects, and then (`running.ts`) serves the liveness
  * endpoint, discovers the resources the handlers select, runs one watch stream per resource and
- * namespace — starting and stopping streams as namespaces and CRDs come and go (`orchestration.ts`,
- * `observation.ts`, `resources.ts`) and as peering or leader election allow (`activation.ts`) —
+ * namespace -- starting and stopping streams as namespaces and CRDs come and go (`orchestration.ts`,
+ * `observation.ts`, `resources.ts`) and as peering or leader election allow (`activation.ts`) --
  * feeds the events into per-object queues (`serving.ts`), and stops cleanly: streams, queues,
  * cleanup handlers, Events.
  *
@@ -94,7 +94,7 @@ export interface OperatorOptions {
    */
   metrics?: string;
   /**
-   * Called once the startup handlers have succeeded and every stream has listed its objects — or,
+   * Called once the startup handlers have succeeded and every stream has listed its objects -- or,
    * when peering pauses the operator from the start, once that is known.
    */
   ready?: (operator: RunningOperator) => void;
@@ -111,8 +111,8 @@ export interface OperatorOptions {
  * get `settings.batching.exitTimeout` to drain, the liveness endpoint closes, the cleanup handlers run (within
  * `settings.process.cleanupTimeout`), queued Events are posted, and the promise resolves.
  * Copies of the first signal within a second (a Ctrl+C under `deno task` arrives twice) are the
- * same stop; a SIGINT/SIGTERM after that — or `settings.process.ultimateExitingTimeout` passing
- * after the first — exits the process at once with code 130 (SIGINT) or 143 (SIGTERM), as a
+ * same stop; a SIGINT/SIGTERM after that -- or `settings.process.ultimateExitingTimeout` passing
+ * after the first -- exits the process at once with code 130 (SIGINT) or 143 (SIGTERM), as a
  * shell reports a process killed by that signal (see `stop_signals.ts`).
  *
  * Logging: unless the program has configured LogTape itself, it is configured as `kopf run` does
@@ -202,7 +202,7 @@ function handlersApi(connection: Connection, settings: Settings): KubeApi {
 }
 
 /**
- * The operator's stop, raised by the caller's `signal` or by the first SIGINT/SIGTERM — which also
+ * The operator's stop, raised by the caller's `signal` or by the first SIGINT/SIGTERM -- which also
  * starts `settings.process.ultimateExitingTimeout`. The listeners and that timer end with the stack.
  */
 function stopFlag(
@@ -254,7 +254,7 @@ type Resolved = OperatorOptions & {
 
 /**
  * Everything after the startup handlers: connecting, serving until the stop, stopping, and the
- * cleanup handlers — also after a fatal error, with the poster and client still open for them.
+ * cleanup handlers -- also after a fatal error, with the poster and client still open for them.
  */
 async function serve(options: Resolved, stop: AbortController): Promise<void> {
   const { registry, settings, memo } = options;

@@ -1,7 +1,7 @@
 /**
  * The set of watch streams as desired state: which (resource × namespace) streams should run,
  * given the served resources and the served namespaces, and starting or stopping streams so
- * that the running set matches — when namespaces appear or go, when CRDs appear, change or go,
+ * that the running set matches -- when namespaces appear or go, when CRDs appear, change or go,
  * when the operator pauses, resumes or exits.
  *
  * It knows nothing of watching or handling: a starter function makes the streams.
@@ -137,9 +137,9 @@ export class Orchestrator {
   }
 
   /**
-   * Changes the desired state — the served resources, the served namespaces (`null`: all,
+   * Changes the desired state -- the served resources, the served namespaces (`null`: all,
    * cluster-wide), the partition of the objects under sharding (`""`: none, no streams), or
-   * several — and starts and stops streams to match. Resolves with the streams started by this
+   * several -- and starts and stops streams to match. Resolves with the streams started by this
    * change, once it is applied.
    */
   update(

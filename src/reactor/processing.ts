@@ -1,7 +1,7 @@
 /**
  * One processing cycle of one object, as decide, then act: the steps (`cycle_steps.ts`) run in
- * Kopf's order — event handlers; the finalizer; the daemons and timers; the cause; once the
- * operator's own last patch has been seen, the change handlers — and the first that decides ends
+ * Kopf's order -- event handlers; the finalizer; the daemons and timers; the cause; once the
+ * operator's own last patch has been seen, the change handlers -- and the first that decides ends
  * the decision. Then the verdict is applied once: one patch for everything the cycle changed,
  * plus a guarded JSON-patch when the finalizer changes, and the wake-up to ask for.
  *

@@ -2,7 +2,7 @@
  * The operator once connected, from its first request to its stop: the liveness and metrics
  * endpoints, the discovery of the served resources, the admission server, the observers of
  * namespaces and CRDs, peering or leader election, and one watch stream per resource and
- * namespace — each part leaving its teardown on one stack, which stops them all in order.
+ * namespace -- each part leaving its teardown on one stack, which stops them all in order.
  *
  * @module
  */
@@ -104,12 +104,12 @@ async function startAdmissionIfNeeded(wiring: Wiring, late: LateParts, onFailure
 
 /**
  * Serves the liveness endpoint, discovers the resources, finds the namespaces, runs the streams
- * until the stop — starting and stopping streams as namespaces and CRDs come and go — and
+ * until the stop -- starting and stopping streams as namespaces and CRDs come and go -- and
  * stops them: streams, their daemons and timers, and the objects' queues (up to
  * `settings.batching.exitTimeout`), then the observers and the endpoint.
  *
  * Index readiness with streams that come and go: every stream of an indexed resource is expected
- * by the indexes when it starts — at start all together, later one batch at a time — so that
+ * by the indexes when it starts -- at start all together, later one batch at a time -- so that
  * the handlers (of all resources, indexers aside) wait while a new indexed stream (e.g. in a
  * namespace that has just appeared) lists and indexes its objects, as they wait at start; a
  * stream that stops removes its objects from the indexes. `ready` is called once, when the
@@ -326,7 +326,7 @@ async function closeStreams(orchestrator: Orchestrator, settings: Settings): Pro
 
 /**
  * The namespaces to serve at start (`null`: all of them, cluster-wide), then followed as they come
- * and go — their observer joins `observers` — when the operator serves namespaces by patterns.
+ * and go -- their observer joins `observers` -- when the operator serves namespaces by patterns.
  */
 async function observeServedNamespaces(
   wiring: Wiring,

@@ -1,7 +1,7 @@
 /**
  * One watch stream of one resource in one namespace (or cluster-wide) and the processing of its
  * objects: per-object queues, the objects' memories, daemons and timers, indexing, throttling
- * after unexpected errors, wake-ups — and stopping all of that when the stream stops.
+ * after unexpected errors, wake-ups -- and stopping all of that when the stream stops.
  *
  * @module
  */

@@ -1,7 +1,7 @@
 /**
  * The part of the objects this replica handles under sharding: the ranges its membership holds
  * now, and snapshots of them for the streams (taken when a stream starts and when the ranges
- * change) — the server-side `shardSelector` (where the API server filters) and the same test done
+ * change) -- the server-side `shardSelector` (where the API server filters) and the same test done
  * client-side (always: with `--watch-cache=false` the server does not filter watches without a
  * label selector, and older servers do not filter at all).
  *

@@ -34,7 +34,7 @@ export interface ShardingReport {
   readonly group: string;
   readonly identity: string;
   readonly members: readonly string[];
-  /** The ranges handled, as `0x…-0x…` pairs. */
+  /** The ranges handled, as `0x...-0x...` pairs. */
   readonly ranges: string;
   /** The fraction of the hash space they cover. */
   readonly share: number;

@@ -36,7 +36,7 @@ export class BatchingSettings {
   backlogLimit: number | null = 1000;
   /**
    * Seconds the objects' pending work gets to finish when the operator stops; what is left then
-   * is logged ("Unprocessed objects left …") and not waited for. Kopf's default: 2.
+   * is logged ("Unprocessed objects left ...") and not waited for. Kopf's default: 2.
    */
   exitTimeout = 2;
   /**

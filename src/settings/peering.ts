@@ -28,7 +28,7 @@ export class PeeringSettings {
    */
   priority = 0;
   /**
-   * Seconds a keep-alive stays valid; keep-alives are written every `lifetime − 5…10` s (at least
+   * Seconds a keep-alive stays valid; keep-alives are written every `lifetime - 5...10` s (at least
    * every second). Kopf's default: 60.
    */
   lifetime = 60;

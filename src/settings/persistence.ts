@@ -47,7 +47,7 @@ export class PersistenceSettings {
   /**
    * Fields whose values are secret, in every resource (`"spec.password"` or `["spec", "password"]`),
    * in addition to the `data` and `stringData` of Secrets, which always are. Their values never
-   * reach the diff-base or the framework's log lines: a salted digest (`sha256:…`, per key of a
+   * reach the diff-base or the framework's log lines: a salted digest (`sha256:...`, per key of a
    * mapping) stands for each, so changes are still detected, and `old`, `new` and `diff` show the
    * digests. Handlers read the values from `body`.
    */
@@ -65,13 +65,13 @@ export class PersistenceSettings {
    * default storages are taken over without re-running their handlers (the status wins once a
    * cycle has written there). The other direction is not compatible by default: Python Kopf (and
    * our default storages) read the diff-base from the annotation only, so objects handled in the
-   * lean mode look new to them and their creation handlers run again — unless that operator is
+   * lean mode look new to them and their creation handlers run again -- unless that operator is
    * configured with `StatusDiffBaseStorage` (in Kopf: `settings.persistence.diffbase_storage =
    * kopf.StatusDiffBaseStorage()`, which reads the same field).
    *
    * The resource must keep unknown fields in its status (`x-kubernetes-preserve-unknown-fields`
    * on the status schema, as for handlers' results): a pruned status loses the state, and every
-   * event then looks like a new object. Built-in resources (pods, …) prune it: keep the default
+   * event then looks like a new object. Built-in resources (pods, ...) prune it: keep the default
    * storages for them.
    *
    * @returns these settings, for chaining.

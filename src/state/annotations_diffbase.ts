@@ -84,7 +84,7 @@ export class AnnotationsDiffBaseStorage implements DiffBaseStorage {
   }
 
   /**
-   * Writes the essence as compact JSON plus a newline under all keys (plus the prefix marker) —
+   * Writes the essence as compact JSON plus a newline under all keys (plus the prefix marker) --
    * or, when that would take the object's annotations over the API server's 256 KiB limit, a
    * digest of it (see `essence_digest.ts`): the patch would be refused otherwise.
    */

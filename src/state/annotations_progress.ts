@@ -115,7 +115,7 @@ export class AnnotationsProgressStorage implements ProgressStorage {
 
   /**
    * The essence without any annotation of this storage's prefix: a copy if there is any (or an
-   * empty stanza to remove), else the essence itself — cleared in every cycle of every object,
+   * empty stanza to remove), else the essence itself -- cleared in every cycle of every object,
    * where the essence just built has none.
    */
   clear(essence: JsonObject): JsonObject {

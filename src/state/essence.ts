@@ -27,8 +27,8 @@ export interface EssenceOptions {
 }
 
 /**
- * The essence of an object, with annotations of Kopf-managed prefixes (`kopf.zalando.org/…`,
- * `*.kopf.zalando.org/…`, and any prefix with a `<prefix>/kopf-managed` key) and kubectl's
+ * The essence of an object, with annotations of Kopf-managed prefixes (`kopf.zalando.org/...`,
+ * `*.kopf.zalando.org/...`, and any prefix with a `<prefix>/kopf-managed` key) and kubectl's
  * last-applied configuration left out, and empty `metadata`, `labels`, `annotations` and `status`
  * stanzas removed. Other empty objects (e.g. `spec: {}`) are kept, as Kopf keeps them.
  *

@@ -3,7 +3,7 @@
  * annotations on an object (keys and values together), and the essence of an object with a big
  * spec does not fit. Such an object gets a digest of its essence instead of the essence itself:
  * the next cycle still knows whether anything changed (and handles nothing when not), but not
- * what the old values were — update handlers then see `old` as `{}` and every field as added.
+ * what the old values were -- update handlers then see `old` as `{}` and every field as added.
  *
  * Objects whose essence fits keep Kopf's exact format; only the oversized ones get the digest.
  *
@@ -67,7 +67,7 @@ export function isDigest(stored: JsonObject | null): boolean {
 }
 
 /**
- * The old essence to diff the current one against: the stored one, or — for a stored digest —
+ * The old essence to diff the current one against: the stored one, or -- for a stored digest --
  * the current essence itself when the digest matches (nothing changed), else `{}` (changed, old
  * values unknown).
  */

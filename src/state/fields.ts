@@ -15,7 +15,7 @@ export type FieldSpec = string | readonly string[];
 /** A mutable mapping as the helpers walk it (bodies, essences and parts of patches alike). */
 type Mapping = { [key: string]: unknown };
 
-/** Splits a field into its keys: `"a.b"` → `["a", "b"]`; lists are taken as they are. */
+/** Splits a field into its keys: `"a.b"` -> `["a", "b"]`; lists are taken as they are. */
 export function parseField(field: FieldSpec): string[] {
   return typeof field === "string" ? field.split(".") : [...field];
 }

@@ -1,6 +1,6 @@
 /**
  * How Kopf names its annotations: `<prefix>/<name>` with the name made safe for Kubernetes
- * (`/` → `.`, `<` and `>` → `_`), cut to 63 characters with a hash suffix when longer (V2 keys), the
+ * (`/` -> `.`, `<` and `>` -> `_`), cut to 63 characters with a hash suffix when longer (V2 keys), the
  * older V1 keys (where the 63-character limit counted the prefix too) written alongside while the
  * `v1` option is on, `-ofDRS` for ReplicaSets of Deployments, and the `<prefix>/kopf-managed` marker
  * by which operators recognise each other's annotations.
@@ -18,7 +18,7 @@ const logger = getLogger(["kopf", "persistence"]);
 /** The longest name part of an annotation key that Kubernetes accepts. */
 export const MAX_NAME_LENGTH = 63;
 
-/** The longest prefix with which every key still fits Kubernetes' 253 characters (253 − 63 − 1). */
+/** The longest prefix with which every key still fits Kubernetes' 253 characters (253 - 63 - 1). */
 export const MAX_PREFIX_LENGTH = 189;
 
 /** The name of the marker annotation that makes a prefix recognisable as a Kopf operator's. */
@@ -27,7 +27,7 @@ export const MANAGED_MARKER = "kopf-managed";
 /** Prefixes that belong to Kopf operators without a marker: this one and its subdomains. */
 const KNOWN_PREFIXES = ["kopf.zalando.org"];
 
-/** Replaces the characters Kubernetes does not allow in key names: `/` → `.`, `<` and `>` → `_`. */
+/** Replaces the characters Kubernetes does not allow in key names: `/` -> `.`, `<` and `>` -> `_`. */
 export function safeKey(key: string): string {
   return key.replaceAll("/", ".").replaceAll("<", "_").replaceAll(">", "_");
 }

@@ -66,7 +66,7 @@ export interface ProgressStorage {
 
   /**
    * The essence without what this storage keeps on the object (its own annotations or fields): a
-   * copy when anything is removed — the argument is never changed — or the essence itself.
+   * copy when anything is removed -- the argument is never changed -- or the essence itself.
    */
   clear(essence: JsonObject): JsonObject;
 

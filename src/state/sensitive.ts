@@ -54,7 +54,7 @@ export function maskValue(value: unknown, salt: string): string {
  * ```ts
  * const fields = sensitiveFieldsOf({ group: "", plural: "secrets" });
  * maskSensitive({ data: { password: "aHVudGVyMg==" } }, fields, "uid-1");
- * // { data: { password: "sha256:…" } }
+ * // { data: { password: "sha256:..." } }
  * ```
  */
 export function maskSensitive<T>(value: T, fields: SensitiveFields, salt: string): T {
@@ -63,7 +63,7 @@ export function maskSensitive<T>(value: T, fields: SensitiveFields, salt: string
   return result;
 }
 
-/** Masks the field at `path[depth…]` below `node`; returns `node` itself when nothing changes. */
+/** Masks the field at `path[depth...]` below `node`; returns `node` itself when nothing changes. */
 function maskAt(node: unknown, path: readonly string[], depth: number, salt: string): unknown {
   if (!isMapping(node)) return node;
   const key = path[depth];

@@ -100,8 +100,8 @@ export function formatTimestamp(date: Date): string {
 }
 
 /**
- * Reads an ISO 8601 timestamp as Kopf does (`2024-01-02T03:04:05.123456+00:00`, `…Z`, `2024-01-02`,
- * `20240102T030405Z`, …); timestamps without an offset (written by old Kopf versions) are taken as
+ * Reads an ISO 8601 timestamp as Kopf does (`2024-01-02T03:04:05.123456+00:00`, `...Z`, `2024-01-02`,
+ * `20240102T030405Z`, ...); timestamps without an offset (written by old Kopf versions) are taken as
  * UTC. Microseconds beyond the milliseconds of a `Date` are dropped. Throws a `RangeError` for text
  * that is not such a timestamp.
  */

@@ -37,7 +37,7 @@ export function mallocTrimmer(): (() => void) | undefined {
 /**
  * Where glibc's C library is on the usual distributions (Debian's and Ubuntu's layout, as in Deno's
  * images, for x86-64 and ARM64; then Fedora's), for an FFI permission narrowed to it. Deno compares
- * the paths as written: `/lib/…` does not stand for `/usr/lib/…`.
+ * the paths as written: `/lib/...` does not stand for `/usr/lib/...`.
  */
 export const LIBC_PATHS: readonly string[] = [
   "/usr/lib/x86_64-linux-gnu/libc.so.6",

@@ -1,7 +1,7 @@
 /**
  * Values that must exist once per process however many copies of this library are loaded: a
  * handler file importing `@kopf/kopf` by another URL than the CLI (a local path, `jsr:`, a bundle
- * with the CLI inside) gets its own copy of every module, and module-level state would split —
+ * with the CLI inside) gets its own copy of every module, and module-level state would split --
  * handlers registered in one copy's registry, the operator reading the other's. Such values live
  * on `globalThis` under a registry-wide `Symbol.for` key, so every copy finds the first one.
  *
@@ -43,7 +43,7 @@ export function processGlobal<T>(name: string, layout: number, make: () => T): T
     throw new Error(
       `Two incompatible copies of @kopf/kopf are loaded in this process (the ${name} of one has layout ` +
         `${existing.layout}, of the other ${layout}): the handler files and the CLI must import the same ` +
-        `version of @kopf/kopf — align the versions in the import maps (deno.json) or build them together ` +
+        `version of @kopf/kopf \u2014 align the versions in the import maps (deno.json) or build them together ` +
         `with \`kopf build\`.`,
     );
   }

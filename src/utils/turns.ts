@@ -2,7 +2,7 @@
  * Turns on the event loop for work that may be CPU-bound or may flood a shared resource.
  *
  * A handler written synchronously runs to its first `await` without letting anything else run: a
- * listing of 500 objects whose handlers burn 20 ms each would hold the loop for 10 s — no Lease
+ * listing of 500 objects whose handlers burn 20 ms each would hold the loop for 10 s -- no Lease
  * renewals, no watch events read, no probe answered. Work that takes a turn runs at once while the
  * loop has been busy for less than a budget; after that, one piece of work per pass of the event
  * loop, in the order they asked, so that timers and I/O run between them.
@@ -57,7 +57,7 @@ export class Turns {
       const now = performance.now();
       // The first work after the loop had its pass (e.g. after idling) begins a new stretch: it was
       // not busy meanwhile. Timing from the last pass instead made such work wait for a pass of its
-      // own — at a steady trickle of objects, every object's: 14% of the operator's CPU at 250 objects/s.
+      // own -- at a steady trickle of objects, every object's: 14% of the operator's CPU at 250 objects/s.
       if (!this.#stretching) this.#stretch(now);
       if (now - this.#since < this.#budget && !congestion?.eased()) return undefined;
     }

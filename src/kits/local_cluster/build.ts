@@ -84,7 +84,7 @@ async function build(version: string, layout: CacheLayout): Promise<void> {
   const partial = await Deno.makeTempDir({ dir: layout.root, prefix: PARTIAL_PREFIX });
   const go = (args: string[]) => runGo(args, layout.src, log);
   const heartbeat = setInterval(() => {
-    say(`still building… (${Math.round((Date.now() - started) / 60_000)} min so far)`);
+    say(`still building\u2026 (${Math.round((Date.now() - started) / 60_000)} min so far)`);
   }, HEARTBEAT_MS);
   try {
     // A fresh wrapper each time: a go.mod left by an interrupted build may be half-edited.

@@ -39,7 +39,7 @@ export function requiredVersion(goMod: string, module: string): string | undefin
 }
 
 /**
- * The version of the staging modules published with a Kubernetes release: `1.36.3` → `v0.36.3`.
+ * The version of the staging modules published with a Kubernetes release: `1.36.3` -> `v0.36.3`.
  */
 export function stagingVersion(kubernetesVersion: string): string {
   const match = /^v?1\.(\d+\.\d+.*)$/.exec(kubernetesVersion);

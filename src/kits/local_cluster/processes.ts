@@ -13,7 +13,7 @@ export const DEFAULT_STOP_GRACE_MS = 10_000;
 
 /** A running (or exited) child process whose stdout and stderr go to a log file. */
 export class ManagedProcess {
-  /** A short name for messages: `etcd`, `kube-apiserver`, … */
+  /** A short name for messages: `etcd`, `kube-apiserver`, ... */
   readonly name: string;
   /** The file that collects stdout and stderr. */
   readonly logPath: string;
