@@ -99,6 +99,11 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
   const v8Flags = Deno.env.has("KOPF_BENCH_V8_FLAGS")
     ? `--v8-flags=${Deno.env.get("KOPF_BENCH_V8_FLAGS")}`
     : OPERATOR_V8_FLAGS;
+  // `KOPF_BENCH_BEFORE_V8_FLAGS` gives `before` flags of its own (with `--before .`, one checkout against itself with
+  // other flags): `DENO_V8_FLAGS` in its environment would not do, the `--v8-flags` argument wins over it.
+  const beforeV8Flags = Deno.env.has("KOPF_BENCH_BEFORE_V8_FLAGS")
+    ? `--v8-flags=${Deno.env.get("KOPF_BENCH_BEFORE_V8_FLAGS")}`
+    : v8Flags;
   const served = (namespace: string | null) => namespace === null ? ["--all-namespaces"] : ["-n", namespace];
   // An earlier checkout runs this checkout's fixture with its own import map: `@kopf/kopf` is its own.
   const ours = (name: "ours" | "lean" | "before", checkout = root): Contestant => ({
@@ -108,7 +113,7 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
         "run",
         "-A",
         ...denoFlags,
-        v8Flags,
+        name === "before" ? beforeV8Flags : v8Flags,
         ...profiling(name),
         ...probe,
         `--config=${join(checkout, "deno.json")}`,

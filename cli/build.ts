@@ -47,11 +47,13 @@ Options:
 export const OPERATOR_PERMISSIONS: readonly string[] = ["--allow-net", "--allow-env", "--allow-read"];
 
 /**
- * V8's flags for a running operator: a small young generation (less memory for an operator that
- * ticks) and the global `gc()`, which the idle collection calls; without it, the collection loads
- * `node:v8` and `node:vm` and keeps a second V8 context for its `gc` (~1 MiB of idle RSS).
+ * V8's flags for a running operator: a young generation of at most 8 MiB per semi-space (V8's own
+ * limit grows it further, and an operator that ticks then holds more memory; 2 MiB cost 12-14% more
+ * CPU per object in bursts, for no less memory: docs/performance.md) and the global `gc()`, which
+ * the idle collection calls; without it, the collection loads `node:v8` and `node:vm` and keeps a
+ * second V8 context for its `gc` (~1 MiB of idle RSS).
  */
-export const OPERATOR_V8_FLAGS = "--v8-flags=--max-semi-space-size=2,--expose-gc";
+export const OPERATOR_V8_FLAGS = "--v8-flags=--max-semi-space-size=8,--expose-gc";
 
 const BUILD_OPTIONS: readonly OptionSpec[] = [
   { long: "module", short: "m", type: "string", multiple: true, env: false },
