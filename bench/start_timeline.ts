@@ -105,6 +105,8 @@ async function oneStart(checkout: string, namespace: string): Promise<Map<string
     stderr: "null",
   }).spawn();
   const times = new Map<string, number>();
+  // An operator that never gets there is stopped, and the round fails below with what it missed.
+  const deadline = setTimeout(() => child.kill("SIGKILL"), 60_000);
   const lines = child.stdout.pipeThrough(new TextDecoderStream());
   let pending = "";
   let stopping = false;
@@ -126,6 +128,7 @@ async function oneStart(checkout: string, namespace: string): Promise<Map<string
     }
   }
   const status = await child.status;
+  clearTimeout(deadline);
   if (times.size < MILESTONES.length) {
     const missing = MILESTONES.filter((m) => !times.has(m.name)).map((m) => m.name);
     throw new Error(`The operator of ${checkout} exited (code ${status.code}) before: ${missing.join(", ")}.`);
