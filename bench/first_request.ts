@@ -24,6 +24,7 @@ const probe = fileURLToPath(new URL("./fixtures/first_request_probe.ts", import.
 exitOnSignals();
 await using cluster = await LocalCluster.start();
 const folder = await Deno.makeTempDir({ prefix: "kopf-bench-first-request-" });
+await using _folder = { [Symbol.asyncDispose]: () => Deno.remove(folder, { recursive: true }) };
 const caFile = join(folder, "ca.pem");
 await Deno.writeTextFile(caFile, cluster.caCert);
 
