@@ -120,10 +120,15 @@ for (let round = 1; round <= rounds; round++) {
   for (const contestant of order) {
     const say = (what: string) => console.error(`[round ${round}, ${contestant.name}] ${what}`);
     say("start-up, idling and a burst");
-    await startupAndBurst(contestant.name, (mode, namespace) => contestant.start(mode, namespace, log()));
+    await startupAndBurst(contestant.name, (mode, namespace) => contestant.start(mode, namespace, log()), say);
     for (const size of preCreated) {
       say(`${size} pre-created objects`);
-      await preCreatedObjects(contestant.name, size, (mode, namespace) => contestant.start(mode, namespace, log()));
+      await preCreatedObjects(
+        contestant.name,
+        size,
+        (mode, namespace) => contestant.start(mode, namespace, log()),
+        say,
+      );
     }
     if (lifecycle > 0) {
       say(`${lifecycle} objects created, changed and deleted`);
@@ -138,8 +143,10 @@ function log(): string {
 }
 
 type Start = (mode: Mode, namespace: string) => Started;
+/** Prints a line of the round's progress (each round's own figures too: the medians hide how far rounds differ). */
+type Say = (what: string) => void;
 
-async function startupAndBurst(name: ContestantName, start: Start): Promise<void> {
+async function startupAndBurst(name: ContestantName, start: Start, say: Say): Promise<void> {
   const namespace = await freshNamespace();
   const watchesBefore = await openWatches(client);
   const process = start("create", namespace);
@@ -162,9 +169,12 @@ async function startupAndBurst(name: ContestantName, start: Start): Promise<void
       await process.guard(sleep(2000), "trailing writes"); // writes that trail the visible result count too
       return { ...posts, handled };
     });
-    results.add(name, "burstRate", burst / ((work.value.handled - work.value.first) / 1000));
+    const rate = burst / ((work.value.handled - work.value.first) / 1000);
+    const cpu = (await cpuSeconds(process.pid) - cpuBefore) / burst;
+    results.add(name, "burstRate", rate);
     results.add(name, "burstLag", (work.value.handled - work.value.last) / 1000);
-    results.add(name, "burstCpu", (await cpuSeconds(process.pid) - cpuBefore) / burst);
+    results.add(name, "burstCpu", cpu);
+    say(`burst: ${rate.toFixed(0)} objects/s, ${(cpu * 1000).toFixed(2)} ms CPU per object`);
     results.addRequests(name, "burst", work.requests, burst);
   } finally {
     await process.stop();
@@ -172,7 +182,7 @@ async function startupAndBurst(name: ContestantName, start: Start): Promise<void
   await deleteAll(namespace);
 }
 
-async function preCreatedObjects(name: ContestantName, size: number, start: Start): Promise<void> {
+async function preCreatedObjects(name: ContestantName, size: number, start: Start, say: Say): Promise<void> {
   const namespace = await freshNamespace();
   await createObjects(namespace, size);
   await using tracker = await Tracker.start(client, namespace);
@@ -180,8 +190,11 @@ async function preCreatedObjects(name: ContestantName, size: number, start: Star
     const process = start("create", namespace);
     try {
       const handled = await process.guard(tracker.until(isDone, size), `${size} objects to be handled`);
-      results.add(name, `rate:${size}`, size / ((handled - process.started) / 1000));
-      results.add(name, `cpu:${size}`, await cpuSeconds(process.pid) / size);
+      const rate = size / ((handled - process.started) / 1000);
+      const cpu = await cpuSeconds(process.pid) / size;
+      results.add(name, `rate:${size}`, rate);
+      results.add(name, `cpu:${size}`, cpu);
+      say(`${size} pre-created: ${rate.toFixed(0)} objects/s, ${(cpu * 1000).toFixed(2)} ms CPU per object`);
       await process.guard(sleepUntil(handled + SETTLE_MS), "the memory to settle");
       results.add(name, `rss:${size}`, await rss(process.pid));
     } finally {

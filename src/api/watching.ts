@@ -120,6 +120,8 @@ export class Watcher implements AsyncIterable<WatchEvent> {
    */
   #fresh: boolean;
   #revisit: ((uid: string) => boolean) | undefined;
+  /** Whether the current watch request has delivered an event or a bookmark. */
+  #delivered = false;
 
   /** Prepares a stream; nothing is requested until it is iterated. */
   constructor(client: ApiClient, resource: Resource, options: WatchOptions = {}) {
@@ -191,8 +193,10 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         if (outcome === "stalled") {
           this.health.stalls++;
           delay = this.#failure(new Error(this.#silence()));
-        } else if (Date.now() - started < this.#quickEnd()) {
+        } else if (Date.now() - started < this.#quickEnd() && !this.#delivered) {
           // A server or proxy that ends streams at once would make this a busy loop: a failure too.
+          // Not so a request that delivered events: kube-apiserver ends the watch of a reader that
+          // fell behind in a burst, and the resumption, catching up, is often ended soon as well.
           delay = this.#failure(new Error("the server ended the watch request at once"));
         } else {
           this.#alive(() => this.health.ended());
@@ -264,6 +268,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
 
   /** One watch request from the resume point, until it ends, stalls, or the server says 410. */
   async *#watch(attempt: AbortSignal): AsyncGenerator<WatchEvent, Outcome, undefined> {
+    this.#delivered = false;
     const request = new AbortController();
     using linked = linkSignals(request.signal, attempt);
     const signal = linked.signal;
@@ -299,6 +304,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         }
         const outcome = this.#receive(line);
         if (outcome === "gone") return "gone";
+        this.#delivered = true;
         if (outcome) yield outcome;
       }
     } catch (error) {

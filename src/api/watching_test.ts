@@ -87,6 +87,18 @@ Deno.test("listed objects get kind and apiVersion from the list", async () => {
   controller.abort();
 });
 
+/** As {@linkcode collect}, but fails if they have not all arrived within `ms`. */
+async function collectWithin(watcher: Watcher, controller: AbortController, count: number, ms: number) {
+  const timer = setTimeout(() => controller.abort(), ms);
+  try {
+    const seen = await collect(watcher, controller, count);
+    assert.equal(seen.length, count, `only ${seen.join(", ")} within ${ms} ms`);
+    return seen;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 Deno.test("resumes from the last event or bookmark when a stream ends, without relisting", async () => {
   const controller = new AbortController();
   let watches = 0;
@@ -106,6 +118,52 @@ Deno.test("resumes from the last event or bookmark when a stream ends, without r
   assert.deepEqual(seen, ["LISTED 10", "ADDED a 11", "MODIFIED a 16"]);
   assert.deepEqual(api.watches.slice(0, 2).map((url) => url.searchParams.get("resourceVersion")), ["10", "15"]);
   assert.equal(api.client.counters.count({ verb: "list" }), 1);
+});
+
+Deno.test("a watch request that the server ends at once after events is resumed as one ended on schedule", async () => {
+  // As kube-apiserver ends the watch of a reader that fell behind in a burst, and then its resumption.
+  const controller = new AbortController();
+  let watches = 0;
+  await using api = new FakeApi((_request, url) => {
+    if (!url.searchParams.get("watch")) return json({ metadata: { resourceVersion: "10" }, items: [] });
+    watches++;
+    if (watches <= 3) return stream([{ type: "ADDED", object: obj(`o${watches}`, String(10 + watches)) }]);
+    return stream([], new Promise(() => {}), controller.signal);
+  });
+  // A failure would pause the stream for 10-20 s, beyond the test's patience.
+  const watcher = new Watcher(api.client, RESOURCE, {
+    settings: settings({ failureBackoff: 20, reconnectBackoffMax: 20 }),
+    signal: controller.signal,
+  });
+  const seen = await collectWithin(watcher, controller, 4, 5000);
+  assert.deepEqual(seen, ["LISTED 10", "ADDED o1 11", "ADDED o2 12", "ADDED o3 13"]);
+  assert.equal(watcher.health.totalFailures, 0);
+  assert.deepEqual(api.watches.slice(0, 3).map((url) => url.searchParams.get("resourceVersion")), ["10", "11", "12"]);
+});
+
+Deno.test("a watch request that the server ends at once with nothing delivered is a failure, paused for", async () => {
+  const controller = new AbortController();
+  await using api = new FakeApi((_request, url) => {
+    if (!url.searchParams.get("watch")) return json({ metadata: { resourceVersion: "10" }, items: [] });
+    return stream([]);
+  });
+  const watcher = new Watcher(api.client, RESOURCE, {
+    settings: settings({ failureBackoff: 20, reconnectBackoffMax: 20 }),
+    signal: controller.signal,
+  });
+  const events = watcher[Symbol.asyncIterator]();
+  assert.equal(describe((await events.next()).value as WatchEvent), "LISTED 10");
+  const next = events.next();
+  await eventually("the empty watch request counted as a failure", () => watcher.health.totalFailures === 1, {
+    interval: 0.02,
+  });
+  assert.match(watcher.health.lastError ?? "", /ended the watch request at once/);
+  // Paused: no second watch request follows at the pace of `reconnectBackoff` (0.01 s here).
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(api.watches.length, 1);
+  controller.abort();
+  await next;
+  await events.return(undefined);
 });
 
 Deno.test("on 410 Gone relists and delivers what changed meanwhile, deletions included", async () => {
