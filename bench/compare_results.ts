@@ -66,13 +66,19 @@ export class Results {
     this.#samples.set(`${name} ${key}`, samples);
   }
 
-  /** Adds the requests of a scenario, per object: writes and reads of kopfexamples, writes of Events. */
+  /**
+   * Adds the requests of a scenario, per object: writes and reads of kopfexamples, writes of Events;
+   * and the watch requests of kopfexamples that ended meanwhile (the API server ends those of readers
+   * that fall behind, each then resumed with a new one; its metrics do not say whose, the bench's own
+   * watch of the namespace is one of them).
+   */
   addRequests(name: ContestantName, scenario: string, requests: RequestTotals, objects: number): void {
     const of = (verb: string, resource = "kopfexamples") => requests.get(`${verb} ${resource}`) ?? 0;
     this.add(name, `writes:${scenario}`, writesOf(requests, "kopfexamples") / objects);
     this.add(name, `events:${scenario}`, writesOf(requests, "events") / objects);
     this.add(name, `lists:${scenario}`, of("LIST") / objects);
     this.add(name, `gets:${scenario}`, of("GET") / objects);
+    this.add(name, `watchEnds:${scenario}`, of("WATCH"));
   }
 
   /** Prints the table of medians to stdout. */
@@ -118,6 +124,12 @@ export class Results {
         { label: `Events written per object (${scenario})`, key: `events:${scenario}`, format: perObject },
         { label: `GETs + LISTs per object (${scenario})`, key: `reads:${scenario}`, format: perObject },
       ]),
+      // In the burst only: the pre-created scenarios' count has the watch that the operator's stop ends as well.
+      {
+        label: "watch requests of kopfexamples ended in the burst (the bench's own watch's too), in all",
+        key: "watchEnds:burst",
+        format: rate,
+      },
       ...["create", "update", "delete"].map((step) => ({
         label: `create+update+delete handlers: writes per object on ${step}`,
         key: `writes:${step}`,

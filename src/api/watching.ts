@@ -120,8 +120,6 @@ export class Watcher implements AsyncIterable<WatchEvent> {
    */
   #fresh: boolean;
   #revisit: ((uid: string) => boolean) | undefined;
-  /** Whether the current watch request has delivered an event or a bookmark. */
-  #delivered = false;
 
   /** Prepares a stream; nothing is requested until it is iterated. */
   constructor(client: ApiClient, resource: Resource, options: WatchOptions = {}) {
@@ -182,6 +180,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         if (this.state.resourceVersion === null) yield* this.#confirmed(this.#list(signal));
         if (watches++) recordWatchReconnect(this.#resource.plural);
         const started = Date.now();
+        const resumedFrom = this.state.resourceVersion;
         const outcome = yield* this.#confirmed(this.#watch(signal));
         if (this.#signal.aborted) return;
         if (attempt.signal.aborted) continue;
@@ -193,10 +192,10 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         if (outcome === "stalled") {
           this.health.stalls++;
           delay = this.#failure(new Error(this.#silence()));
-        } else if (Date.now() - started < this.#quickEnd() && !this.#delivered) {
+        } else if (Date.now() - started < this.#quickEnd() && this.state.resourceVersion === resumedFrom) {
           // A server or proxy that ends streams at once would make this a busy loop: a failure too.
-          // Not so a request that delivered events: kube-apiserver ends the watch of a reader that
-          // fell behind in a burst, and the resumption, catching up, is often ended soon as well.
+          // Not so a request whose events moved the resume point: kube-apiserver ends the watch of a
+          // reader that fell behind in a burst, and the resumption, catching up, is often ended soon too.
           delay = this.#failure(new Error("the server ended the watch request at once"));
         } else {
           this.#alive(() => this.health.ended());
@@ -268,7 +267,6 @@ export class Watcher implements AsyncIterable<WatchEvent> {
 
   /** One watch request from the resume point, until it ends, stalls, or the server says 410. */
   async *#watch(attempt: AbortSignal): AsyncGenerator<WatchEvent, Outcome, undefined> {
-    this.#delivered = false;
     const request = new AbortController();
     using linked = linkSignals(request.signal, attempt);
     const signal = linked.signal;
@@ -304,7 +302,6 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         }
         const outcome = this.#receive(line);
         if (outcome === "gone") return "gone";
-        this.#delivered = true;
         if (outcome) yield outcome;
       }
     } catch (error) {

@@ -141,30 +141,38 @@ Deno.test("a watch request that the server ends at once after events is resumed 
   assert.deepEqual(api.watches.slice(0, 3).map((url) => url.searchParams.get("resourceVersion")), ["10", "11", "12"]);
 });
 
-Deno.test("a watch request that the server ends at once with nothing delivered is a failure, paused for", async () => {
-  const controller = new AbortController();
-  await using api = new FakeApi((_request, url) => {
-    if (!url.searchParams.get("watch")) return json({ metadata: { resourceVersion: "10" }, items: [] });
-    return stream([]);
+for (
+  const [what, lines] of [
+    ["nothing", []],
+    ["only what the stream had seen", [{ type: "MODIFIED", object: obj("a", "10") }]],
+  ] as const
+) {
+  Deno.test(`a watch request that the server ends at once with ${what} is a failure, paused for`, async () => {
+    const controller = new AbortController();
+    await using api = new FakeApi((_request, url) => {
+      if (!url.searchParams.get("watch")) return json({ metadata: { resourceVersion: "10" }, items: [] });
+      return stream([...lines]);
+    });
+    const watcher = new Watcher(api.client, RESOURCE, {
+      settings: settings({ failureBackoff: 20, reconnectBackoffMax: 20 }),
+      signal: controller.signal,
+    });
+    const seen: string[] = [];
+    const consumed = (async () => {
+      for await (const event of watcher) seen.push(describe(event));
+    })();
+    await eventually("the watch request counted as a failure", () => watcher.health.totalFailures === 1, {
+      interval: 0.02,
+    });
+    assert.match(watcher.health.lastError ?? "", /ended the watch request at once/);
+    // Paused: no second watch request follows at the pace of `reconnectBackoff` (0.01 s here).
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(api.watches.length, 1);
+    controller.abort();
+    await consumed;
+    assert.deepEqual(seen, ["LISTED 10", ...lines.map((line) => describe(line))]);
   });
-  const watcher = new Watcher(api.client, RESOURCE, {
-    settings: settings({ failureBackoff: 20, reconnectBackoffMax: 20 }),
-    signal: controller.signal,
-  });
-  const events = watcher[Symbol.asyncIterator]();
-  assert.equal(describe((await events.next()).value as WatchEvent), "LISTED 10");
-  const next = events.next();
-  await eventually("the empty watch request counted as a failure", () => watcher.health.totalFailures === 1, {
-    interval: 0.02,
-  });
-  assert.match(watcher.health.lastError ?? "", /ended the watch request at once/);
-  // Paused: no second watch request follows at the pace of `reconnectBackoff` (0.01 s here).
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  assert.equal(api.watches.length, 1);
-  controller.abort();
-  await next;
-  await events.return(undefined);
-});
+}
 
 Deno.test("on 410 Gone relists and delivers what changed meanwhile, deletions included", async () => {
   const controller = new AbortController();
