@@ -147,7 +147,7 @@ for (
     ["only what the stream had seen", [{ type: "MODIFIED", object: obj("a", "10") }]],
   ] as const
 ) {
-  Deno.test(`a watch request that the server ends at once with ${what} is a failure, paused for`, async () => {
+  Deno.test(`a watch request that the server ends at once with ${what} is a failure, and the stream pauses`, async () => {
     const controller = new AbortController();
     await using api = new FakeApi((_request, url) => {
       if (!url.searchParams.get("watch")) return json({ metadata: { resourceVersion: "10" }, items: [] });
