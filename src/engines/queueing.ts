@@ -27,8 +27,10 @@ export interface ObjectQueuesOptions {
   /** Told when the queues get work while they had none, and when they have none left. */
   activity?: QueueActivity;
   /**
-   * How many items may wait or be in progress before {@linkcode ObjectQueues.room} makes the
-   * producer wait; `null` or absent: no limit.
+   * How many keys may have items waiting or in progress before {@linkcode ObjectQueues.room} makes
+   * the producer wait; `null` or absent: no limit. Keys, not items: more items of a key already
+   * queued (the echoes of its own writes, a busy object's changes) must not stop the producer,
+   * or one slow key with many items would hold back every other.
    */
   backlog?: number | null;
 }
@@ -64,7 +66,7 @@ export class ObjectQueues<T> {
   /** Items waiting or in progress, over all keys. */
   #depth = 0;
   readonly #backlog: number;
-  /** Who waits for the depth to fall below the backlog limit (see `room`). */
+  /** Who waits for the keys with work to fall below the backlog limit (see `room`). */
   #roomWaiters: (() => void)[] = [];
 
   /**
@@ -103,11 +105,12 @@ export class ObjectQueues<T> {
   }
 
   /**
-   * Nothing while fewer items wait or are in progress than the backlog limit allows; otherwise a
-   * promise that resolves once that is so again (not awaiting `undefined` saves a microtask per item).
+   * Nothing while fewer keys have items waiting or in progress than the backlog limit allows;
+   * otherwise a promise that resolves once that is so again (not awaiting `undefined` saves a
+   * microtask per item).
    */
   room(): Promise<void> | undefined {
-    if (this.#depth < this.#backlog) return undefined;
+    if (this.#queues.size < this.#backlog) return undefined;
     const { promise, resolve } = Promise.withResolvers<void>();
     this.#roomWaiters.push(resolve);
     return promise;
@@ -160,12 +163,11 @@ export class ObjectQueues<T> {
     const waiting = this.#waiting.indexOf(key);
     if (waiting >= 0) {
       this.#waiting.splice(waiting, 1);
-      this.#queues.delete(key);
-      this.#shrunk(queue.length);
-      if (!this.#queues.size) this.#activity?.idle();
+      this.#depth -= queue.length;
+      this.#finished(key);
       return true;
     }
-    this.#shrunk(queue.splice(1).length);
+    this.#depth -= queue.splice(1).length;
     await untilSettledOrAborted(this.#workers.get(key) ?? Promise.resolve(), signal);
     return !this.#queues.has(key);
   }
@@ -194,16 +196,16 @@ export class ObjectQueues<T> {
         this.#onError(key, error);
       }
       queue.shift();
-      this.#shrunk(1);
+      this.#depth--;
     }
-    this.#queues.delete(key);
-    if (!this.#queues.size) this.#activity?.idle();
+    this.#finished(key);
   }
 
-  /** Counts items gone; tells those waiting for room when there is. */
-  #shrunk(count: number): void {
-    this.#depth -= count;
-    if (!this.#roomWaiters.length || this.#depth >= this.#backlog) return;
+  /** Forgets a key without work; tells those waiting for room when there is. */
+  #finished(key: string): void {
+    this.#queues.delete(key);
+    if (!this.#queues.size) this.#activity?.idle();
+    if (!this.#roomWaiters.length || this.#queues.size >= this.#backlog) return;
     const waiters = this.#roomWaiters;
     this.#roomWaiters = [];
     for (const resolve of waiters) resolve();

@@ -27,11 +27,13 @@ export class BatchingSettings {
    */
   workerLimit: number | null = null;
   /**
-   * How many events and wake-ups of one watch stream may wait or be in processing before the
-   * stream stops reading more until some are done; `null`: no limit. A listing of many objects is
-   * then read as fast as they are handled, rather than held in memory all at once. Raise it for
-   * handlers that mostly wait (on other services): about this many objects of a stream are in
-   * their handlers at once at most. Read when the streams start.
+   * How many objects of one watch stream may have events or wake-ups waiting or in processing
+   * before the stream stops reading more until one is done; `null`: no limit. A listing of many
+   * objects is then read as fast as they are handled, rather than held in memory all at once.
+   * More events of an object that already has work do not count: one slow object's changes never
+   * stop the stream for the others. Raise it for handlers that mostly wait (on other services):
+   * about this many objects of a stream are in their handlers at once at most. Read when the
+   * streams start.
    */
   backlogLimit: number | null = 1000;
   /**
