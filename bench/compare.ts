@@ -21,7 +21,8 @@
  * - start-up: time from the spawn to its watch of kopfexamples being open (the API server's own
  *   gauge), CPU in the first 10 s, requests in `--idle` seconds of idling, RSS after them (no objects);
  * - burst: `--burst` objects created while it runs (`--posts` parallel POSTs, 32 by default): objects/s from the first
- *   POST to the last handled, the lag after the last POST, CPU and requests per object;
+ *   POST to the last handled, the lag after the last POST, CPU and requests per object, and the CPU per object of
+ *   kube-apiserver and etcd meanwhile (the bench's own POSTs and watch are in it, the same for every contestant);
  * - pre-created: for each N of `--objects` and `--memory`, N objects created first, then the
  *   process started: objects/s from the spawn to the last handled, CPU per object, RSS 10 s after;
  *   with `--restart-at` objects, a restart: time to ready and the requests of its first 10 s;
@@ -51,7 +52,7 @@ import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import { type ContestantName, contestants, type Mode, type Started } from "./compare_contestants.ts";
 import { preparePeers } from "./compare_peers.ts";
 import { prepareExamples } from "./example_namespace.ts";
-import { cpuSeconds, rss } from "./process_stats.ts";
+import { controlPlanePids, cpuSeconds, rss } from "./process_stats.ts";
 import { Results } from "./compare_results.ts";
 import { Tracker } from "./compare_tracker.ts";
 import { collection, createExample, inParallel, isDone, objectName, status } from "./example_objects.ts";
@@ -107,6 +108,7 @@ await using cluster = await LocalCluster.start();
 const client = new ApiClient(await loadKubeconfig({ path: cluster.kubeconfig }));
 const caFile = join(logs, "ca.pem");
 await Deno.writeTextFile(caFile, cluster.caCert);
+const controlPlane = await controlPlanePids(cluster);
 
 const all = contestants({ cluster, caFile, python, root, before: values.before, controllerRuntime });
 const chosen = names.map((name) => all[name]);
@@ -163,6 +165,7 @@ async function startupAndBurst(name: ContestantName, start: Start, say: Say): Pr
 
     await using tracker = await Tracker.start(client, namespace);
     const cpuBefore = await cpuSeconds(process.pid);
+    const serverCpuBefore = await serverCpuSeconds();
     const work = await measure(client, async () => {
       const posts = await process.guard(createObjects(namespace, burst), "the burst's objects to be created");
       const handled = await process.guard(tracker.until(isDone, burst), `${burst} objects to be handled`);
@@ -174,6 +177,7 @@ async function startupAndBurst(name: ContestantName, start: Start, say: Say): Pr
     results.add(name, "burstRate", rate);
     results.add(name, "burstLag", (work.value.handled - work.value.last) / 1000);
     results.add(name, "burstCpu", cpu);
+    results.add(name, "burstServerCpu", (await serverCpuSeconds() - serverCpuBefore) / burst);
     say(`burst: ${rate.toFixed(0)} objects/s, ${(cpu * 1000).toFixed(2)} ms CPU per object`);
     results.addRequests(name, "burst", work.requests, burst);
   } finally {
@@ -288,6 +292,12 @@ function forEachObject(count: number, action: (name: string) => Promise<unknown>
 /** Removes what is left (the namespace itself stays: without controllers, nothing would empty it). */
 async function deleteAll(namespace: string): Promise<void> {
   await client.request({ method: "DELETE", path: collection(namespace) });
+}
+
+/** The CPU time of kube-apiserver and etcd so far: what a contestant's requests cost the server shows in it. */
+async function serverCpuSeconds(): Promise<number> {
+  const times = await Promise.all(controlPlane.map((pid) => cpuSeconds(pid)));
+  return times.reduce((sum, seconds) => sum + seconds, 0);
 }
 
 function sleep(ms: number): Promise<void> {

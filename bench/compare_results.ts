@@ -92,6 +92,11 @@ export class Results {
       { label: `${layout.burst} objects created while running: objects/s`, key: "burstRate", format: rate },
       { label: `… lag from the last POST to the last handled, s`, key: "burstLag", format: seconds },
       { label: `… operator CPU per object, ms`, key: "burstCpu", format: milliseconds },
+      {
+        label: `… kube-apiserver's and etcd's CPU per object (the bench's POSTs and watch too), ms`,
+        key: "burstServerCpu",
+        format: milliseconds,
+      },
       ...layout.throughputSizes.map((size) => ({
         label: `${size} pre-created: operator CPU per object (start-up included), ms`,
         key: `cpu:${size}`,
