@@ -32,9 +32,9 @@
 
 import { parseArgs } from "node:util";
 import { join } from "node:path";
-import { type ContestantName, contestants } from "./compare_contestants.ts";
+import type { ContestantName } from "./compare_contestants.ts";
 import { cpuSeconds, mainAndOthers, mainThreadWakeups, median, threadCpuByName } from "./process_stats.ts";
-import { ScriptedApi } from "./scripted_api.ts";
+import { ScriptedApi, scriptedContestants } from "./scripted_api.ts";
 
 const { values } = parseArgs({
   options: {
@@ -63,16 +63,7 @@ if (names.includes("before") && !values.before) throw new Error("The contestant 
 await using api = await ScriptedApi.start();
 api.latency = Number(values.latency);
 const logs = await Deno.makeTempDir({ prefix: "kopf-operator-path-" });
-const kubeconfig = join(logs, "kubeconfig.json");
-const caFile = join(logs, "ca.pem");
-await Deno.writeTextFile(kubeconfig, api.kubeconfig());
-await Deno.writeTextFile(caFile, api.ca);
-const all = contestants({
-  cluster: { kubeconfig, server: api.server, token: api.token },
-  caFile,
-  root: new URL("../", import.meta.url),
-  before: values.before,
-});
+const all = await scriptedContestants(api, logs, values.before);
 
 interface Measured {
   cpu: number;

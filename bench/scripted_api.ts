@@ -9,9 +9,11 @@
  * @module
  */
 
+import { join } from "node:path";
 import { createSelfSignedCertificates } from "../src/kits/certificates.ts";
 import { renderKubeconfig } from "../src/kits/local_cluster/kubeconfig.ts";
 import { mergePatch } from "../tests/support/fake_api.ts";
+import { type Contestant, type ContestantName, contestants } from "./compare_contestants.ts";
 
 type Body = Record<string, unknown> & { metadata: Record<string, unknown> };
 
@@ -260,4 +262,25 @@ function doneOf(body: Body): unknown {
 
 function json(body: unknown, status = 200): Response {
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+}
+
+/**
+ * bench/compare.ts's contestants, started against a scripted server: its kubeconfig and CA are
+ * written into `folder`, where the contestants' logs go too; `before` is another checkout's CLI.
+ */
+export async function scriptedContestants(
+  api: ScriptedApi,
+  folder: string,
+  before?: string,
+): Promise<Record<ContestantName, Contestant>> {
+  const kubeconfig = join(folder, "kubeconfig.json");
+  const caFile = join(folder, "ca.pem");
+  await Deno.writeTextFile(kubeconfig, api.kubeconfig());
+  await Deno.writeTextFile(caFile, api.ca);
+  return contestants({
+    cluster: { kubeconfig, server: api.server, token: api.token },
+    caFile,
+    root: new URL("../", import.meta.url),
+    before,
+  });
 }

@@ -19,9 +19,9 @@
 
 import { parseArgs } from "node:util";
 import { join } from "node:path";
-import { type ContestantName, contestants } from "./compare_contestants.ts";
+import type { ContestantName } from "./compare_contestants.ts";
 import { cpuSeconds, median } from "./process_stats.ts";
-import { ScriptedApi } from "./scripted_api.ts";
+import { ScriptedApi, scriptedContestants } from "./scripted_api.ts";
 
 const { values } = parseArgs({
   options: {
@@ -47,15 +47,7 @@ if (unknown.length) throw new Error(`--only takes ours, lean, raw and raw2; not 
 
 await using api = await ScriptedApi.start();
 const logs = await Deno.makeTempDir({ prefix: "kopf-warm-up-" });
-const kubeconfig = join(logs, "kubeconfig.json");
-const caFile = join(logs, "ca.pem");
-await Deno.writeTextFile(kubeconfig, api.kubeconfig());
-await Deno.writeTextFile(caFile, api.ca);
-const all = contestants({
-  cluster: { kubeconfig, server: api.server, token: api.token },
-  caFile,
-  root: new URL("../", import.meta.url),
-});
+const all = await scriptedContestants(api, logs);
 
 /** Per contestant, per window: CPU per object in ms, one value per round. */
 const measured = new Map<ContestantName, number[][]>(names.map((name) => [name, bounds.slice(1).map(() => [])]));
