@@ -17,7 +17,7 @@ import {
 } from "./support/cluster.ts";
 import { eventually } from "./support/eventually.ts";
 import { runOperator } from "./support/operator.ts";
-import { EventProbe, queuesDrained } from "./support/probe.ts";
+import { EventProbe, queueDepth, queuesDrained } from "./support/probe.ts";
 
 type Status = Record<string, unknown>;
 
@@ -333,6 +333,47 @@ Deno.test("a burst of changes: on.event sees every one, on.update ends with the 
     await eventually("every change to be seen by on.event", () => new Set(counters).size >= 20 || undefined);
     assert.deepEqual([...new Set(counters)].sort((a, b) => a - b), Array.from({ length: 20 }, (_, index) => index + 1));
   } finally {
+    await operator.stop();
+  }
+});
+
+Deno.test("without on.event, an object's changes behind a long handler wait as one; the last state is handled", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "squash");
+  const registry = new kopf.Registry();
+  const { promise: released, resolve: release } = Promise.withResolvers<void>();
+  const seen: unknown[] = [];
+  const created: string[] = [];
+  kopf.on.create("kopfexamples", { registry }, function createFn({ name }) {
+    created.push(name!);
+  });
+  kopf.on.update("kopfexamples", { registry, field: "spec.counter" }, async function updateFn({ new: now }) {
+    seen.push(now);
+    if (now === 1) await released;
+  });
+  const operator = await runOperator(registry, namespace);
+  try {
+    await createExample(client, namespace, "b", { counter: 0 });
+    await eventually("b's diff-base", async () => {
+      const body = await getExample(client, namespace, "b");
+      return body.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"];
+    });
+    await patchExample(client, namespace, "b", { spec: { counter: 1 } });
+    await eventually("the update handler to hold", () => seen.length === 1 || undefined);
+    for (let counter = 2; counter <= 20; counter++) await patchExample(client, namespace, "b", { spec: { counter } });
+    // The watch delivers in order: once c is handled, all of b's changes have been queued.
+    await createExample(client, namespace, "c", { counter: 0 });
+    await eventually("c to be handled", () => created.includes("c") || undefined);
+    await eventually("b's 19 waiting changes to be one", () => queueDepth() === 2 || undefined, { seconds: 20 });
+    release();
+    await eventually("the last state to be handled", () => seen.at(-1) === 20 || undefined);
+    await queuesDrained();
+    assert.deepEqual(seen, [1, 20]);
+    const b = await getExample(client, namespace, "b");
+    const stored = JSON.parse(b.metadata.annotations!["kopf.zalando.org/last-handled-configuration"]);
+    assert.equal(stored.spec.counter, 20);
+  } finally {
+    release();
     await operator.stop();
   }
 });

@@ -16,7 +16,7 @@ import { type Congestion, sharedTurns } from "../utils/turns.ts";
 export type Processor<T> = (key: string, item: T, more: boolean) => Promise<void>;
 
 /** Options of {@linkcode ObjectQueues}. */
-export interface ObjectQueuesOptions {
+export interface ObjectQueuesOptions<T> {
   /**
    * How many keys are processed at once; the others wait, in the order their first item came.
    * `null`: no limit.
@@ -33,6 +33,12 @@ export interface ObjectQueuesOptions {
    * or one slow key with many items would hold back every other.
    */
   backlog?: number | null;
+  /**
+   * Merges a new item into the last one waiting for its key (not the one in progress), returning
+   * the item that stands for both, or `undefined` to queue the new one behind it. Without it, every
+   * item is kept: a key whose item never ends would collect all that come meanwhile.
+   */
+  squash?: (waiting: T, next: T) => T | undefined;
 }
 
 /**
@@ -62,6 +68,7 @@ export class ObjectQueues<T> {
   readonly #limit: number | null;
   readonly #congestion: Congestion | undefined;
   readonly #activity: QueueActivity | undefined;
+  readonly #squash: ((waiting: T, next: T) => T | undefined) | undefined;
   #running = 0;
   /** Items waiting or in progress, over all keys. */
   #depth = 0;
@@ -77,7 +84,7 @@ export class ObjectQueues<T> {
   constructor(
     process: Processor<T>,
     onError: (key: string, error: unknown) => void,
-    options: ObjectQueuesOptions = {},
+    options: ObjectQueuesOptions<T> = {},
   ) {
     this.#process = process;
     this.#onError = onError;
@@ -97,6 +104,7 @@ export class ObjectQueues<T> {
     this.#backlog = backlog ?? Infinity;
     this.#congestion = options.congestion;
     this.#activity = options.activity;
+    this.#squash = options.squash;
   }
 
   /** How many items wait or are in progress, over all keys. */
@@ -116,14 +124,23 @@ export class ObjectQueues<T> {
     return promise;
   }
 
-  /** Queues an item for a key and starts the key's worker if it is idle (and a slot is free). */
+  /**
+   * Queues an item for a key and starts the key's worker if it is idle (and a slot is free); with
+   * `squash`, an item that can stand for the last one waiting behind the key's first replaces it.
+   */
   push(key: string, item: T): void {
-    this.#depth++;
     const queue = this.#queues.get(key);
     if (queue) {
-      queue.push(item);
+      const merged = queue.length > 1 ? this.#squash?.(queue[queue.length - 1], item) : undefined;
+      if (merged === undefined) {
+        queue.push(item);
+        this.#depth++;
+      } else {
+        queue[queue.length - 1] = merged;
+      }
       return;
     }
+    this.#depth++;
     if (!this.#queues.size) this.#activity?.busy();
     this.#queues.set(key, [item]);
     if (this.#limit !== null && this.#running >= this.#limit) {

@@ -95,6 +95,21 @@ Deno.test("room: nothing while fewer keys than the backlog limit have work, howe
   assert.equal(new ObjectQueues<string>(gate.process, () => {}).room(), undefined);
 });
 
+Deno.test("squash merges a new item into the last one waiting, never into the one in progress", async () => {
+  const gate = gated();
+  const squash = (waiting: string, next: string) => next.startsWith("+") ? `${waiting}${next}` : undefined;
+  const queues = new ObjectQueues<string>(gate.process, () => {}, { squash });
+  queues.push("a", "1");
+  queues.push("a", "+2");
+  queues.push("a", "3");
+  queues.push("a", "+4");
+  queues.push("a", "+5");
+  assert.equal(queues.depth, 3, "1 in progress, 3 and 3+4+5 waiting: +2 had only the one in progress ahead");
+  await gate.releaseUntil(queues.drain());
+  assert.deepEqual(gate.log, ["a:1", "a:+2", "a:3+4+5"]);
+  assert.equal(queues.depth, 0);
+});
+
 Deno.test("CPU-bound items of many keys let timers run between them", async () => {
   const order: string[] = [];
   const queues = new ObjectQueues<string>((key) => {

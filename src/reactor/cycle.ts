@@ -42,7 +42,17 @@ export interface ObjectMemory {
 
 /** Something for an object's queue: a watch event, or a wake-up to re-check delayed handlers. */
 export type ObjectWork =
-  | { kind: "event"; type: string | null; object: KubernetesObject; left?: boolean }
+  | {
+    kind: "event";
+    type: string | null;
+    object: KubernetesObject;
+    left?: boolean;
+    /**
+     * The resourceVersions of the object's earlier events that this one replaced while they waited
+     * in its queue (the latest few): one of them may be the operator's own write's.
+     */
+    replaced?: readonly string[];
+  }
   | { kind: "wakeup"; object: KubernetesObject };
 
 /** What a cycle needs besides the object. */
@@ -93,7 +103,11 @@ export class Cycle {
 
   constructor(readonly work: ObjectWork, readonly memory: ObjectMemory, readonly deps: CycleDeps) {
     this.body = work.object;
-    if (memory.expectedVersion !== undefined && this.body.metadata.resourceVersion === memory.expectedVersion) {
+    const expected = memory.expectedVersion;
+    if (expected === undefined) return;
+    if (
+      this.body.metadata.resourceVersion === expected || (work.kind === "event" && work.replaced?.includes(expected))
+    ) {
       memory.expectedVersion = memory.consistencyDeadline = undefined;
     }
   }

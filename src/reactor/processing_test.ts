@@ -207,6 +207,31 @@ Deno.test("until the watch shows the operator's own last write, handling waits (
   assert.equal(server.writes.length, 0);
 });
 
+Deno.test("an event that replaced the operator's own last write's in the queue ends the wait for it", async () => {
+  await using server = new OneObjectServer(example());
+  let runs = 0;
+  const handlers = handlersOf((registry) => {
+    kopf.on.create("kopfexamples", { registry }, function created() {
+      runs++;
+    });
+  });
+  const memory: ObjectMemory = {
+    ...newMemory({}, false),
+    expectedVersion: "99",
+    consistencyDeadline: Date.now() + 60_000,
+  };
+  const work = {
+    kind: "event" as const,
+    type: "MODIFIED",
+    object: structuredClone(server.object),
+    replaced: ["98", "99"],
+  };
+  assert.deepEqual(await processObject(work, memory, depsFor(server, handlers)), {});
+  assert.equal(runs, 1);
+  assert.equal(server.writes.length, 1);
+  assert.equal(memory.expectedVersion, server.object.metadata.resourceVersion, "now waiting for this cycle's write");
+});
+
 Deno.test("a superseded event runs no change handler and writes nothing", async () => {
   await using server = new OneObjectServer(example());
   let runs = 0;

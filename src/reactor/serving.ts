@@ -32,6 +32,7 @@ import { ErrorThrottle, reportUnexpectedError } from "./error_throttle.ts";
 import { ObjectMemories } from "./object_memories.ts";
 import { ParkedObjects } from "./parked_objects.ts";
 import { type CycleDeps, type CycleOutcome, type ObjectMemory, type ObjectWork, processObject } from "./processing.ts";
+import { squashChanges } from "./squashed_events.ts";
 import { Wakeups } from "./wakeups.ts";
 
 const logger = getLogger(["kopf", "operator"]);
@@ -172,6 +173,8 @@ class ResourceStream implements StreamHandle {
         backlog: settings.batching.backlogLimit,
         congestion: client.congestion,
         activity: deps.activity,
+        // Event handlers see every event; otherwise only an object's newest waiting change is kept.
+        squash: deps.events.length ? undefined : squashChanges,
       },
     );
     this.#parked = new ParkedObjects(deps.gate, (uid, object) => {

@@ -41,9 +41,14 @@ export async function backgroundEnded(kind: "daemon" | "timer"): Promise<void> {
   await eventually(`every ${kind} to end`, () => backgroundRunning(kind) === 0);
 }
 
-function queuesEmpty(resource: Resource): boolean {
+/** How many events and wake-ups the operator's streams of a resource (in this process) hold queued or in progress. */
+export function queueDepth(resource: Resource = KOPFEXAMPLES): number {
   metricsRegistry.render(); // the gauge is collected from the streams when rendered
-  return kopfMetrics.queueDepth.get([resource.plural]) === 0;
+  return kopfMetrics.queueDepth.get([resource.plural]);
+}
+
+function queuesEmpty(resource: Resource): boolean {
+  return queueDepth(resource) === 0;
 }
 
 /** An `on.event` handler that notes what the operator's watch delivers; see the module's description. */
