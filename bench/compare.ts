@@ -17,7 +17,7 @@
  * started as production would start it (ours: `deno run` of the CLI with cli/build.ts's `OPERATOR_V8_FLAGS`,
  * no `deno task`), serving one fresh namespace, its output kept in the log folder.
  *
- * Per round and contestant (the order of contestants rotates between rounds):
+ * Per round and contestant (in the order of bench/round_order.ts: every other round backwards):
  * - start-up: time from the spawn to its watch of kopfexamples being open (the API server's own
  *   gauge), CPU in the first 10 s, requests in `--idle` seconds of idling, RSS after them (no objects);
  * - burst: `--burst` objects created while it runs (`--posts` parallel POSTs, 32 by default): objects/s from the first
@@ -58,6 +58,7 @@ import { Tracker } from "./compare_tracker.ts";
 import { collection, createExample, inParallel, isDone, objectName, status } from "./example_objects.ts";
 import { measure, total } from "./served_requests.ts";
 import { openWatches, untilWatching } from "./watch_open.ts";
+import { roundOrder } from "./round_order.ts";
 
 const { values } = parseArgs({
   options: {
@@ -118,7 +119,7 @@ console.error(`Logs of every process: ${logs}`);
 let serial = 0;
 let namespaces = 0;
 for (let round = 1; round <= rounds; round++) {
-  const order = chosen.map((_, index) => chosen[(index + round - 1) % chosen.length]);
+  const order = roundOrder(chosen, round);
   for (const contestant of order) {
     const say = (what: string) => console.error(`[round ${round}, ${contestant.name}] ${what}`);
     say("start-up, idling and a burst");

@@ -33,6 +33,7 @@ import { type ContestantName, contestants, spawn, type Started } from "./compare
 import { prepareExamples } from "./example_namespace.ts";
 import { Tracker } from "./compare_tracker.ts";
 import { median, mib, probeMemory } from "./process_stats.ts";
+import { roundOrder } from "./round_order.ts";
 
 const { values } = parseArgs({
   options: {
@@ -98,7 +99,7 @@ interface Reading {
 const readings = new Map<Name, Reading[]>(names.map((name) => [name, []]));
 let serial = 0;
 for (let round = 1; round <= rounds; round++) {
-  const order = names.map((_, index) => names[(index + round - 1) % names.length]);
+  const order = roundOrder(names, round);
   for (const name of order) {
     console.error(`[round ${round}] ${name}`);
     readings.get(name)!.push(await measure(name, round));

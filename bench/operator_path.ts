@@ -35,6 +35,7 @@ import { join } from "node:path";
 import type { ContestantName } from "./compare_contestants.ts";
 import { cpuSeconds, mainAndOthers, mainThreadWakeups, median, threadCpuByName } from "./process_stats.ts";
 import { ScriptedApi, scriptedContestants } from "./scripted_api.ts";
+import { roundOrder } from "./round_order.ts";
 
 const { values } = parseArgs({
   options: {
@@ -78,7 +79,7 @@ const measured = new Map<ContestantName, Measured[]>(names.map((name) => [name, 
 const threadSums = new Map<ContestantName, Map<string, number>>();
 
 for (let round = 1; round <= rounds; round++) {
-  const order = names.map((_, index) => names[(index + round - 1) % names.length]);
+  const order = roundOrder(names, round);
   for (const name of order) {
     api.serve(`path-${name}-${round}`);
     const started = all[name].start("create", `path-${name}-${round}`, join(logs, `${name}-${round}.log`));

@@ -23,6 +23,7 @@ import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import { prepareExamples } from "./example_namespace.ts";
 import { median } from "./process_stats.ts";
+import { roundOrder } from "./round_order.ts";
 
 const { values } = parseArgs({
   options: {
@@ -55,7 +56,7 @@ await prepareExamples(client, "bench-start");
 const results = new Map<string, Map<string, number[]>>();
 for (let round = 1; round <= rounds; round++) {
   const names = Object.keys(checkouts);
-  const order = names.map((_, index) => names[(index + round - 1) % names.length]);
+  const order = roundOrder(names, round);
   for (const name of order) {
     const times = await oneStart(checkouts[name], `start-${name}-${round}`);
     console.error(`[round ${round}, ${name}] ${MILESTONES.map((m) => `${m.name} ${times.get(m.name)} ms`).join(", ")}`);

@@ -22,6 +22,7 @@ import { join } from "node:path";
 import type { ContestantName } from "./compare_contestants.ts";
 import { cpuSeconds, median } from "./process_stats.ts";
 import { ScriptedApi, scriptedContestants } from "./scripted_api.ts";
+import { roundOrder } from "./round_order.ts";
 
 const { values } = parseArgs({
   options: {
@@ -52,7 +53,7 @@ const all = await scriptedContestants(api, logs);
 /** Per contestant, per window: CPU per object in ms, one value per round. */
 const measured = new Map<ContestantName, number[][]>(names.map((name) => [name, bounds.slice(1).map(() => [])]));
 for (let round = 1; round <= rounds; round++) {
-  const order = names.map((_, index) => names[(index + round - 1) % names.length]);
+  const order = roundOrder(names, round);
   for (const name of order) {
     const namespace = `warm-${name}-${round}`;
     api.serve(namespace);
