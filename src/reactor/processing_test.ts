@@ -188,7 +188,7 @@ Deno.test("a temporary error asks for a wake-up and records the retry; the next 
   assert.ok(server.object.metadata.annotations?.[LAST_HANDLED]);
 });
 
-Deno.test("until the watch shows the operator's own last write, handling waits (a wake-up, no handler)", async () => {
+Deno.test("until the watch shows the operator's own last write, handling waits; an event that replaced it ends the wait", async () => {
   await using server = new OneObjectServer(example());
   let runs = 0;
   const handlers = handlersOf((registry) => {
@@ -205,21 +205,7 @@ Deno.test("until the watch shows the operator's own last write, handling waits (
   assert.equal(runs, 0);
   assert.ok(outcome.wakeupAfter! > 0 && outcome.wakeupAfter! <= 60);
   assert.equal(server.writes.length, 0);
-});
-
-Deno.test("an event that replaced the operator's own last write's in the queue ends the wait for it", async () => {
-  await using server = new OneObjectServer(example());
-  let runs = 0;
-  const handlers = handlersOf((registry) => {
-    kopf.on.create("kopfexamples", { registry }, function created() {
-      runs++;
-    });
-  });
-  const memory: ObjectMemory = {
-    ...newMemory({}, false),
-    expectedVersion: "99",
-    consistencyDeadline: Date.now() + 60_000,
-  };
+  // A newer event that took the place of the write's own in the object's queue (squashChanges) carries its version.
   const work = {
     kind: "event" as const,
     type: "MODIFIED",
