@@ -110,6 +110,17 @@ Deno.test("squash merges a new item into the last one waiting, never into the on
   assert.equal(queues.depth, 0);
 });
 
+Deno.test("squash: a key waiting for a worker slot keeps its first item and merges the later ones", async () => {
+  const gate = gated();
+  const squash = (waiting: string, next: string) => `${waiting}${next}`;
+  const queues = new ObjectQueues<string>(gate.process, () => {}, { limit: 1, squash });
+  queues.push("a", "1");
+  for (const item of ["1", "+2", "+3"]) queues.push("b", item);
+  assert.equal(queues.depth, 3);
+  await gate.releaseUntil(queues.drain());
+  assert.deepEqual(gate.log, ["a:1", "b:1", "b:+2+3"]);
+});
+
 Deno.test("CPU-bound items of many keys let timers run between them", async () => {
   const order: string[] = [];
   const queues = new ObjectQueues<string>((key) => {
