@@ -19,7 +19,8 @@
  *
  * Per round and contestant (in the order of bench/round_order.ts: every other round backwards):
  * - start-up: time from the spawn to its watch of kopfexamples being open (the API server's own
- *   gauge), CPU in the first 10 s, requests in `--idle` seconds of idling, RSS after them (no objects);
+ *   gauge), CPU in the first 10 s, requests in `--idle` seconds of idling (watches apart: the API server counts one when it
+ *   ends, so a watch that times out then counts), RSS after them (no objects);
  * - burst: `--burst` objects created while it runs (`--posts` parallel POSTs, 32 by default): objects/s from the first
  *   POST to the last handled, the lag after the last POST, CPU and requests per object, and the CPU per object of
  *   kube-apiserver and etcd meanwhile (the bench's own POSTs and watch are in it, the same for every contestant);
@@ -159,7 +160,9 @@ async function startupAndBurst(name: ContestantName, start: Start, say: Say): Pr
     await process.guard(sleepUntil(process.started + SETTLE_MS), "the start-up to settle");
     results.add(name, "startupCpu", await cpuSeconds(process.pid));
     const idle = await measure(client, () => process.guard(sleep(idleSeconds * 1000), "the idle time to pass"));
-    results.add(name, "idleRequests", total(idle.requests));
+    const watches = [...idle.requests].filter(([key]) => key.startsWith("WATCH ")).reduce((sum, [, n]) => sum + n, 0);
+    results.add(name, "idleRequests", total(idle.requests) - watches);
+    results.add(name, "idleWatches", watches);
     // Read once idle, not right after the start: an allocator that returns memory after a decay time (jemalloc's
     // 10 s, the image's) has not yet given back what the start used.
     results.add(name, "rss:0", await rss(process.pid));
