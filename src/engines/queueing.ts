@@ -68,7 +68,7 @@ export class ObjectQueues<T> {
   readonly #limit: number | null;
   readonly #congestion: Congestion | undefined;
   readonly #activity: QueueActivity | undefined;
-  readonly #squash: ((waiting: T, next: T) => T | undefined) | undefined;
+  readonly #squash: ObjectQueuesOptions<T>["squash"];
   #running = 0;
   /** Items waiting or in progress, over all keys. */
   #depth = 0;
