@@ -24,6 +24,8 @@
  * - burst: `--burst` objects created while it runs (`--posts` parallel POSTs, 32 by default): objects/s from the first
  *   POST to the last handled, the lag after the last POST, CPU and requests per object, and the CPU per object of
  *   kube-apiserver and etcd meanwhile (the bench's own POSTs and watch are in it, the same for every contestant);
+ *   with `--bursts N`, N such bursts one after another (2 s apart), the last one's figures on rows of their own: a
+ *   fresh process compiles its path during its first objects, an operator that has run a while does not;
  * - pre-created: for each N of `--objects` and `--memory`, N objects created first, then the
  *   process started: objects/s from the spawn to the last handled, CPU per object, RSS 10 s after;
  *   with `--restart-at` objects, a restart: time to ready and the requests of its first 10 s;
@@ -35,8 +37,8 @@
  * the API server's own Leases; a watch counts when it ends (so an open one is not counted yet).
  *
  * Usage: `deno run -A bench/compare.ts [--rounds 3] [--objects 500,5000] [--memory 1000,10000]
- * [--burst 500] [--posts 32] [--lifecycle 100] [--idle 30] [--restart-at 1000] [--only ours,lean,kopf,raw,raw2,cr]
- * [--kopf-version 1.45.2] [--logs DIR] [--before DIR]`
+ * [--burst 500] [--bursts 1] [--posts 32] [--lifecycle 100] [--idle 30] [--restart-at 1000]
+ * [--only ours,lean,kopf,raw,raw2,cr] [--kopf-version 1.45.2] [--logs DIR] [--before DIR]`
  *
  * `--before DIR` adds the contestant `before` (name it in `--only`): the CLI of another checkout
  * (`git worktree add DIR <commit>`) with the default storages, for before/after tables in one run.
@@ -67,6 +69,7 @@ const { values } = parseArgs({
     objects: { type: "string", default: "500,5000" },
     memory: { type: "string", default: "1000,10000" },
     burst: { type: "string", default: "500" },
+    bursts: { type: "string", default: "1" },
     posts: { type: "string", default: "32" },
     lifecycle: { type: "string", default: "100" },
     idle: { type: "string", default: "30" },
@@ -83,6 +86,10 @@ const throughputSizes = numbers(values.objects);
 const memorySizes = numbers(values.memory);
 const preCreated = [...new Set([...throughputSizes, ...memorySizes])].sort((a, b) => a - b);
 const burst = Number(values.burst);
+const bursts = Number(values.bursts);
+if (!(Number.isInteger(bursts) && bursts >= 1)) {
+  throw new Error(`--bursts takes a count, 1 or more; got ${values.bursts}.`);
+}
 const lifecycle = Number(values.lifecycle);
 const idleSeconds = Number(values.idle);
 const restartAt = Number(values["restart-at"]);
@@ -140,7 +147,7 @@ for (let round = 1; round <= rounds; round++) {
     }
   }
 }
-results.print({ throughputSizes, memorySizes, burst, lifecycle, idleSeconds, restartAt, rounds });
+results.print({ throughputSizes, memorySizes, burst, bursts, lifecycle, idleSeconds, restartAt, rounds });
 
 function log(): string {
   return join(logs, `${String(++serial).padStart(3, "0")}.log`);
@@ -168,30 +175,50 @@ async function startupAndBurst(name: ContestantName, start: Start, say: Say): Pr
     results.add(name, "rss:0", await rss(process.pid));
 
     await using tracker = await Tracker.start(client, namespace);
-    const cpuBefore = await cpuSeconds(process.pid);
-    const serverCpuBefore = await serverCpuSeconds();
-    const work = await measure(client, async () => {
-      const posts = await process.guard(createObjects(namespace, burst), "the burst's objects to be created");
-      const handled = await process.guard(tracker.until(isDone, burst), `${burst} objects to be handled`);
-      await process.guard(sleep(2000), "trailing writes"); // writes that trail the visible result count too
-      return { ...posts, handled };
-    });
-    const rate = burst / ((work.value.handled - work.value.first) / 1000);
-    const cpu = (await cpuSeconds(process.pid) - cpuBefore) / burst;
-    results.add(name, "burstRate", rate);
-    results.add(name, "burstLag", (work.value.handled - work.value.last) / 1000);
-    results.add(name, "burstCpu", cpu);
-    const serverCpu = (await serverCpuSeconds() - serverCpuBefore) / burst;
-    results.add(name, "burstServerCpu", serverCpu);
-    say(
-      `burst: ${rate.toFixed(0)} objects/s, ${(cpu * 1000).toFixed(2)} ms CPU per object ` +
-        `(kube-apiserver and etcd: ${(serverCpu * 1000).toFixed(2)} ms)`,
-    );
-    results.addRequests(name, "burst", work.requests, burst);
+    for (let index = 0; index < bursts; index++) await oneBurst(name, process, tracker, namespace, index, say);
   } finally {
     await process.stop();
   }
   await deleteAll(namespace);
+}
+
+/**
+ * The `index`th burst of objects into a running process's namespace: recorded under the burst's keys
+ * when it is the first, under the last burst's when it is the last of several.
+ */
+async function oneBurst(
+  name: ContestantName,
+  process: Started,
+  tracker: Tracker,
+  namespace: string,
+  index: number,
+  say: Say,
+): Promise<void> {
+  const key = index === 0 ? "burst" : "lastBurst";
+  const cpuBefore = await cpuSeconds(process.pid);
+  const serverCpuBefore = await serverCpuSeconds();
+  const work = await measure(client, async () => {
+    const posts = await process.guard(
+      createObjects(namespace, burst, index * burst),
+      "the burst's objects to be created",
+    );
+    const handled = await process.guard(tracker.until(isDone, (index + 1) * burst), `${burst} objects to be handled`);
+    await process.guard(sleep(2000), "trailing writes"); // writes that trail the visible result count too
+    return { ...posts, handled };
+  });
+  if (index > 0 && index < bursts - 1) return;
+  const rate = burst / ((work.value.handled - work.value.first) / 1000);
+  const cpu = (await cpuSeconds(process.pid) - cpuBefore) / burst;
+  results.add(name, `${key}Rate`, rate);
+  results.add(name, `${key}Lag`, (work.value.handled - work.value.last) / 1000);
+  results.add(name, `${key}Cpu`, cpu);
+  const serverCpu = (await serverCpuSeconds() - serverCpuBefore) / burst;
+  results.add(name, `${key}ServerCpu`, serverCpu);
+  say(
+    `burst ${index + 1}: ${rate.toFixed(0)} objects/s, ${(cpu * 1000).toFixed(2)} ms CPU per object ` +
+      `(kube-apiserver and etcd: ${(serverCpu * 1000).toFixed(2)} ms)`,
+  );
+  if (index === 0) results.addRequests(name, "burst", work.requests, burst);
 }
 
 async function preCreatedObjects(name: ContestantName, size: number, start: Start, say: Say): Promise<void> {
@@ -287,14 +314,15 @@ async function freshNamespace(): Promise<string> {
 }
 
 /** Creates `count` objects, `PARALLEL_POSTS` at a time; returns when the first POST started and the last ended. */
-async function createObjects(namespace: string, count: number): Promise<{ first: number; last: number }> {
+/** Creates `count` objects, numbered from `from`; returns when the first POST went and the last came back. */
+async function createObjects(namespace: string, count: number, from = 0): Promise<{ first: number; last: number }> {
   const first = performance.now();
-  await forEachObject(count, (name) => createExample(client, namespace, name));
+  await forEachObject(count, (name) => createExample(client, namespace, name), from);
   return { first, last: performance.now() };
 }
 
-function forEachObject(count: number, action: (name: string) => Promise<unknown>): Promise<void> {
-  return inParallel(0, count, PARALLEL_POSTS, (index) => action(objectName(index)));
+function forEachObject(count: number, action: (name: string) => Promise<unknown>, from = 0): Promise<void> {
+  return inParallel(from, from + count, PARALLEL_POSTS, (index) => action(objectName(index)));
 }
 
 /** Removes what is left (the namespace itself stays: without controllers, nothing would empty it). */

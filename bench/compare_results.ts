@@ -15,6 +15,8 @@ export interface Layout {
   throughputSizes: number[];
   memorySizes: number[];
   burst: number;
+  /** How many bursts came one after another (the last one's rows when more than one). */
+  bursts: number;
   lifecycle: number;
   idleSeconds: number;
   restartAt: number;
@@ -49,6 +51,20 @@ const RATIOS: readonly (readonly [ContestantName, ContestantName])[] = [
   ["bundle", "kopf"],
   ["bundle", "ours"],
 ];
+
+/** The rows of the last of several bursts: the same process, warm by then. */
+function lastBurstRows(layout: Layout): Row[] {
+  return [
+    {
+      label: `the last of ${layout.bursts} bursts of ${layout.burst} (the process warm): objects/s`,
+      key: "lastBurstRate",
+      format: rate,
+    },
+    { label: "… lag from the last POST to the last handled, s", key: "lastBurstLag", format: seconds },
+    { label: "… operator CPU per object, ms", key: "lastBurstCpu", format: milliseconds },
+    { label: "… kube-apiserver's and etcd's CPU per object, ms", key: "lastBurstServerCpu", format: milliseconds },
+  ];
+}
 
 /** Samples by contestant and metric. */
 export class Results {
@@ -97,6 +113,7 @@ export class Results {
         key: "burstServerCpu",
         format: milliseconds,
       },
+      ...lastBurstRows(layout),
       ...layout.throughputSizes.map((size) => ({
         label: `${size} pre-created: operator CPU per object (start-up included), ms`,
         key: `cpu:${size}`,

@@ -6,13 +6,15 @@
  * server's share is small and steady: with the objects added at once, rounds differ by 3–5%
  * (with `--rate`, by up to 10%).
  *
- * The contestants are bench/compare.ts's Deno ones, started the same way with the same fixture
- * (one create handler returning a result): ours, `lean`, the raw clients `raw` and `raw2`, and
- * `before` (another checkout, `--before DIR`). Per round and contestant (interleaved): a fresh
- * namespace, the process started and its watch open, 2 s of rest, then `--objects` objects added
- * at once; measured from then until every object has its result in the status: the process's CPU
- * per object (and how much of it its main thread spent, and how often that thread woke up), objects/s,
- * and the writes per object.
+ * The contestants are bench/compare.ts's, started the same way with the same fixture (one create
+ * handler returning a result): ours, `lean`, the raw clients `raw` and `raw2`, `before` (another
+ * checkout, `--before DIR`), and controller-runtime's reconciler `cr` (built with Go on first use;
+ * the server streams its cache's list as client-go asks, `sendInitialEvents`; the main thread's
+ * share and wake-ups are left out for it: Go runs goroutines on any thread). Per round and contestant
+ * (interleaved): a fresh namespace, the process started and its watch open, 2 s of rest, then
+ * `--objects` objects added at once; measured from then until every object has its result in the
+ * status: the process's CPU per object (and how much of it its main thread spent, and how often that
+ * thread woke up), objects/s, and the writes per object.
  *
  * With `--latency MS`, each write's response comes that much later (after its watch event), as from a
  * busy API server: what waiting writes cost a contestant shows. Below ~40 ms a response takes ~40-50 ms
@@ -24,7 +26,7 @@
  * added every `--tick` ms (20 by default: 5 objects at a time at 250 per second).
  * With `--threads`, also the CPU per object by thread name (V8's helpers, the runtime's pools).
  *
- * Usage: `deno run -A bench/operator_path.ts [--objects 2000] [--rounds 3] [--only ours,lean,raw,raw2]
+ * Usage: `deno run -A bench/operator_path.ts [--objects 2000] [--rounds 3] [--only ours,lean,raw,raw2,cr]
  * [--latency 0] [--rate N [--tick 20]] [--before DIR] [--threads]`
  *
  * @module
@@ -36,6 +38,7 @@ import type { ContestantName } from "./compare_contestants.ts";
 import { cpuSeconds, mainAndOthers, mainThreadWakeups, median, threadCpuByName } from "./process_stats.ts";
 import { ScriptedApi, scriptedContestants } from "./scripted_api.ts";
 import { roundOrder } from "./round_order.ts";
+import { preparePeers } from "./compare_peers.ts";
 
 const { values } = parseArgs({
   options: {
@@ -53,18 +56,19 @@ const objects = Number(values.objects);
 const tick = Number(values.tick);
 if (!(tick > 0)) throw new Error(`--tick takes the milliseconds between two additions, above 0; got ${values.tick}.`);
 const rounds = Number(values.rounds);
-const names = values.only.split(",") as ContestantName[];
-for (const name of names) {
-  if (!["ours", "lean", "raw", "raw2", "before"].includes(name)) {
-    throw new Error(`Unknown contestant ${name}: choose among ours, lean, raw, raw2 and before.`);
+const requested = values.only.split(",") as ContestantName[];
+for (const name of requested) {
+  if (!["ours", "lean", "raw", "raw2", "cr", "before"].includes(name)) {
+    throw new Error(`Unknown contestant ${name}: choose among ours, lean, raw, raw2, cr and before.`);
   }
 }
-if (names.includes("before") && !values.before) throw new Error("The contestant before needs --before DIR.");
+if (requested.includes("before") && !values.before) throw new Error("The contestant before needs --before DIR.");
+const { names, controllerRuntime } = await preparePeers(requested, "", new URL("../", import.meta.url));
 
 await using api = await ScriptedApi.start();
 api.latency = Number(values.latency);
 const logs = await Deno.makeTempDir({ prefix: "kopf-operator-path-" });
-const all = await scriptedContestants(api, logs, values.before);
+const all = await scriptedContestants(api, logs, values.before, controllerRuntime);
 
 interface Measured {
   cpu: number;
@@ -101,11 +105,13 @@ for (let round = 1; round <= rounds; round++) {
       const threads = mainAndOthers(byName);
       const threadsBefore = mainAndOthers(byNameBefore);
       const perObject = (cpuTime: number) => cpuTime * 1000 / objects;
+      // Go runs its goroutines on any of its threads: a main thread's share says nothing there.
+      const threaded = name !== "cr";
       const result = {
         cpu: perObject(cpu),
-        main: perObject(threads.main - threadsBefore.main),
-        others: perObject(threads.others - threadsBefore.others),
-        wakeups: wakeups / objects,
+        main: threaded ? perObject(threads.main - threadsBefore.main) : NaN,
+        others: threaded ? perObject(threads.others - threadsBefore.others) : NaN,
+        wakeups: threaded ? wakeups / objects : NaN,
         rate: objects / seconds,
         writes: (api.writes - writesBefore) / objects,
       };
@@ -128,7 +134,7 @@ const rows: [string, (m: Measured) => number, number][] = [
   ["wake-ups of the main thread per object", (m) => m.wakeups, 2],
   ["writes per object", (m) => m.writes, 2],
 ];
-const ratios = [["ours", "raw2"], ["lean", "raw"], ["ours", "before"]].filter(([a, b]) =>
+const ratios = [["ours", "raw2"], ["lean", "raw"], ["lean", "cr"], ["ours", "before"]].filter(([a, b]) =>
   names.includes(a as ContestantName) && names.includes(b as ContestantName)
 );
 console.log(
@@ -141,8 +147,9 @@ console.log(`| metric | ${names.join(" | ")} | ${ratios.map(([a, b]) => `${a}/${
 console.log(`|---|${names.map(() => "--:|").join("")}${ratios.map(() => "--:|").join("")}`);
 for (const [label, pick, digits] of rows) {
   const value = (name: string) => median(measured.get(name as ContestantName)!.map(pick));
-  const cells = names.map((name) => value(name).toFixed(digits));
-  const shares = ratios.map(([a, b]) => (value(a) / value(b)).toFixed(2));
+  const shown = (number: number, places: number) => Number.isNaN(number) ? "–" : number.toFixed(places);
+  const cells = names.map((name) => shown(value(name), digits));
+  const shares = ratios.map(([a, b]) => shown(value(a) / value(b), 2));
   console.log(`| ${label} | ${cells.join(" | ")} | ${shares.join(" | ")} |`);
 }
 

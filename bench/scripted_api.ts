@@ -173,7 +173,7 @@ export class ScriptedApi implements AsyncDisposable {
     if (!name && request.method === "GET") {
       if (url.searchParams.get("watch") !== "true") return json(this.#list());
       this.#watched.resolve();
-      return stream(this.#watches);
+      return stream(this.#watches, url.searchParams.get("sendInitialEvents") === "true" ? this.#initialEvents() : []);
     }
     const body = name ? this.#objects.get(name) : undefined;
     if (!body) return this.#unknown(request, url);
@@ -208,6 +208,24 @@ export class ScriptedApi implements AsyncDisposable {
     };
   }
 
+  /**
+   * A streamed list's start (client-go's reflectors, controller-runtime's cache, ask for one): every
+   * object as ADDED, then the bookmark that marks the end of the initial events.
+   */
+  #initialEvents(): Uint8Array[] {
+    const end = {
+      kind: "KopfExample",
+      apiVersion: `${GROUP}/v1`,
+      metadata: { resourceVersion: String(this.#version), annotations: { "k8s.io/initial-events-end": "true" } },
+    };
+    return [
+      ...[...this.#objects.values()].map((object) =>
+        this.#encoder.encode(JSON.stringify({ type: "ADDED", object }) + "\n")
+      ),
+      this.#encoder.encode(JSON.stringify({ type: "BOOKMARK", object: end }) + "\n"),
+    ];
+  }
+
   #broadcast(type: string, object: Body): void {
     const line = this.#encoder.encode(JSON.stringify({ type, object }) + "\n");
     for (const watch of this.#watches) watch.enqueue(line);
@@ -220,11 +238,17 @@ export class ScriptedApi implements AsyncDisposable {
   }
 }
 
-/** A streamed response kept in `streams` until it ends (the client cancelled it, or it was closed). */
-function stream(streams: Set<ReadableStreamDefaultController<Uint8Array>>): Response {
+/**
+ * A streamed response kept in `streams` until it ends (the client cancelled it, or it was closed),
+ * beginning with `first`.
+ */
+function stream(streams: Set<ReadableStreamDefaultController<Uint8Array>>, first: Uint8Array[] = []): Response {
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   const body = new ReadableStream<Uint8Array>({
-    start: (c) => void streams.add(controller = c),
+    start: (c) => {
+      for (const chunk of first) c.enqueue(chunk);
+      streams.add(controller = c);
+    },
     cancel: () => void streams.delete(controller),
   });
   return new Response(body, { headers: { "content-type": "application/json" } });
@@ -272,6 +296,7 @@ export async function scriptedContestants(
   api: ScriptedApi,
   folder: string,
   before?: string,
+  controllerRuntime?: string,
 ): Promise<Record<ContestantName, Contestant>> {
   const kubeconfig = join(folder, "kubeconfig.json");
   const caFile = join(folder, "ca.pem");
@@ -282,5 +307,6 @@ export async function scriptedContestants(
     caFile,
     root: new URL("../", import.meta.url),
     before,
+    controllerRuntime,
   });
 }

@@ -6,13 +6,14 @@
  * process, whatever the number of objects. bench/compare.ts's bursts of 500-1,000 objects carry it;
  * an operator that runs for days does not.
  *
- * Per round and contestant (bench/compare.ts's Deno ones, started as it starts them, with its
- * fixture): the process started and its watch open, 2 s of rest, then `--objects` objects at `--rate`
- * per second; the process's CPU is read at the boundaries of `--windows` (counts of objects added),
- * and each window's CPU per object printed, medians of the rounds.
+ * Per round and contestant (bench/compare.ts's Deno ones and controller-runtime's reconciler `cr`,
+ * started as it starts them, with its fixture): the process started and its watch open, 2 s of
+ * rest, then `--objects` objects at `--rate` per second; the process's CPU is read at the boundaries
+ * of `--windows` (counts of objects added), and each window's CPU per object printed, medians of
+ * the rounds.
  *
  * Usage: `deno run -A bench/warm_up.ts [--objects 4000] [--rate 250] [--windows 250,500,1000,2000]
- * [--rounds 3] [--only ours,lean,raw,raw2]`
+ * [--rounds 3] [--only ours,lean,raw,raw2,cr]`
  *
  * @module
  */
@@ -23,6 +24,7 @@ import type { ContestantName } from "./compare_contestants.ts";
 import { cpuSeconds, median } from "./process_stats.ts";
 import { ScriptedApi, scriptedContestants } from "./scripted_api.ts";
 import { roundOrder } from "./round_order.ts";
+import { preparePeers } from "./compare_peers.ts";
 
 const { values } = parseArgs({
   options: {
@@ -36,19 +38,20 @@ const { values } = parseArgs({
 const objects = Number(values.objects);
 const rate = Number(values.rate);
 const rounds = Number(values.rounds);
-const names = values.only.split(",") as ContestantName[];
+const requested = values.only.split(",") as ContestantName[];
 const bounds = [0, ...values.windows.split(",").map(Number).filter((bound) => bound < objects), objects];
 if (
   !(objects >= 1 && rate > 0 && rounds >= 1) || bounds.some((bound, index) => index > 0 && bound <= bounds[index - 1])
 ) {
   throw new Error("--objects, --rate and --rounds take positive numbers; --windows, increasing counts of objects.");
 }
-const unknown = names.filter((name) => !["ours", "lean", "raw", "raw2"].includes(name));
-if (unknown.length) throw new Error(`--only takes ours, lean, raw and raw2; not ${unknown.join(", ")}.`);
+const unknown = requested.filter((name) => !["ours", "lean", "raw", "raw2", "cr"].includes(name));
+if (unknown.length) throw new Error(`--only takes ours, lean, raw, raw2 and cr; not ${unknown.join(", ")}.`);
+const { names, controllerRuntime } = await preparePeers(requested, "", new URL("../", import.meta.url));
 
 await using api = await ScriptedApi.start();
 const logs = await Deno.makeTempDir({ prefix: "kopf-warm-up-" });
-const all = await scriptedContestants(api, logs);
+const all = await scriptedContestants(api, logs, undefined, controllerRuntime);
 
 /** Per contestant, per window: CPU per object in ms, one value per round. */
 const measured = new Map<ContestantName, number[][]>(names.map((name) => [name, bounds.slice(1).map(() => [])]));
