@@ -2,8 +2,8 @@
  * A scripted Kubernetes API server for bench/operator_path.ts: HTTPS (HTTP/2 where the client
  * offers it) on loopback, serving the discovery of kopfexamples, and for one namespace at a time a
  * list, watches (a streamed list first where one asks, as client-go's informers do), merge-patches
- * of the objects and of their status (each bumps the resourceVersion
- * and goes to every watch as MODIFIED), and objects added by the bench (ADDED to every watch).
+ * of the objects and of their status (each bumps the resourceVersion and goes to every watch as
+ * MODIFIED), and objects added by the bench (ADDED to every watch).
  * Its answers cost next to nothing, so that what an operator spends per object is measured
  * without kube-apiserver's and etcd's share of two cores and their noise.
  *
