@@ -313,8 +313,10 @@ async function freshNamespace(): Promise<string> {
   return namespace;
 }
 
-/** Creates `count` objects, `PARALLEL_POSTS` at a time; returns when the first POST started and the last ended. */
-/** Creates `count` objects, numbered from `from`; returns when the first POST went and the last came back. */
+/**
+ * Creates `count` objects numbered from `from`, `PARALLEL_POSTS` at a time; returns when the first POST
+ * started and the last ended.
+ */
 async function createObjects(namespace: string, count: number, from = 0): Promise<{ first: number; last: number }> {
   const first = performance.now();
   await forEachObject(count, (name) => createExample(client, namespace, name), from);

@@ -219,17 +219,17 @@ export class ScriptedApi implements AsyncDisposable {
       apiVersion: `${GROUP}/v1`,
       metadata: { resourceVersion: String(this.#version), annotations: { "k8s.io/initial-events-end": "true" } },
     };
-    return [
-      ...[...this.#objects.values()].map((object) =>
-        this.#encoder.encode(JSON.stringify({ type: "ADDED", object }) + "\n")
-      ),
-      this.#encoder.encode(JSON.stringify({ type: "BOOKMARK", object: end }) + "\n"),
-    ];
+    return [...[...this.#objects.values()].map((object) => this.#line("ADDED", object)), this.#line("BOOKMARK", end)];
   }
 
   #broadcast(type: string, object: Body): void {
-    const line = this.#encoder.encode(JSON.stringify({ type, object }) + "\n");
+    const line = this.#line(type, object);
     for (const watch of this.#watches) watch.enqueue(line);
+  }
+
+  /** One event of a watch response, as its line. */
+  #line(type: string, object: unknown): Uint8Array {
+    return this.#encoder.encode(JSON.stringify({ type, object }) + "\n");
   }
 
   #unknown(request: Request, url: URL): Response {
