@@ -14,13 +14,12 @@
  * (interleaved): a fresh namespace, the process started and its watch open, 2 s of rest, then
  * `--objects` objects added at once; measured from then until every object has its result in the
  * status: the process's CPU per object (and how much of it its main thread spent, and how often that
- * thread woke up), objects/s, and the writes per object.
+ * thread woke up), objects/s, the writes per object, and how long an object waits in the contestant:
+ * from its ADDED event to its first write, the median and the 99th percentile.
  *
  * With `--latency MS`, each write's response comes that much later (after its watch event), as from a
- * busy API server: what waiting writes cost a contestant shows. Below ~40 ms a response takes ~40-50 ms
- * in effect: the server's connection sends its watch event, and the held response waits (Nagle) for
- * the client's delayed acknowledgement of it (measured through our client with 2, 10 and 30 ms: 49 ms
- * per request each time). With `--rate N`, the objects come at
+ * busy API server: what waiting writes cost a contestant shows (ours keeps at most
+ * `settings.networking.concurrentRequests` in flight, 32 by default). With `--rate N`, the objects come at
  * N per second instead of at once (every contestant then works at the same pace, as on a LocalCluster,
  * where kube-apiserver sets it: the CPU per object of a process that idles between objects is higher),
  * added every `--tick` ms (20 by default: 5 objects at a time at 250 per second).
@@ -78,6 +77,9 @@ interface Measured {
   wakeups: number;
   rate: number;
   writes: number;
+  /** Milliseconds from an object's ADDED event to its first write: the median and the 99th percentile. */
+  waitMedian: number;
+  waitP99: number;
 }
 const measured = new Map<ContestantName, Measured[]>(names.map((name) => [name, []]));
 const threadSums = new Map<ContestantName, Map<string, number>>();
@@ -114,6 +116,8 @@ for (let round = 1; round <= rounds; round++) {
         wakeups: threaded ? wakeups / objects : NaN,
         rate: objects / seconds,
         writes: (api.writes - writesBefore) / objects,
+        waitMedian: percentile(api.waits, 0.5),
+        waitP99: percentile(api.waits, 0.99),
       };
       measured.get(name)!.push(result);
       console.error(
@@ -133,6 +137,8 @@ const rows: [string, (m: Measured) => number, number][] = [
   ["… of the other threads", (m) => m.others, 3],
   ["wake-ups of the main thread per object", (m) => m.wakeups, 2],
   ["writes per object", (m) => m.writes, 2],
+  ["from an object's ADDED event to its first write, median, ms", (m) => m.waitMedian, 1],
+  ["… 99th percentile, ms", (m) => m.waitP99, 1],
 ];
 const ratios = [["ours", "raw2"], ["lean", "raw"], ["lean", "cr"], ["ours", "before"]].filter(([a, b]) =>
   names.includes(a as ContestantName) && names.includes(b as ContestantName)
@@ -185,6 +191,12 @@ async function addObjects(): Promise<void> {
     for (; index < due; index++) api.add(`kex-${index}`, { field: "value" });
     if (index < objects) await new Promise((resolve) => setTimeout(resolve, tick));
   }
+}
+
+/** The value below which the share `p` of the values lie (nearest rank). */
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] ?? NaN;
 }
 
 function withTimeout<T>(promise: Promise<T>, seconds: number, what: string): Promise<T> {

@@ -5,7 +5,8 @@
  * of the objects and of their status (each bumps the resourceVersion and goes to every watch as
  * MODIFIED), and objects added by the bench (ADDED to every watch).
  * Its answers cost next to nothing, so that what an operator spends per object is measured
- * without kube-apiserver's and etcd's share of two cores and their noise.
+ * without kube-apiserver's and etcd's share of two cores and their noise. Its sockets have
+ * `TCP_NODELAY`, as kube-apiserver's have (bench/no_delay.ts).
  *
  * @module
  */
@@ -14,6 +15,7 @@ import { join } from "node:path";
 import { createSelfSignedCertificates } from "../src/kits/certificates.ts";
 import { renderKubeconfig } from "../src/kits/local_cluster/kubeconfig.ts";
 import { mergePatch } from "../tests/support/fake_api.ts";
+import { noDelayOnSockets } from "./no_delay.ts";
 import { type Contestant, type ContestantName, contestants } from "./compare_contestants.ts";
 
 type Body = Record<string, unknown> & { metadata: Record<string, unknown> };
@@ -70,12 +72,20 @@ export class ScriptedApi implements AsyncDisposable {
    */
   latency = 0;
   readonly ca: string;
+  /**
+   * Milliseconds from each object's ADDED event to the first write of it that arrives, in the order
+   * of the writes (the namespace's objects only): how long an object waits in the contestant.
+   */
+  readonly waits: number[] = [];
   /** Requests that the script does not know, by method and path (a contestant asking for more than it should). */
   readonly unknown = new Map<string, number>();
   readonly #server: Deno.HttpServer<Deno.NetAddr>;
+  readonly #noDelay: Disposable;
   readonly #encoder = new TextEncoder();
   #namespace = "";
   #objects = new Map<string, Body>();
+  /** When each object not yet written was added (`performance.now()`). */
+  #addedAt = new Map<string, number>();
   #watches = new Set<ReadableStreamDefaultController<Uint8Array>>();
   #version = 1;
   #watched = Promise.withResolvers<void>();
@@ -91,6 +101,7 @@ export class ScriptedApi implements AsyncDisposable {
       (request) => this.#answer(request),
     );
     this.server = `https://127.0.0.1:${this.#server.addr.port}`;
+    this.#noDelay = noDelayOnSockets();
   }
 
   /** Starts a server on a free loopback port with a fresh self-signed certificate. */
@@ -109,6 +120,8 @@ export class ScriptedApi implements AsyncDisposable {
     closeAll(this.#watches);
     this.#namespace = namespace;
     this.#objects = new Map();
+    this.#addedAt = new Map();
+    this.waits.length = 0;
     this.#watched = Promise.withResolvers();
     this.#done = 0;
     this.#waiting = undefined;
@@ -136,6 +149,7 @@ export class ScriptedApi implements AsyncDisposable {
       spec,
     };
     this.#objects.set(name, body);
+    this.#addedAt.set(name, performance.now());
     this.#broadcast("ADDED", body);
   }
 
@@ -155,6 +169,7 @@ export class ScriptedApi implements AsyncDisposable {
     this.serve("");
     closeAll(this.#idle);
     await this.#server.shutdown();
+    this.#noDelay[Symbol.dispose]();
   }
 
   async #answer(request: Request): Promise<Response> {
@@ -180,6 +195,11 @@ export class ScriptedApi implements AsyncDisposable {
     if (!body) return this.#unknown(request, url);
     if (request.method === "GET") return json(body);
     if (request.method !== "PATCH") return this.#unknown(request, url);
+    const added = this.#addedAt.get(name);
+    if (added !== undefined) {
+      this.waits.push(performance.now() - added);
+      this.#addedAt.delete(name);
+    }
     // As with a status subresource: the object's endpoint leaves the status alone, the status's only changes it.
     const { status: statusPatch, ...rest } = await request.json() as Body;
     const part = status ? { status: statusPatch } : rest;
