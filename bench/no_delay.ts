@@ -12,19 +12,18 @@
 
 const IPPROTO_TCP = 6;
 const TCP_NODELAY = 1;
+const SYMBOLS = { setsockopt: { parameters: ["i32", "i32", "i32", "buffer", "u32"], result: "i32" } } as const;
 
 /**
  * Starts setting `TCP_NODELAY` on the process's sockets (Linux with glibc; elsewhere it says so once
  * and does nothing). Disposing stops it.
  */
 export function noDelayOnSockets(): Disposable {
-  let libc: Deno.DynamicLibrary<{ setsockopt: { parameters: ["i32", "i32", "i32", "buffer", "u32"]; result: "i32" } }>;
+  let libc: Deno.DynamicLibrary<typeof SYMBOLS>;
   try {
-    libc = Deno.dlopen("libc.so.6", {
-      setsockopt: { parameters: ["i32", "i32", "i32", "buffer", "u32"], result: "i32" },
-    });
+    libc = Deno.dlopen("libc.so.6", SYMBOLS);
   } catch (error) {
-    console.error(`Nagle's algorithm stays on for this server's sockets: ${error}`);
+    console.error(`Nagle's algorithm stays on for this process's sockets: ${error}`);
     return { [Symbol.dispose]: () => {} };
   }
   const on = new Int32Array([1]);
