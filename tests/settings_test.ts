@@ -25,7 +25,7 @@ import {
   waitForStatus,
 } from "./support/cluster.ts";
 import { eventually } from "./support/eventually.ts";
-import { captureLogs } from "./support/logs.ts";
+import { captureLogs, listingsOf } from "./support/logs.ts";
 import { runOperator } from "./support/operator.ts";
 import { TcpProxy } from "./support/tcp_proxy.ts";
 
@@ -183,6 +183,7 @@ Deno.test("watching.clientTimeout and serverTimeout: watch requests are re-issue
     });
     const settings = new kopf.Settings();
     settings.watching[timeout] = 1;
+    const lines = await captureLogs();
     const operator = await runOperator(registry, namespace, { settings });
     try {
       const counters = operator.running.client.counters;
@@ -196,7 +197,8 @@ Deno.test("watching.clientTimeout and serverTimeout: watch requests are re-issue
       }
       const watches = counters.count({ verb: "watch" });
       assert.ok(watches >= 4, `watch requests with ${timeout} 1: ${watches}`);
-      assert.equal(counters.count({ verb: "list" }), 1, "re-issued watches resume; they never relist");
+      const listings = listingsOf(lines, `/apis/kopf.dev/v1/namespaces/${namespace}/kopfexamples`);
+      assert.equal(listings.length, 1, `re-issued watches resume; they never relist: ${listings.join("\n")}`);
     } finally {
       await operator.stop();
     }

@@ -1,6 +1,7 @@
 /**
- * The watch layer against a real kube-apiserver: paginated listing, resumption across an API
- * server restart, relisting after 410 Gone, and stall detection behind a frozen TCP proxy.
+ * The watch layer against a real kube-apiserver: listing streamed through the watch request (and by
+ * pages where the server refuses that), resumption across an API server restart, relisting after
+ * 410 Gone, and stall detection behind a frozen TCP proxy.
  */
 
 import assert from "node:assert/strict";
@@ -19,6 +20,7 @@ import {
   testCluster,
 } from "./support/cluster.ts";
 import { eventually } from "./support/eventually.ts";
+import { captureLogs } from "./support/logs.ts";
 import { TcpProxy } from "./support/tcp_proxy.ts";
 
 /** Consumes a watcher in the background, keeping every event. */
@@ -37,6 +39,60 @@ function named(events: WatchEvent[], type: WatchEvent["type"]): string[] {
 function watchSettings(overrides: Partial<WatchingSettings> = {}): WatchingSettings {
   return Object.assign(new WatchingSettings(), { reconnectBackoff: 0.1, reconnectBackoffMax: 1 }, overrides);
 }
+
+Deno.test("a listing streams through the watch request, which then delivers the changes: no LIST", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "streamed");
+  for (const name of ["a", "b", "c"]) await createExample(client, namespace, name);
+  using watching = new ApiClient(client.credentials);
+  const controller = new AbortController();
+  const watcher = new Watcher(watching, KOPFEXAMPLES, {
+    namespace,
+    settings: watchSettings(),
+    signal: controller.signal,
+  });
+  const { events, done } = record(watcher);
+  await eventually("the listing", () => events.some((event) => event.type === "LISTED") || undefined);
+  await createExample(client, namespace, "d");
+  await eventually("the object created after the listing", () => named(events, "ADDED").includes("d") || undefined);
+  controller.abort();
+  await done;
+  assert.deepEqual(named(events, null).sort(), ["a", "b", "c"]);
+  assert.deepEqual(events.map((event) => event.type), [null, null, null, "LISTED", "ADDED"]);
+  assert.equal(watching.counters.count({ verb: "list" }), 0);
+  assert.equal(watching.counters.count({ verb: "watch" }), 1, "one request: the listing, then the changes");
+  assert.equal(watcher.health.totalFailures, 0);
+});
+
+Deno.test("a server with streaming lists off (its WatchList gate) is listed by pages; its refusal is asked once", async () => {
+  await using cluster = await LocalCluster.start({ featureGates: { WatchList: false } });
+  const { client } = await connect(cluster.kubeconfig);
+  const namespace = await freshNamespace(client, "paged");
+  for (const name of ["a", "b"]) await createExample(client, namespace, name);
+  using watching = new ApiClient(client.credentials);
+  const lines = await captureLogs();
+  for (const round of [1, 2]) {
+    const controller = new AbortController();
+    const watcher = new Watcher(watching, KOPFEXAMPLES, {
+      namespace,
+      settings: watchSettings(),
+      signal: controller.signal,
+    });
+    const { events, done } = record(watcher);
+    await eventually("the listing", () => events.some((event) => event.type === "LISTED") || undefined);
+    await eventually("the watch after it", () => watcher.health.connectedSince !== null || undefined);
+    controller.abort();
+    await done;
+    assert.deepEqual(named(events, null).sort(), ["a", "b"]);
+    assert.equal(watcher.health.totalFailures, 0, "a refusal is no failure");
+    assert.equal(watching.counters.count({ verb: "list" }), round, "one LIST per listing");
+    // The first stream asked to stream and was refused; the second did not ask.
+    assert.equal(watching.counters.count({ verb: "watch" }), round + 1);
+  }
+  const told = lines.filter((line) => line.includes("does not stream lists of kopf.dev/v1"));
+  assert.equal(told.length, 1, lines.join("\n"));
+  assert.match(told[0], /WatchList feature gate/);
+});
 
 Deno.test("an API server restart loses no change, repeats none, and needs no relist unless told 410", async () => {
   await using cluster = await LocalCluster.start();
@@ -102,7 +158,8 @@ Deno.test("an API server restart loses no change, repeats none, and needs no rel
     }
     assert.equal(seen.at(-1)?.counter, rounds);
   }
-  assert.equal(watching.counters.count({ verb: "list" }), 1 + watcher.health.relists, "lists only for 410s");
+  const listings = events.filter((event) => event.type === "LISTED").length;
+  assert.equal(listings, 1 + watcher.health.relists, "lists only for 410s");
 });
 
 Deno.test("a watch from a compacted resourceVersion gets 410, relists, and delivers the deletions made meanwhile", async () => {
@@ -200,7 +257,7 @@ Deno.test("a stream stalled behind a proxy that stops forwarding is detected and
   await done;
   assert.ok(watcher.health.stalls > stallsBefore, "the stall was detected");
   assert.deepEqual(named(events, "ADDED"), ["before", "after"], "nothing lost, nothing twice");
-  assert.equal(watching.counters.count({ verb: "list" }), 1, "resumed, not relisted");
+  assert.equal(events.filter((event) => event.type === "LISTED").length, 1, "resumed, not relisted");
   assert.equal(answered.metadata.name, namespace, "a request after the stall");
 });
 

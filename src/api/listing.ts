@@ -1,7 +1,9 @@
 /**
- * The listing part of a watch stream: every object, page by page, compared with the objects the
- * stream already knows -- the first listing reports all as first seen, a relisting (after 410 Gone,
- * or a change of scope) only what changed meanwhile, deletions included.
+ * The listing part of a watch stream: every object, compared with the objects the stream already
+ * knows -- the first listing reports all as first seen, a relisting (after 410 Gone, or a change of
+ * scope) only what changed meanwhile, deletions included. The objects come page by page
+ * ({@linkcode listObjects}) or as the initial events of a watch ({@linkcode Listing} fed by the
+ * stream, see `streaming_lists.ts`); the comparison is the same.
  *
  * @module
  */
@@ -20,10 +22,8 @@ export interface ListedPage {
   readonly error?: unknown;
 }
 
-/** What one listing compares against and how it reports. */
+/** What one listing compares against. */
 export interface ListingScope {
-  /** Asks for one page (the first with no token); never rejects. */
-  readonly page: (token: string | undefined) => Promise<ListedPage>;
   /** The objects the stream knows, by uid: updated as the listing goes. */
   readonly known: Map<string, ObjectIdentity>;
   /** Objects not known before come as first seen (`type: null`) rather than as `ADDED`. */
@@ -32,6 +32,12 @@ export interface ListingScope {
   readonly revisit?: (uid: string) => boolean;
   /** Which objects (by uid) the stream is for; the others are skipped. */
   readonly accepts?: (uid: string) => boolean;
+}
+
+/** How a listing by pages asks for them and fills in what pages leave out. */
+export interface PagedListingScope extends ListingScope {
+  /** Asks for one page (the first with no token); never rejects. */
+  readonly page: (token: string | undefined) => Promise<ListedPage>;
   /** The kind and apiVersion of the resource, for items that the server sends without them. */
   readonly kind: string;
   readonly apiVersion: string;
@@ -40,16 +46,56 @@ export interface ListingScope {
 }
 
 /**
- * Lists all objects and yields what changed against the known objects; returns the listing's
- * resourceVersion (where the watch resumes). Nothing of it counts if the signal aborts before it
- * completes: it throws the signal's reason then, and the known objects it did not reach stay.
+ * One listing in progress: each listed object is compared with what the stream knew, and once the
+ * last has come, the known objects that were not listed are the deletions missed meanwhile.
+ */
+export class Listing {
+  readonly #scope: ListingScope;
+  /** The resourceVersion of each object listed so far, by uid. */
+  readonly #listed = new Map<string, string | undefined>();
+
+  constructor(scope: ListingScope) {
+    this.#scope = scope;
+  }
+
+  /** One listed object: what to deliver for it, if anything (the known objects are updated). */
+  offer(object: KubernetesObject): WatchEvent | undefined {
+    const { known, fresh, revisit, accepts } = this.#scope;
+    const uid = object.metadata.uid ?? identityKey(object);
+    const version = object.metadata.resourceVersion;
+    if (accepts?.(uid) === false) return undefined;
+    // The same object again (a listing started over) is delivered once.
+    if (this.#listed.has(uid) && this.#listed.get(uid) === version) return undefined;
+    this.#listed.set(uid, version);
+    const before = known.get(uid);
+    known.set(uid, identityOf(object));
+    if (fresh && (!before || revisit?.(uid))) return { type: null, object };
+    if (!before) return { type: "ADDED", object, relisted: true };
+    if (before.metadata.resourceVersion !== version) return { type: "MODIFIED", object, relisted: true };
+    return undefined;
+  }
+
+  /** After the last object: the known objects that were not listed, each as a deletion (and forgotten). */
+  *deletions(): Generator<WatchEvent, void, undefined> {
+    const known = this.#scope.known;
+    for (const [uid, identity] of [...known]) {
+      if (this.#listed.has(uid)) continue;
+      known.delete(uid);
+      yield { type: "DELETED", object: structuredClone(identity) as KubernetesObject, relisted: true };
+    }
+  }
+}
+
+/**
+ * Lists all objects page by page and yields what changed against the known objects; returns the
+ * listing's resourceVersion (where the watch resumes). Nothing of it counts if the signal aborts
+ * before it completes: it throws the signal's reason then, and the known objects it did not reach stay.
  */
 export async function* listObjects(
-  scope: ListingScope,
+  scope: PagedListingScope,
   signal: AbortSignal,
 ): AsyncGenerator<WatchEvent, string, undefined> {
-  const { known, fresh, revisit, accepts } = scope;
-  const listed = new Map<string, string | undefined>();
+  const listing = new Listing(scope);
   let resourceVersion: string | undefined;
   let next: Promise<ListedPage> | undefined = scope.page(undefined);
   while (next) {
@@ -72,24 +118,12 @@ export async function* listObjects(
     for (const object of page.items ?? []) {
       object.kind ??= kind;
       object.apiVersion ??= apiVersion;
-      const uid = object.metadata.uid ?? identityKey(object);
-      const version = object.metadata.resourceVersion;
-      if (accepts?.(uid) === false) continue;
-      if (listed.has(uid) && listed.get(uid) === version) continue;
-      listed.set(uid, version);
-      const before = known.get(uid);
-      known.set(uid, identityOf(object));
-      if (fresh && (!before || revisit?.(uid))) yield { type: null, object };
-      else if (!before) yield { type: "ADDED", object, relisted: true };
-      else if (before.metadata.resourceVersion !== version) yield { type: "MODIFIED", object, relisted: true };
+      const event = listing.offer(object);
+      if (event) yield event;
     }
   }
   // A page that came after the abort must not make an old scope's listing the resume point.
   if (signal.aborted) throw signal.reason;
-  for (const [uid, identity] of [...known]) {
-    if (listed.has(uid)) continue;
-    known.delete(uid);
-    yield { type: "DELETED", object: structuredClone(identity) as KubernetesObject, relisted: true };
-  }
+  yield* listing.deletions();
   return resourceVersion ?? "";
 }

@@ -1,7 +1,7 @@
 /**
- * Watch streams that never stall silently: list (paginated) then watch from the list's
- * resourceVersion with bookmarks; resume from the last seen resourceVersion after any
- * disconnect; relist only when the server says 410 Gone, and then deliver the deletions that
+ * Watch streams that never stall silently: list (streamed as the watch's first events where the
+ * server can, see `streaming_lists.ts`; else paginated) then watch from the list's resourceVersion
+ * with bookmarks; resume from the last seen resourceVersion after any disconnect; relist only when the server says 410 Gone, and then deliver the deletions that
  * happened meanwhile; detect a silent stream and resume it; back off on every kind of failure
  * (see `reconnect_backoff.ts`), log repeated failures at a bounded rate, never give up.
  *
@@ -13,7 +13,14 @@ import { getLogger } from "@logtape/logtape";
 import type { ApiClient } from "./client.ts";
 import { ApiGoneError, ApiTooManyRequestsError, describeCause } from "./errors.ts";
 import { confirmDeletions } from "./deletion_confirmation.ts";
-import { type ListedPage, listObjects } from "./listing.ts";
+import { type ListedPage, Listing, listObjects } from "./listing.ts";
+import {
+  endsInitialEvents,
+  mayStream,
+  refuseStreaming,
+  STREAMING_QUERY,
+  streamingRejection,
+} from "./streaming_lists.ts";
 import { FailureReports } from "./failure_reports.ts";
 import { reconnectDelay } from "./reconnect_backoff.ts";
 import { diagnoseTls } from "./tls_diagnosis.ts";
@@ -65,7 +72,11 @@ export interface WatchOptions {
   confirmDeletions?: boolean;
 }
 
-type Outcome = "ended" | "gone" | "stalled";
+/** How a watch request ended; `"unstreamed"`: its listing did not stream, the next one goes by pages. */
+type Outcome = "ended" | "gone" | "stalled" | "unstreamed";
+
+/** What a line of a watch response comes to, besides an event to deliver. */
+type Receipt = "gone" | "listed" | "unstreamed" | undefined;
 
 /** What a stream is for after {@linkcode Watcher.rescope}. */
 export interface WatchScope {
@@ -120,6 +131,8 @@ export class Watcher implements AsyncIterable<WatchEvent> {
    */
   #fresh: boolean;
   #revisit: ((uid: string) => boolean) | undefined;
+  /** The next listing goes by pages: a streamed one did not complete (or streaming is off, or refused). */
+  #paged = false;
 
   /** Prepares a stream; nothing is requested until it is iterated. */
   constructor(client: ApiClient, resource: Resource, options: WatchOptions = {}) {
@@ -177,7 +190,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
       using linked = linkSignals(attempt.signal, this.#signal);
       const signal = linked.signal;
       try {
-        if (this.state.resourceVersion === null) yield* this.#confirmed(this.#list(signal));
+        if (this.state.resourceVersion === null && !this.#streams()) yield* this.#confirmed(this.#list(signal));
         if (watches++) recordWatchReconnect(this.#resource.plural);
         const started = Date.now();
         const resumedFrom = this.state.resourceVersion;
@@ -188,6 +201,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
           this.#gone();
           continue;
         }
+        if (outcome === "unstreamed") continue;
         let delay = this.#settings.reconnectBackoff;
         if (outcome === "stalled") {
           this.health.stalls++;
@@ -224,7 +238,6 @@ export class Watcher implements AsyncIterable<WatchEvent> {
    * listing knows none); then the stream resumes from the listing's resourceVersion.
    */
   async *#list(signal: AbortSignal): AsyncGenerator<WatchEvent, void, undefined> {
-    const relisting = this.state.listed;
     const resourceVersion = yield* listObjects({
       page: (token) => this.#page(token, signal),
       known: this.state.known,
@@ -235,12 +248,25 @@ export class Watcher implements AsyncIterable<WatchEvent> {
       apiVersion: apiVersionOf(this.#resource),
       name: this.#name,
     }, signal);
+    yield this.#completed(resourceVersion);
+  }
+
+  /** The end of a listing: the watch resumes from its resourceVersion; what it did not list is known as gone. */
+  #completed(resourceVersion: string): WatchEvent {
+    const relisting = this.state.listed;
     this.state.resourceVersion = resourceVersion;
     this.state.listed = true;
     this.#fresh = false;
     this.#revisit = undefined;
+    this.#paged = false;
     this.#alive(() => this.health.alive());
-    yield { type: "LISTED", resourceVersion, relisted: relisting };
+    return { type: "LISTED", resourceVersion, relisted: relisting };
+  }
+
+  /** Whether the listing to come streams as the watch's first events. */
+  #streams(): boolean {
+    if (this.#paged || !this.#settings.streamingLists) return false;
+    return mayStream(this.#client, apiVersionOf(this.#resource));
   }
 
   /**
@@ -265,8 +291,16 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     }).then((page) => ({ token, page }), (error: unknown) => ({ token, error }));
   }
 
-  /** One watch request from the resume point, until it ends, stalls, or the server says 410. */
+  /**
+   * One watch request from the resume point, until it ends, stalls, or the server says 410; with
+   * no resume point, its first events are the listing (the server sends every object, then a
+   * bookmark with the resourceVersion to go on from).
+   */
   async *#watch(attempt: AbortSignal): AsyncGenerator<WatchEvent, Outcome, undefined> {
+    let listing = this.state.resourceVersion === null
+      ? new Listing({ known: this.state.known, fresh: this.#fresh, revisit: this.#revisit, accepts: this.#accepts })
+      : undefined;
+    let answered = false;
     const request = new AbortController();
     using linked = linkSignals(request.signal, attempt);
     const signal = linked.signal;
@@ -279,6 +313,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
           watch: "true",
           allowWatchBookmarks: "true",
           resourceVersion: this.state.resourceVersion || undefined,
+          ...(listing ? STREAMING_QUERY : {}),
           timeoutSeconds: this.#settings.serverTimeout ?? undefined,
           labelSelector: this.#options.labelSelector,
           fieldSelector: this.#options.fieldSelector,
@@ -290,6 +325,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         signal,
       });
       this.health.connected();
+      answered = true;
       if (!response.body) return "ended";
       using lines = new LineReader(response.body, this.#silenceBound().seconds, signal);
       for (;;) {
@@ -300,22 +336,56 @@ export class Watcher implements AsyncIterable<WatchEvent> {
           this.#client.stalled(response, this.#silence());
           return "stalled";
         }
-        const outcome = this.#receive(line);
-        if (outcome === "gone") return "gone";
-        if (outcome) yield outcome;
+        const received = this.#receive(line, listing);
+        if (received === undefined) continue;
+        if (received === "gone") return "gone";
+        if (received === "unstreamed") return this.#unstreamed("its first bookmark did not end the initial events");
+        if (received !== "listed") {
+          yield received;
+          continue;
+        }
+        yield* listing!.deletions();
+        yield this.#completed(this.state.resourceVersion ?? "");
+        listing = undefined;
       }
     } catch (error) {
+      const rejection = listing && streamingRejection(error);
+      if (rejection) this.#paged = true;
+      if (rejection === "refused") return this.#unstreamed(describeCause(error));
+      if (rejection) return "unstreamed";
       // The client timeout is a planned end of the request, not a failure.
       if (request.signal.aborted && !attempt.aborted) return "ended";
       throw error;
     } finally {
       clearTimeout(timer);
       request.abort();
+      // A streamed listing cut short once answered (ended, stalled, a plain watch) is listed by pages next.
+      if (listing && answered && !attempt.aborted) this.#paged = true;
     }
   }
 
-  /** Decodes one line of a watch response; returns what to deliver, `"gone"`, or nothing. */
-  #receive(line: string): WatchEvent | "gone" | undefined {
+  /**
+   * A streamed listing that the server does not support: remembered (the other streams of its API
+   * group version list by pages at once) and logged once.
+   */
+  #unstreamed(detail: string): Outcome {
+    const apiVersion = apiVersionOf(this.#resource);
+    if (mayStream(this.#client, apiVersion)) {
+      refuseStreaming(this.#client, apiVersion);
+      logger.info("The API server does not stream lists of {apiVersion} ({detail}); listing by pages.", {
+        apiVersion,
+        detail,
+      });
+    }
+    return "unstreamed";
+  }
+
+  /**
+   * Decodes one line of a watch response; returns what to deliver, or what the line means for the
+   * stream: `"gone"`; during a streamed listing, `"listed"` for its end (the resume point is set),
+   * `"unstreamed"` for a bookmark that is not its end (the server sent a plain watch).
+   */
+  #receive(line: string, listing: Listing | undefined): WatchEvent | Receipt {
     const event = JSON.parse(line) as { type?: string; object?: KubernetesObject };
     const object = event.object;
     recordWatchEvent(this.health, this.#resource.plural, event.type ?? "", object);
@@ -330,6 +400,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
       logger.warn("Ignoring a malformed watch event of {name}: {line}", { name: this.#name, line: line.slice(0, 200) });
       return undefined;
     }
+    if (listing) return this.#receiveListed(event.type, object, listing);
     if (object.metadata.resourceVersion) this.state.resourceVersion = object.metadata.resourceVersion;
     const uid = object.metadata.uid ?? identityKey(object);
     if (event.type !== "BOOKMARK" && this.#accepts?.(uid) === false) return undefined;
@@ -347,6 +418,22 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         logger.warn("Ignoring an unsupported event type {type} of {name}.", { type: event.type, name: this.#name });
         return undefined;
     }
+  }
+
+  /**
+   * An event of a streamed listing: an object compared with the known ones, or its end. The objects'
+   * own resourceVersions are no resume point (they are not in order): the end's bookmark is.
+   */
+  #receiveListed(type: string | undefined, object: KubernetesObject, listing: Listing): WatchEvent | Receipt {
+    if (type === "ADDED") return listing.offer(object);
+    if (type !== "BOOKMARK") {
+      // Only a server that ignored the request to stream sends these: its first bookmark ends the stream.
+      logger.debug("Ignoring a {type} event of {name} amid its listing.", { type, name: this.#name });
+      return undefined;
+    }
+    if (!endsInitialEvents(object)) return "unstreamed";
+    this.state.resourceVersion = object.metadata.resourceVersion ?? "";
+    return "listed";
   }
 
   /** Records a sign of life; logs the end of a run of failures once. */

@@ -9,8 +9,13 @@ function obj(name: string, rv: string) {
   return { metadata: { name, namespace: "ns", uid: `uid-${name}`, resourceVersion: rv } };
 }
 
+/** Quick settings; listings by pages (streaming_lists_test.ts covers listings streamed through the watch). */
 function settings(overrides: Partial<WatchingSettings> = {}): WatchingSettings {
-  return Object.assign(new WatchingSettings(), { reconnectBackoff: 0.01, reconnectBackoffMax: 0.05 }, overrides);
+  return Object.assign(
+    new WatchingSettings(),
+    { reconnectBackoff: 0.01, reconnectBackoffMax: 0.05, streamingLists: false },
+    overrides,
+  );
 }
 
 function describe(event: WatchEvent): string {

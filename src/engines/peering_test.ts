@@ -138,6 +138,9 @@ class PeeringFake implements AsyncDisposable {
   }
 }
 
+/** The fake's watches are plain (no initial events), so its streams list by pages. */
+const PLAIN_WATCHES = Object.assign(new WatchingSettings(), { streamingLists: false });
+
 /** Starts a peering as "me" on the fake, cluster-wide unless the settings say otherwise. */
 function startPeering(
   fake: PeeringFake,
@@ -147,7 +150,7 @@ function startPeering(
   return Peering.start({
     client: fake.api.client,
     settings: peering,
-    watching: new WatchingSettings(),
+    watching: PLAIN_WATCHES,
     identity: "me",
     namespaces: [],
     onChange,
@@ -321,7 +324,7 @@ Deno.test("peering: a stop with a keep-alive in flight waits for it, then remove
   const peering = await Peering.start({
     client: fake.api.client,
     settings: settings(),
-    watching: new WatchingSettings(),
+    watching: PLAIN_WATCHES,
     identity: "me",
     namespaces: [],
     onChange: () => {},

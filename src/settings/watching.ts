@@ -49,7 +49,15 @@ export class WatchingSettings {
    * in full, the repetitions are summarised at most once per this interval.
    */
   failureReportInterval = 60;
-  /** Objects per page when listing (`limit`); `null` lists everything in one response. */
+  /**
+   * List through the watch request where the server can (Kubernetes' streaming lists,
+   * `sendInitialEvents`; the API server's `WatchList` gate, on by default in 1.32 and since 1.34):
+   * every object comes as an event, then the watch goes on in the same request, with no LIST
+   * requests. A server that refuses it or does not know it is detected, and listed by pages;
+   * `false` always lists by pages.
+   */
+  streamingLists = true;
+  /** Objects per page when listing by pages (`limit`); `null` lists everything in one response. */
   listPageSize: number | null = 500;
   /**
    * Seconds a stream may keep failing, or stay silent (no event, no bookmark, no answered or

@@ -15,3 +15,14 @@ export async function captureLogs(format: "plain" | "full" = "plain"): Promise<s
   await kopf.configureLogging({ format, level: "debug", write: (line) => lines.push(line) });
   return lines;
 }
+
+/**
+ * The listings of a collection (its path, e.g. `/api/v1/namespaces/ns/configmaps`) in captured log
+ * lines: its LIST requests and its watch requests that stream a listing as their first events.
+ */
+export function listingsOf(lines: string[], collection: string): string[] {
+  return lines.filter((line) =>
+    line.includes(`Sending GET ${collection}?`) &&
+    (!line.includes("watch=true") || line.includes("sendInitialEvents=true"))
+  );
+}
