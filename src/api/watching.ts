@@ -350,9 +350,11 @@ export class Watcher implements AsyncIterable<WatchEvent> {
       }
     } catch (error) {
       const rejection = listing && streamingRejection(error);
-      if (rejection) this.#paged = true;
       if (rejection === "refused") return this.#unstreamed(describeCause(error));
-      if (rejection) return "unstreamed";
+      if (rejection) {
+        this.#paged = true;
+        return "unstreamed";
+      }
       // The client timeout is a planned end of the request, not a failure.
       if (request.signal.aborted && !attempt.aborted) return "ended";
       throw error;
@@ -360,7 +362,12 @@ export class Watcher implements AsyncIterable<WatchEvent> {
       clearTimeout(timer);
       request.abort();
       // A streamed listing cut short once answered (ended, stalled, a plain watch) is listed by pages next.
-      if (listing && answered && !attempt.aborted) this.#paged = true;
+      if (listing && answered && !attempt.aborted && !this.#paged) {
+        this.#paged = true;
+        logger.info("The listing of {name} through its watch request ended before its last object; listing by pages.", {
+          name: this.#name,
+        });
+      }
     }
   }
 
@@ -369,6 +376,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
    * group version list by pages at once) and logged once.
    */
   #unstreamed(detail: string): Outcome {
+    this.#paged = true;
     const apiVersion = apiVersionOf(this.#resource);
     if (mayStream(this.#client, apiVersion)) {
       refuseStreaming(this.#client, apiVersion);
