@@ -178,7 +178,7 @@ Deno.test("a server that refuses streaming is listed by pages, and no other stre
 
 Deno.test("an invalid streaming request for another reason lists by pages, where the error shows as it did", async () => {
   const controller = new AbortController();
-  await using api = new FakeApi((_request, url) => {
+  await using api = new FakeApi(() => {
     const message = 'unable to parse requirement: found "!", expected: identifier';
     return json({ kind: "Status", status: "Failure", reason: "BadRequest", code: 400, message }, 400);
   });
