@@ -36,9 +36,7 @@
  * Requests come from the API server's `apiserver_request_total` minus the bench's own, without
  * the API server's own Leases; a watch counts when it ends (so an open one is not counted yet).
  *
- * Usage: `deno run -A bench/compare.ts [--rounds 3] [--objects 500,5000] [--memory 1000,10000]
- * [--burst 500] [--bursts 1] [--posts 32] [--lifecycle 100] [--idle 30] [--restart-at 1000]
- * [--only ours,lean,kopf,raw,raw2,cr] [--kopf-version 1.45.2] [--logs DIR] [--before DIR]`
+ * Usage: `deno run -A bench/compare.ts [options]`; `--help` lists the options and their defaults.
  *
  * `--before DIR` adds the contestant `before` (name it in `--only`): the CLI of another checkout
  * (`git worktree add DIR <commit>`) with the default storages, for before/after tables in one run.
@@ -63,23 +61,43 @@ import { measure, total } from "./served_requests.ts";
 import { openWatches, untilWatching } from "./watch_open.ts";
 import { roundOrder } from "./round_order.ts";
 
-const { values } = parseArgs({
-  options: {
-    rounds: { type: "string", default: "3" },
-    objects: { type: "string", default: "500,5000" },
-    memory: { type: "string", default: "1000,10000" },
-    burst: { type: "string", default: "500" },
-    bursts: { type: "string", default: "1" },
-    posts: { type: "string", default: "32" },
-    lifecycle: { type: "string", default: "100" },
-    idle: { type: "string", default: "30" },
-    "restart-at": { type: "string", default: "1000" },
-    only: { type: "string", default: "ours,lean,kopf,raw,raw2,cr" },
-    "kopf-version": { type: "string", default: "1.45.2" },
-    logs: { type: "string" },
-    before: { type: "string" },
-  },
-});
+const USAGE = "Usage: deno run -A bench/compare.ts [--rounds 3] [--objects 500,5000] [--memory 1000,10000] " +
+  "[--burst 500] [--bursts 1] [--posts 32] [--lifecycle 100] [--idle 30] [--restart-at 1000] " +
+  "[--only ours,lean,kopf,raw,raw2,cr] [--kopf-version 1.45.2] [--logs DIR] [--before DIR]\n" +
+  "(what each measures: the description at the top of bench/compare.ts)";
+
+const OPTIONS = {
+  rounds: { type: "string", default: "3" },
+  objects: { type: "string", default: "500,5000" },
+  memory: { type: "string", default: "1000,10000" },
+  burst: { type: "string", default: "500" },
+  bursts: { type: "string", default: "1" },
+  posts: { type: "string", default: "32" },
+  lifecycle: { type: "string", default: "100" },
+  idle: { type: "string", default: "30" },
+  "restart-at": { type: "string", default: "1000" },
+  only: { type: "string", default: "ours,lean,kopf,raw,raw2,cr" },
+  "kopf-version": { type: "string", default: "1.45.2" },
+  logs: { type: "string" },
+  before: { type: "string" },
+  help: { type: "boolean", default: false },
+} as const;
+
+/** The command line's options; for an option it does not know, the usage and exit code 2. */
+function parseOptions() {
+  try {
+    return parseArgs({ options: OPTIONS }).values;
+  } catch (error) {
+    console.error(`${error instanceof Error ? error.message : error}\n${USAGE}`);
+    Deno.exit(2);
+  }
+}
+
+const values = parseOptions();
+if (values.help) {
+  console.log(USAGE);
+  Deno.exit(0);
+}
 const numbers = (text: string) => text.split(",").filter(Boolean).map(Number);
 const rounds = Number(values.rounds);
 const throughputSizes = numbers(values.objects);

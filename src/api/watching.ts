@@ -1,9 +1,10 @@
 /**
  * Watch streams that never stall silently: list (streamed as the watch's first events where the
  * server can, see `streaming_lists.ts`; else paginated) then watch from the list's resourceVersion
- * with bookmarks; resume from the last seen resourceVersion after any disconnect; relist only when the server says 410 Gone, and then deliver the deletions that
- * happened meanwhile; detect a silent stream and resume it; back off on every kind of failure
- * (see `reconnect_backoff.ts`), log repeated failures at a bounded rate, never give up.
+ * with bookmarks; resume from the last seen resourceVersion after any disconnect; relist only when
+ * the server says 410 Gone, and then deliver the deletions that happened meanwhile; detect a
+ * silent stream and resume it; back off on every kind of failure (see `reconnect_backoff.ts`), log
+ * repeated failures at a bounded rate, never give up.
  *
  * @module
  */
@@ -251,7 +252,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     yield this.#completed(resourceVersion);
   }
 
-  /** The end of a listing: the watch resumes from its resourceVersion; what it did not list is known as gone. */
+  /** The end of a listing (by pages or streamed): the watch goes on from its resourceVersion. */
   #completed(resourceVersion: string): WatchEvent {
     const relisting = this.state.listed;
     this.state.resourceVersion = resourceVersion;
