@@ -40,23 +40,32 @@ function watchSettings(overrides: Partial<WatchingSettings> = {}): WatchingSetti
   return Object.assign(new WatchingSettings(), { reconnectBackoff: 0.1, reconnectBackoffMax: 1 }, overrides);
 }
 
-Deno.test("a listing streams through the watch request, which then delivers the changes: no LIST", async () => {
-  const { client } = await testCluster();
-  const namespace = await freshNamespace(client, "streamed");
-  for (const name of ["a", "b", "c"]) await createExample(client, namespace, name);
-  using watching = new ApiClient(client.credentials);
+/** Starts a stream of the namespace's kopfexamples and waits for its listing; `stop()` ends it. */
+async function listedStream(client: ApiClient, namespace: string) {
   const controller = new AbortController();
-  const watcher = new Watcher(watching, KOPFEXAMPLES, {
+  const watcher = new Watcher(client, KOPFEXAMPLES, {
     namespace,
     settings: watchSettings(),
     signal: controller.signal,
   });
   const { events, done } = record(watcher);
   await eventually("the listing", () => events.some((event) => event.type === "LISTED") || undefined);
+  const stop = async () => {
+    controller.abort();
+    await done;
+  };
+  return { watcher, events, stop };
+}
+
+Deno.test("a listing streams through the watch request, which then delivers the changes: no LIST", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "streamed");
+  for (const name of ["a", "b", "c"]) await createExample(client, namespace, name);
+  using watching = new ApiClient(client.credentials);
+  const { watcher, events, stop } = await listedStream(watching, namespace);
   await createExample(client, namespace, "d");
   await eventually("the object created after the listing", () => named(events, "ADDED").includes("d") || undefined);
-  controller.abort();
-  await done;
+  await stop();
   assert.deepEqual(named(events, null).sort(), ["a", "b", "c"]);
   assert.deepEqual(events.map((event) => event.type), [null, null, null, "LISTED", "ADDED"]);
   assert.equal(watching.counters.count({ verb: "list" }), 0);
@@ -72,17 +81,9 @@ Deno.test("a server with streaming lists off (its WatchList gate) is listed by p
   using watching = new ApiClient(client.credentials);
   const lines = await captureLogs();
   for (const round of [1, 2]) {
-    const controller = new AbortController();
-    const watcher = new Watcher(watching, KOPFEXAMPLES, {
-      namespace,
-      settings: watchSettings(),
-      signal: controller.signal,
-    });
-    const { events, done } = record(watcher);
-    await eventually("the listing", () => events.some((event) => event.type === "LISTED") || undefined);
+    const { watcher, events, stop } = await listedStream(watching, namespace);
     await eventually("the watch after it", () => watcher.health.connectedSince !== null || undefined);
-    controller.abort();
-    await done;
+    await stop();
     assert.deepEqual(named(events, null).sort(), ["a", "b"]);
     assert.equal(watcher.health.totalFailures, 0, "a refusal is no failure");
     assert.equal(watching.counters.count({ verb: "list" }), round, "one LIST per listing");
