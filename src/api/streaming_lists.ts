@@ -2,8 +2,8 @@
  * Streaming lists (Kubernetes' watch-list): a stream's listing comes as the first events of its
  * watch request (`sendInitialEvents`) -- every object as `ADDED`, then a bookmark annotated
  * `k8s.io/initial-events-end` that carries the resourceVersion the watch goes on from -- instead of
- * LIST pages followed by a watch. One request instead of one per page plus the watch, served from
- * the API server's watch cache, with no continue token to expire between pages of a long listing.
+ * LIST pages followed by a watch. One request instead of one per page plus the watch, with no
+ * continue token to expire between pages of a long listing.
  *
  * Detected, never assumed: a server refuses the parameter where its `WatchList` gate is off (HTTP
  * 422 that names it), and a server too old to know it ignores it and sends a plain watch, whose
