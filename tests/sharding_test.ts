@@ -33,19 +33,27 @@ class Replica {
   private constructor(readonly id: string, readonly process: KopfProcess, readonly liveness: string) {}
 
   static async start(id: string, namespace: string, kubeconfig: string): Promise<Replica> {
-    const port = freePort();
-    const liveness = `http://127.0.0.1:${port}/healthz`;
-    const metrics = `http://127.0.0.1:${port}/metrics`;
-    const process = await KopfProcess.start(
-      namespace,
-      [
-        ...["--shard-group", "shards", "--shard-id", id, "--liveness", liveness, "--metrics", metrics],
-        "tests/fixtures/sharded_handlers.ts",
-      ],
-      { KUBECONFIG: kubeconfig, KOPF_TEST_REPLICA: id, KOPF_TEST_SHARD_LEASE: String(LEASE) },
-    );
-    await process.waitForLine(/Shard ranges of shards changed/, 120);
-    return new Replica(id, process, liveness);
+    for (let attempt = 1;; attempt++) {
+      const port = freePort();
+      const liveness = `http://127.0.0.1:${port}/healthz`;
+      const metrics = `http://127.0.0.1:${port}/metrics`;
+      const process = await KopfProcess.start(
+        namespace,
+        [
+          ...["--shard-group", "shards", "--shard-id", id, "--liveness", liveness, "--metrics", metrics],
+          "tests/fixtures/sharded_handlers.ts",
+        ],
+        { KUBECONFIG: kubeconfig, KOPF_TEST_REPLICA: id, KOPF_TEST_SHARD_LEASE: String(LEASE) },
+      );
+      try {
+        await process.waitForLine(/Shard ranges of shards changed/, 120);
+        return new Replica(id, process, liveness);
+      } catch (error) {
+        // Another program bound the port between its check and the replica's bind (rare): it exited; another port.
+        if (attempt < 3 && /Address already in use/.test(process.output)) continue;
+        throw error;
+      }
+    }
   }
 
   /** Its daemons' runs; those still running end at its death, or never. */
