@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { createExample, freshNamespace, getExample, testCluster, waitForStatus } from "./support/cluster.ts";
 import { eventually } from "./support/eventually.ts";
-import { meaningful, runKopf } from "./support/kopf_process.ts";
+import { KopfProcess, meaningful, runKopf } from "./support/kopf_process.ts";
 
 const CLI = new URL("../cli/main.ts", import.meta.url).pathname;
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -130,6 +130,16 @@ Deno.test("a handler file that does not exist: the path and the problem, exit co
   assert.equal(code, 1);
   assert.deepEqual(meaningful(stderr).length, 1, stderr);
   assert.match(stderr, /no\/such\/handlers\.ts: no such handler file/);
+});
+
+Deno.test("the tests' KopfProcess.waitForLine fails when kopf exits without the line, not at its bound", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "cli-exit");
+  await using operator = await KopfProcess.start(namespace, ["no/such/handlers.ts"]);
+  const error = await operator.waitForLine(/Starting the watch/).then(() => undefined, (error: Error) => error);
+  assert.ok(error, operator.output);
+  assert.match(error.message, /^kopf exited \(code 1\) before printing a line matching \/Starting the watch\//);
+  assert.match(error.message, /no\/such\/handlers\.ts: no such handler file/);
 });
 
 Deno.test("a handler file that throws at import: the path and the error, exit code 1", async () => {

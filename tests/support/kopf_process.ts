@@ -50,6 +50,8 @@ export class KopfProcess implements AsyncDisposable {
   readonly exited: Promise<Deno.CommandStatus>;
   readonly #child: Deno.ChildProcess;
   readonly #lines: string[] = [];
+  /** The exit status once the process has exited and its output is read; `null` while it runs. */
+  #status: Deno.CommandStatus | null = null;
   /** Whether the child leads a process group of its own ({@linkcode KopfProcess.task}). */
   readonly #group: boolean;
 
@@ -68,6 +70,7 @@ export class KopfProcess implements AsyncDisposable {
     const pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
     this.exited = child.status.then(async (status) => {
       await pumps;
+      this.#status = status;
       return status;
     });
   }
@@ -141,13 +144,21 @@ export class KopfProcess implements AsyncDisposable {
     return this.lines.join("\n");
   }
 
-  /** Waits for an output line matching the pattern (a generous bound, not a timing assertion). */
-  waitForLine(pattern: RegExp, seconds = 60): Promise<string> {
-    return eventually(`a line matching ${pattern} in the output of kopf run`, () => {
-      return this.lines.find((line) => pattern.test(line));
+  /**
+   * Waits for an output line matching the pattern (a generous bound, not a timing assertion); fails
+   * at once, with the output, if the process exits without printing one.
+   */
+  async waitForLine(pattern: RegExp, seconds = 60): Promise<string> {
+    const what = `a line matching ${pattern} in the output of kopf run`;
+    const found = await eventually<{ line: string } | { exited: Deno.CommandStatus }>(what, () => {
+      const line = this.lines.find((line) => pattern.test(line));
+      if (line !== undefined) return { line };
+      return this.#status === null ? undefined : { exited: this.#status };
     }, { seconds }).catch((error) => {
       throw new Error(`${error.message}\n--- output ---\n${this.output}`);
     });
+    if ("line" in found) return found.line;
+    throw new Error(`kopf exited (code ${found.exited.code}) before printing ${what}\n--- output ---\n${this.output}`);
   }
 
   /** Waits for the exit within a generous bound (not a timing assertion): an operator that idles fails the test. */
