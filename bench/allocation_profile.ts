@@ -15,7 +15,7 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { commandLine } from "./command_line.ts";
 import { basename, join } from "node:path";
 import { group, label } from "./profile_labels.ts";
 
@@ -30,7 +30,7 @@ interface HeapProfile {
   samples: { size: number; nodeId: number }[];
 }
 
-const { values, positionals } = parseArgs({
+const { values, positionals } = commandLine({
   options: {
     top: { type: "string", default: "40" },
     objects: { type: "string" },

@@ -9,7 +9,7 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { commandLine } from "./command_line.ts";
 import { join } from "node:path";
 import { LocalCluster } from "../testing.ts";
 import { exitOnSignals } from "./exit_on_signals.ts";
@@ -18,7 +18,7 @@ import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
 import { prepareExamples } from "./example_namespace.ts";
 
-const { values } = parseArgs({ options: { rounds: { type: "string", default: "5" } } });
+const { values } = commandLine({ options: { rounds: { type: "string", default: "5" } } });
 const rounds = Number(values.rounds);
 const root = new URL("..", import.meta.url).pathname;
 

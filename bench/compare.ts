@@ -44,7 +44,7 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { commandLine } from "./command_line.ts";
 import { join } from "node:path";
 import { LocalCluster } from "../testing.ts";
 import { exitOnSignals } from "./exit_on_signals.ts";
@@ -80,24 +80,9 @@ const OPTIONS = {
   "kopf-version": { type: "string", default: "1.45.2" },
   logs: { type: "string" },
   before: { type: "string" },
-  help: { type: "boolean", default: false },
 } as const;
 
-/** The command line's options; for an option it does not know, the usage and exit code 2. */
-function parseOptions() {
-  try {
-    return parseArgs({ options: OPTIONS }).values;
-  } catch (error) {
-    console.error(`${error instanceof Error ? error.message : error}\n${USAGE}`);
-    Deno.exit(2);
-  }
-}
-
-const values = parseOptions();
-if (values.help) {
-  console.log(USAGE);
-  Deno.exit(0);
-}
+const { values } = commandLine({ options: OPTIONS }, USAGE);
 const numbers = (text: string) => text.split(",").filter(Boolean).map(Number);
 const rounds = Number(values.rounds);
 const throughputSizes = numbers(values.objects);

@@ -19,7 +19,7 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { commandLine } from "./command_line.ts";
 import { basename, join } from "node:path";
 import { group as groupOf, label as labelOf } from "./profile_labels.ts";
 
@@ -36,7 +36,7 @@ interface Profile {
   timeDeltas: number[];
 }
 
-const { values, positionals } = parseArgs({
+const { values, positionals } = commandLine({
   options: {
     top: { type: "string", default: "40" },
     objects: { type: "string" },

@@ -15,7 +15,7 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { commandLine } from "./command_line.ts";
 import type { ApiClient, RequestOptions } from "../src/api/client.ts";
 import { configureLogging } from "../src/logging/configure.ts";
 import type { JsonValue, KubernetesObject } from "../src/model/body.ts";
@@ -30,7 +30,7 @@ import { allAtOnce } from "../src/handling/lifecycles.ts";
 import { mergePatch } from "../tests/support/fake_api.ts";
 import { cpuSeconds, median } from "./process_stats.ts";
 
-const { values } = parseArgs({
+const { values } = commandLine({
   options: {
     objects: { type: "string", default: "5000" },
     rounds: { type: "string", default: "5" },

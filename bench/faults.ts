@@ -18,7 +18,7 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { commandLine } from "./command_line.ts";
 import { LocalCluster } from "../testing.ts";
 import { exitOnSignals } from "./exit_on_signals.ts";
 import { ApiClient } from "../src/api/client.ts";
@@ -33,7 +33,7 @@ import {
   soak,
 } from "../tests/support/fault_scenarios.ts";
 
-const { values } = parseArgs({
+const { values } = commandLine({
   options: {
     only: { type: "string" },
     minutes: { type: "string", default: "60" },

@@ -9,14 +9,14 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { commandLine } from "./command_line.ts";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { LocalCluster } from "../testing.ts";
 import { exitOnSignals } from "./exit_on_signals.ts";
 import { median } from "./process_stats.ts";
 
-const { values } = parseArgs({ options: { rounds: { type: "string", default: "5" } } });
+const { values } = commandLine({ options: { rounds: { type: "string", default: "5" } } });
 const rounds = Number(values.rounds);
 if (!(rounds >= 1)) throw new Error(`--rounds takes a number of samples, 1 or more; got ${values.rounds}.`);
 const probe = fileURLToPath(new URL("./fixtures/first_request_probe.ts", import.meta.url));

@@ -21,7 +21,7 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { commandLine } from "./command_line.ts";
 import { join, resolve } from "node:path";
 import { LocalCluster } from "../testing.ts";
 import { exitOnSignals } from "./exit_on_signals.ts";
@@ -35,7 +35,7 @@ import { Tracker } from "./compare_tracker.ts";
 import { median, mib, probeMemory } from "./process_stats.ts";
 import { roundOrder } from "./round_order.ts";
 
-const { values } = parseArgs({
+const { values } = commandLine({
   options: {
     rounds: { type: "string", default: "3" },
     settle: { type: "string", default: "10" },

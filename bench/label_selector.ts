@@ -10,7 +10,7 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { commandLine } from "./command_line.ts";
 import { LocalCluster } from "../testing.ts";
 import { exitOnSignals } from "./exit_on_signals.ts";
 import { ApiClient } from "../src/api/client.ts";
@@ -18,7 +18,7 @@ import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import type { KubernetesList } from "../src/model/body.ts";
 import { median, mib, rss } from "./process_stats.ts";
 
-const { values } = parseArgs({
+const { values } = commandLine({
   options: {
     plain: { type: "string", default: "5000" },
     labelled: { type: "string", default: "10" },

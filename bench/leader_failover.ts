@@ -16,7 +16,7 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { commandLine } from "./command_line.ts";
 import { LocalCluster } from "../testing.ts";
 import { exitOnSignals } from "./exit_on_signals.ts";
 import { ApiClient } from "../src/api/client.ts";
@@ -24,7 +24,7 @@ import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
 import { prepareExamples, preparePeering } from "./example_namespace.ts";
 
-const { values } = parseArgs({
+const { values } = commandLine({
   options: {
     rounds: { type: "string", default: "3" },
     settle: { type: "string", default: "0" },

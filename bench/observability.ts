@@ -16,7 +16,7 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { commandLine } from "./command_line.ts";
 import { OPERATOR_V8_FLAGS } from "../cli/build.ts";
 import { LocalCluster } from "../testing.ts";
 import { exitOnSignals } from "./exit_on_signals.ts";
@@ -26,7 +26,7 @@ import type { KubernetesObject } from "../src/model/body.ts";
 import { prepareExamples } from "./example_namespace.ts";
 import { cpuSeconds, mib, rss } from "./process_stats.ts";
 
-const { values } = parseArgs({
+const { values } = commandLine({
   options: {
     objects: { type: "string", default: "300" },
     rounds: { type: "string", default: "3" },

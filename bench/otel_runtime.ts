@@ -13,12 +13,12 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { commandLine } from "./command_line.ts";
 import process from "node:process";
 import { median } from "./process_stats.ts";
 import { traceCycle, traceHandler } from "../src/observability/tracing.ts";
 
-const { values } = parseArgs({
+const { values } = commandLine({
   options: {
     cycles: { type: "string", default: "3000" },
     rounds: { type: "string", default: "3" },

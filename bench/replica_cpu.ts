@@ -15,7 +15,7 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { commandLine } from "./command_line.ts";
 import { fileURLToPath } from "node:url";
 import { basename, join } from "node:path";
 import { LocalCluster } from "../testing.ts";
@@ -27,7 +27,7 @@ import { calibrate } from "./busy_work.ts";
 import { cpuSeconds, median } from "./process_stats.ts";
 import { deleteObjects, hasResult, namespaceWithObjects } from "./sharding_runs.ts";
 
-const { values } = parseArgs({
+const { values } = commandLine({
   options: {
     objects: { type: "string", default: "1000" },
     "work-ms": { type: "string", default: "20" },

@@ -18,7 +18,7 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { commandLine } from "./command_line.ts";
 import { LocalCluster } from "../testing.ts";
 import { exitOnSignals } from "./exit_on_signals.ts";
 import { ApiClient } from "../src/api/client.ts";
@@ -28,7 +28,7 @@ import http2 from "node:http2";
 import { Http1Pool } from "./fixtures/http1_client.ts";
 import { controlPlanePids, cpuSeconds, median } from "./process_stats.ts";
 
-const { values } = parseArgs({
+const { values } = commandLine({
   options: {
     requests: { type: "string", default: "2000" },
     parallel: { type: "string", default: "32" },

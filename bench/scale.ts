@@ -24,7 +24,7 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { commandLine } from "./command_line.ts";
 import { join } from "node:path";
 import { LocalCluster } from "../testing.ts";
 import { exitOnSignals } from "./exit_on_signals.ts";
@@ -59,7 +59,7 @@ Options:
   --help                      this text
 `;
 
-const { values } = parseArgs({
+const { values } = commandLine({
   options: {
     sizes: { type: "string", default: "1000,10000,100000" },
     namespaces: { type: "string", default: "1,100" },
@@ -69,13 +69,8 @@ const { values } = parseArgs({
     parallel: { type: "string", default: "256" },
     "kopf-version": { type: "string", default: "1.45.2" },
     logs: { type: "string" },
-    help: { type: "boolean", default: false },
   },
-});
-if (values.help) {
-  console.log(USAGE);
-  Deno.exit(0);
-}
+}, USAGE);
 const numbers = (text: string) => text.split(",").filter(Boolean).map(Number);
 const sizes = numbers(values.sizes).sort((a, b) => a - b);
 const layouts = numbers(values.namespaces);

@@ -21,7 +21,7 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { commandLine } from "./command_line.ts";
 import { LocalCluster } from "../testing.ts";
 import { exitOnSignals } from "./exit_on_signals.ts";
 import { ApiClient } from "../src/api/client.ts";
@@ -33,7 +33,7 @@ import { memory } from "./sharding_memory.ts";
 import type { Bench, Table } from "./sharding_runs.ts";
 import { throughput } from "./sharding_throughput.ts";
 
-const { values } = parseArgs({
+const { values } = commandLine({
   options: {
     objects: { type: "string", default: "3000" },
     replicas: { type: "string", default: "1,2,3" },

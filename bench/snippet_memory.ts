@@ -8,7 +8,7 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { commandLine } from "./command_line.ts";
 import { join } from "node:path";
 import { median } from "./process_stats.ts";
 
@@ -63,8 +63,7 @@ ${WAIT}`,
   "hot-loop-no-opt": { code: HOT_LOOP + WAIT, v8Flags: "--no-opt,--no-maglev" },
 };
 
-const { values } = parseArgs({
-  args: Deno.args,
+const { values } = commandLine({
   options: {
     rounds: { type: "string", default: "3" },
     settle: { type: "string", default: "5" },

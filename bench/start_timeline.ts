@@ -13,7 +13,7 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { commandLine } from "./command_line.ts";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { LocalCluster } from "../testing.ts";
@@ -25,7 +25,7 @@ import { prepareExamples } from "./example_namespace.ts";
 import { median } from "./process_stats.ts";
 import { roundOrder } from "./round_order.ts";
 
-const { values } = parseArgs({
+const { values } = commandLine({
   options: {
     rounds: { type: "string", default: "5" },
     before: { type: "string" },

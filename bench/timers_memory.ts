@@ -12,7 +12,7 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { commandLine } from "./command_line.ts";
 import { LocalCluster } from "../testing.ts";
 import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
@@ -21,7 +21,7 @@ import { apiserverMetrics, writesOf } from "./apiserver_metrics.ts";
 import { prepareExamples } from "./example_namespace.ts";
 import { cpuSeconds, mib, rss } from "./process_stats.ts";
 
-const { values } = parseArgs({
+const { values } = commandLine({
   options: {
     objects: { type: "string", default: "1000" },
     seconds: { type: "string", default: "30" },

@@ -10,14 +10,14 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { commandLine } from "./command_line.ts";
 import { LocalCluster } from "../testing.ts";
 import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import { prepareExamples } from "./example_namespace.ts";
 import { median, mib, rss } from "./process_stats.ts";
 
-const { values } = parseArgs({
+const { values } = commandLine({
   options: {
     rounds: { type: "string", default: "3" },
     settle: { type: "string", default: "10" },

@@ -18,7 +18,7 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { commandLine } from "./command_line.ts";
 import { join } from "node:path";
 import type { ContestantName } from "./compare_contestants.ts";
 import { cpuSeconds, median } from "./process_stats.ts";
@@ -26,7 +26,7 @@ import { ScriptedApi, scriptedContestants } from "./scripted_api.ts";
 import { roundOrder } from "./round_order.ts";
 import { preparePeers } from "./compare_peers.ts";
 
-const { values } = parseArgs({
+const { values } = commandLine({
   options: {
     objects: { type: "string", default: "4000" },
     rate: { type: "string", default: "250" },
