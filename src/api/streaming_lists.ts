@@ -13,9 +13,12 @@
  * @module
  */
 
+import { getLogger } from "@logtape/logtape";
 import type { KubernetesObject } from "../model/body.ts";
 import type { ApiClient } from "./client.ts";
 import { ApiBadRequestError, ApiUnprocessableError } from "./errors.ts";
+
+const logger = getLogger(["kopf", "watching"]);
 
 /** The annotation of the bookmark that ends the initial events. */
 const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
@@ -35,11 +38,19 @@ export function mayStream(client: ApiClient, apiVersion: string): boolean {
   return !refusals.get(client)?.has(apiVersion);
 }
 
-/** Remembers that the server does not stream lists of this API group version. */
-export function refuseStreaming(client: ApiClient, apiVersion: string): void {
+/**
+ * Remembers that the server does not stream lists of this API group version (`detail`: how it
+ * showed it), so that no stream of this client asks again, and says so once.
+ */
+export function refuseStreaming(client: ApiClient, apiVersion: string, detail: string): void {
   let refused = refusals.get(client);
   if (!refused) refusals.set(client, refused = new Set());
+  if (refused.has(apiVersion)) return;
   refused.add(apiVersion);
+  logger.info("The API server does not stream lists of {apiVersion} ({detail}); listing by pages.", {
+    apiVersion,
+    detail,
+  });
 }
 
 /** Whether a bookmark is the one that ends the initial events. */

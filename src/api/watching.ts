@@ -3,7 +3,7 @@
  * server can, see `streaming_lists.ts`; else paginated) then watch from the list's resourceVersion
  * with bookmarks; resume from the last seen resourceVersion after any disconnect; relist only when
  * the server says 410 Gone, and then deliver the deletions that happened meanwhile; detect a
- * silent stream and resume it; back off on every kind of failure (see `reconnect_backoff.ts`), log
+ * silent stream and resume it; back off on every kind of failure (see `watch_failures.ts`), log
  * repeated failures at a bounded rate, never give up.
  *
  * @module
@@ -12,7 +12,7 @@
 import { linkSignals } from "../utils/signals.ts";
 import { getLogger } from "@logtape/logtape";
 import type { ApiClient } from "./client.ts";
-import { ApiGoneError, ApiTooManyRequestsError, describeCause } from "./errors.ts";
+import { ApiGoneError, describeCause } from "./errors.ts";
 import { confirmDeletions } from "./deletion_confirmation.ts";
 import { type ListedPage, Listing, listObjects } from "./listing.ts";
 import {
@@ -22,9 +22,7 @@ import {
   STREAMING_QUERY,
   streamingRejection,
 } from "./streaming_lists.ts";
-import { FailureReports } from "./failure_reports.ts";
-import { reconnectDelay } from "./reconnect_backoff.ts";
-import { diagnoseTls } from "./tls_diagnosis.ts";
+import { quickEnd, silence, silenceBound, WatchFailures } from "./watch_failures.ts";
 import { WatchHealth } from "./watch_health.ts";
 import { identityKey, type ObjectIdentity, remember, type WatchEvent, WatchState } from "./watch_state.ts";
 import { LineReader } from "./lines.ts";
@@ -92,12 +90,6 @@ export interface WatchScope {
 }
 
 /**
- * Seconds past `serverTimeout` that a watch request may stay silent before it counts as stalled:
- * the server ends it on schedule, so a longer silence is a connection that no longer delivers.
- */
-const SERVER_END_GRACE = 10;
-
-/**
  * One list+watch stream of one resource in one namespace (or cluster-wide), iterated with
  * `for await`. The iteration ends only when the signal aborts.
  *
@@ -120,7 +112,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
   readonly #signal: AbortSignal;
   readonly #path: string;
   readonly #name: string;
-  readonly #reports: FailureReports;
+  readonly #failures: WatchFailures;
   #shardSelector: string | undefined;
   #accepts: ((uid: string) => boolean) | undefined;
   /** Ends the current attempt (listing or watch request) when the scope changes. */
@@ -147,9 +139,9 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     this.#accepts = options.accepts;
     this.#fresh = !this.state.listed;
     this.health = new WatchHealth(this.#settings.unhealthyAfter, this.#settings);
-    this.#reports = new FailureReports({ logger, interval: () => this.#settings.failureReportInterval });
     this.#path = resourcePath(resource, { namespace: options.namespace });
     this.#name = resourceName(resource) + (options.namespace ? ` in ${options.namespace}` : "");
+    this.#failures = new WatchFailures(this.#name, this.health, this.#settings, client);
   }
 
   /**
@@ -206,14 +198,14 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         let delay = this.#settings.reconnectBackoff;
         if (outcome === "stalled") {
           this.health.stalls++;
-          delay = this.#failure(new Error(this.#silence()));
-        } else if (Date.now() - started < this.#quickEnd() && this.state.resourceVersion === resumedFrom) {
+          delay = this.#failures.failed(new Error(silence(this.#settings)));
+        } else if (Date.now() - started < quickEnd(this.#settings) && this.state.resourceVersion === resumedFrom) {
           // A server or proxy that ends streams at once would make this a busy loop: a failure too.
           // Not so a request whose events moved the resume point: kube-apiserver ends the watch of a
           // reader that fell behind in a burst, and the resumption, catching up, is often ended soon too.
-          delay = this.#failure(new Error("the server ended the watch request at once"));
+          delay = this.#failures.failed(new Error("the server ended the watch request at once"));
         } else {
-          this.#alive(() => this.health.ended());
+          this.#failures.ended();
         }
         await sleep(delay, this.#signal);
       } catch (error) {
@@ -223,7 +215,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
           this.#gone();
           continue;
         }
-        await sleep(this.#failure(error), this.#signal);
+        await sleep(this.#failures.failed(error), this.#signal);
       }
     }
   }
@@ -260,7 +252,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     this.#fresh = false;
     this.#revisit = undefined;
     this.#paged = false;
-    this.#alive(() => this.health.alive());
+    this.#failures.alive();
     return { type: "LISTED", resourceVersion, relisted: relisting };
   }
 
@@ -328,13 +320,13 @@ export class Watcher implements AsyncIterable<WatchEvent> {
       this.health.connected();
       answered = true;
       if (!response.body) return "ended";
-      using lines = new LineReader(response.body, this.#silenceBound().seconds, signal);
+      using lines = new LineReader(response.body, silenceBound(this.#settings).seconds, signal);
       for (;;) {
         const line = await lines.next();
         // A line read after the end of the attempt belongs to the old scope: it must not move the resume point.
         if (line === "aborted" || line === null || attempt.aborted) return "ended";
         if (line === "timeout") {
-          this.#client.stalled(response, this.#silence());
+          this.#client.stalled(response, silence(this.#settings));
           return "stalled";
         }
         const received = this.#receive(line, listing);
@@ -378,14 +370,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
    */
   #unstreamed(detail: string): Outcome {
     this.#paged = true;
-    const apiVersion = apiVersionOf(this.#resource);
-    if (mayStream(this.#client, apiVersion)) {
-      refuseStreaming(this.#client, apiVersion);
-      logger.info("The API server does not stream lists of {apiVersion} ({detail}); listing by pages.", {
-        apiVersion,
-        detail,
-      });
-    }
+    refuseStreaming(this.#client, apiVersionOf(this.#resource), detail);
     return "unstreamed";
   }
 
@@ -404,7 +389,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
       if (status?.code === 410) return "gone";
       throw new Error(`the server sent an error in the stream: ${status?.code} ${status?.reason}: ${status?.message}`);
     }
-    this.#alive(() => this.health.alive());
+    this.#failures.alive();
     if (!object?.metadata) {
       logger.warn("Ignoring a malformed watch event of {name}: {line}", { name: this.#name, line: line.slice(0, 200) });
       return undefined;
@@ -443,63 +428,6 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     if (!endsInitialEvents(object)) return "unstreamed";
     this.state.resourceVersion = object.metadata.resourceVersion ?? "";
     return "listed";
-  }
-
-  /** Records a sign of life; logs the end of a run of failures once. */
-  #alive(record: () => void): void {
-    const failing = this.health.failingSince !== null;
-    record();
-    if (failing && this.health.failingSince === null) {
-      this.#reports.recovered("The stream of {name} works again after {seconds} s and {failures} failures.", {
-        name: this.#name,
-      });
-    }
-  }
-
-  /**
-   * Records a failure, logs it at a bounded rate (a rejected certificate at error level, with what
-   * to do), and returns the pause before the next attempt.
-   */
-  #failure(error: unknown): number {
-    const described = describeCause(error);
-    const fresh = this.health.failed(described);
-    const failingFor = (Date.now() - (this.health.failingSince ?? Date.now())) / 1000;
-    let delay = reconnectDelay(this.health.backoffFailures, failingFor, this.#settings);
-    if (error instanceof ApiTooManyRequestsError) delay = Math.max(delay, error.retryAfter ?? 1);
-    const credentials = this.#client.vault.peek()?.credentials;
-    const tls = credentials ? diagnoseTls(error, credentials.server, credentials.source) : undefined;
-    this.#reports.failed({
-      level: tls ? "error" : "warning",
-      message: tls
-        ? "The stream of {name} cannot connect: {diagnosis} Retrying in {delay} s."
-        : "The stream of {name} failed ({problem}); resuming in {delay} s.",
-      properties: { name: this.#name, problem: described, diagnosis: tls?.message, delay: Math.round(delay * 10) / 10 },
-    }, fresh);
-    return delay;
-  }
-
-  /** What a stalled watch request went without, and for how long. */
-  #silence(): string {
-    const { seconds, why } = this.#silenceBound();
-    return `no event or bookmark for ${seconds} s (${why})`;
-  }
-
-  /** How long a watch request may stay silent before it counts as stalled, and which setting says so. */
-  #silenceBound(): { seconds: number; why: string } {
-    const { inactivityTimeout, serverTimeout } = this.#settings;
-    if (serverTimeout !== null && serverTimeout + SERVER_END_GRACE < inactivityTimeout) {
-      return {
-        seconds: serverTimeout + SERVER_END_GRACE,
-        why: `settings.watching.serverTimeout + ${SERVER_END_GRACE} s`,
-      };
-    }
-    return { seconds: inactivityTimeout, why: "settings.watching.inactivityTimeout" };
-  }
-
-  /** A watch request shorter than this is a failure, not an end on schedule. */
-  #quickEnd(): number {
-    const serverTimeout = this.#settings.serverTimeout;
-    return Math.min(1000, serverTimeout === null ? 1000 : serverTimeout * 500);
   }
 
   #gone(): void {

@@ -1,0 +1,110 @@
+/**
+ * What counts as a failure of a watch stream, and what follows one: how long a request may stay
+ * silent before it is stalled, how soon an end is too soon to be on schedule, and each failure
+ * counted in the stream's health, told at a bounded rate (a rejected certificate at error level,
+ * with what to do) and answered with the pause before the next attempt; the end of a run of
+ * failures is told once.
+ *
+ * @module
+ */
+
+import { getLogger } from "@logtape/logtape";
+import type { ApiClient } from "./client.ts";
+import { ApiTooManyRequestsError, describeCause } from "./errors.ts";
+import { FailureReports } from "./failure_reports.ts";
+import { reconnectDelay } from "./reconnect_backoff.ts";
+import { diagnoseTls } from "./tls_diagnosis.ts";
+import type { WatchHealth } from "./watch_health.ts";
+import type { WatchingSettings } from "../settings/watching.ts";
+
+const logger = getLogger(["kopf", "watching"]);
+
+/**
+ * Seconds past `serverTimeout` that a watch request may stay silent before it counts as stalled:
+ * the server ends it on schedule, so a longer silence is a connection that no longer delivers.
+ */
+const SERVER_END_GRACE = 10;
+
+/** How long a watch request may stay silent before it counts as stalled, and which setting says so. */
+export function silenceBound(settings: WatchingSettings): { seconds: number; why: string } {
+  const { inactivityTimeout, serverTimeout } = settings;
+  if (serverTimeout !== null && serverTimeout + SERVER_END_GRACE < inactivityTimeout) {
+    return {
+      seconds: serverTimeout + SERVER_END_GRACE,
+      why: `settings.watching.serverTimeout + ${SERVER_END_GRACE} s`,
+    };
+  }
+  return { seconds: inactivityTimeout, why: "settings.watching.inactivityTimeout" };
+}
+
+/** What a stalled watch request went without, and for how long. */
+export function silence(settings: WatchingSettings): string {
+  const { seconds, why } = silenceBound(settings);
+  return `no event or bookmark for ${seconds} s (${why})`;
+}
+
+/** Milliseconds: a watch request that ends sooner is a failure, not an end on schedule. */
+export function quickEnd(settings: WatchingSettings): number {
+  const serverTimeout = settings.serverTimeout;
+  return Math.min(1000, serverTimeout === null ? 1000 : serverTimeout * 500);
+}
+
+/** One stream's failures and signs of life, as its health counts them and its log tells them. */
+export class WatchFailures {
+  readonly #health: WatchHealth;
+  readonly #settings: WatchingSettings;
+  readonly #client: ApiClient;
+  readonly #name: string;
+  readonly #reports: FailureReports;
+
+  /** For the stream called `name` in messages, whose requests `client` makes. */
+  constructor(name: string, health: WatchHealth, settings: WatchingSettings, client: ApiClient) {
+    this.#name = name;
+    this.#health = health;
+    this.#settings = settings;
+    this.#client = client;
+    this.#reports = new FailureReports({ logger, interval: () => settings.failureReportInterval });
+  }
+
+  /** Something arrived (a listing, an event, a bookmark); ends a run of failures. */
+  alive(): void {
+    const failing = this.#health.failingSince !== null;
+    this.#health.alive();
+    if (failing) this.#recovered();
+  }
+
+  /** A watch request ended on schedule. */
+  ended(): void {
+    const failing = this.#health.failingSince !== null;
+    this.#health.ended();
+    if (failing) this.#recovered();
+  }
+
+  /** Records a failure, tells it at a bounded rate, and returns the pause (s) before the next attempt. */
+  failed(error: unknown): number {
+    const health = this.#health;
+    const described = describeCause(error);
+    const fresh = health.failed(described);
+    const failingFor = (Date.now() - (health.failingSince ?? Date.now())) / 1000;
+    let delay = reconnectDelay(health.backoffFailures, failingFor, this.#settings);
+    if (error instanceof ApiTooManyRequestsError) delay = Math.max(delay, error.retryAfter ?? 1);
+    const credentials = this.#client.vault.peek()?.credentials;
+    const tls = credentials ? diagnoseTls(error, credentials.server, credentials.source) : undefined;
+    this.#reports.failed({
+      level: tls ? "error" : "warning",
+      message: tls
+        ? "The stream of {name} cannot connect: {diagnosis} Retrying in {delay} s."
+        : "The stream of {name} failed ({problem}); resuming in {delay} s.",
+      properties: { name: this.#name, problem: described, diagnosis: tls?.message, delay: Math.round(delay * 10) / 10 },
+    }, fresh);
+    return delay;
+  }
+
+  /** Tells the end of a run of failures, once: only if the sign of life ended it. */
+  #recovered(): void {
+    if (this.#health.failingSince !== null) return;
+    this.#reports.recovered("The stream of {name} works again after {seconds} s and {failures} failures.", {
+      name: this.#name,
+    });
+  }
+}
