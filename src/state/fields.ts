@@ -65,16 +65,28 @@ export function ensureField(root: Mapping, path: readonly string[], value: unkno
  */
 export function removeField(root: Mapping, path: readonly string[], keep = 0): void {
   if (path.length === 0) throw new RangeError("Removing the root of an object is impossible; name a field.");
-  const [key, ...rest] = path;
-  if (!Object.hasOwn(root, key)) return;
-  if (rest.length === 0) {
-    delete root[key];
+  removeBelow(root, path, 0, keep);
+}
+
+/** {@linkcode removeField} from `path[depth]` on, in `mapping` (what the path's first `depth` keys lead to). */
+function removeBelow(mapping: Mapping, path: readonly string[], depth: number, keep: number): void {
+  // Walked by index, not by slicing the path: this runs for several fields of every handled object.
+  const key = path[depth];
+  if (!Object.hasOwn(mapping, key)) return;
+  if (depth === path.length - 1) {
+    delete mapping[key];
     return;
   }
-  const child = root[key];
+  const child = mapping[key];
   if (!isMapping(child)) return;
-  removeField(child, rest, Math.max(0, keep - 1));
-  if (keep <= 0 && Object.keys(child).length === 0) delete root[key];
+  removeBelow(child, path, depth + 1, keep);
+  if (depth >= keep && isEmpty(child)) delete mapping[key];
+}
+
+/** Whether a mapping has no keys of its own (without listing them). */
+function isEmpty(mapping: Mapping): boolean {
+  for (const key in mapping) if (Object.hasOwn(mapping, key)) return false;
+  return true;
 }
 
 /**

@@ -87,8 +87,11 @@ function formatParts(parts: TimestampParts): string {
  */
 export function formatTimestamp(date: Date): string {
   if (Number.isNaN(date.getTime())) throw new RangeError("Cannot format an invalid date as a timestamp.");
+  const year = date.getUTCFullYear();
+  // Every handled object gets one: the ISO form has the same fields for years of four digits.
+  if (year >= 1 && year <= 9999) return `${date.toISOString().slice(0, 23)}000+00:00`;
   return formatParts({
-    year: date.getUTCFullYear(),
+    year,
     month: date.getUTCMonth() + 1,
     day: date.getUTCDate(),
     hour: date.getUTCHours(),

@@ -28,6 +28,7 @@ const NORMALIZED: [string, string][] = [
 Deno.test("timestamps: formatted with microseconds and +00:00", () => {
   assert.equal(formatTimestamp(new Date("2024-01-02T03:04:05.123Z")), "2024-01-02T03:04:05.123000+00:00");
   assert.equal(formatTimestamp(new Date("0001-01-01T00:00:00Z")), "0001-01-01T00:00:00.000000+00:00");
+  assert.equal(formatTimestamp(new Date(Date.UTC(10000, 0, 1, 2, 3, 4, 5))), "10000-01-01T02:03:04.005000+00:00");
   assert.throws(() => formatTimestamp(new Date(Number.NaN)), RangeError);
 });
 
