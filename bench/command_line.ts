@@ -30,6 +30,15 @@ export function commandLine<const T extends ParseArgsConfig>(
   Deno.exit(read.exit);
 }
 
+/**
+ * Ends the bench for an option's value it cannot take (`--only` naming an unknown contestant, a
+ * count below one): the message and where the options are listed, exit code 2.
+ */
+export function usageError(message: string): never {
+  console.error(`${message}\n(${benchPath()} --help lists the options)`);
+  Deno.exit(2);
+}
+
 /** {@linkcode commandLine} without its effects: what it parses, prints and exits with for these arguments. */
 export function readCommandLine<const T extends ParseArgsConfig>(
   args: string[],

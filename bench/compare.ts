@@ -44,7 +44,7 @@
  * @module
  */
 
-import { commandLine } from "./command_line.ts";
+import { commandLine, usageError } from "./command_line.ts";
 import { join } from "node:path";
 import { LocalCluster } from "../testing.ts";
 import { exitOnSignals } from "./exit_on_signals.ts";
@@ -91,7 +91,7 @@ const preCreated = [...new Set([...throughputSizes, ...memorySizes])].sort((a, b
 const burst = Number(values.burst);
 const bursts = Number(values.bursts);
 if (!(Number.isInteger(bursts) && bursts >= 1)) {
-  throw new Error(`--bursts takes a count, 1 or more; got ${values.bursts}.`);
+  usageError(`--bursts takes a count, 1 or more; got ${values.bursts}.`);
 }
 const lifecycle = Number(values.lifecycle);
 const idleSeconds = Number(values.idle);
@@ -105,10 +105,10 @@ const known: readonly ContestantName[] = ["ours", "lean", "bundle", "kopf", "raw
 let names = values.only.split(",") as ContestantName[];
 const unknown = names.filter((name) => !known.includes(name));
 if (unknown.length) {
-  throw new Error(`Unknown contestants in --only: ${unknown.join(", ")}; known: ${known.join(", ")}.`);
+  usageError(`Unknown contestants in --only: ${unknown.join(", ")}; known: ${known.join(", ")}.`);
 }
 if (names.includes("before") !== (values.before !== undefined)) {
-  throw new Error("The `before` contestant and --before go together: --before DIR --only before,ours,… .");
+  usageError("The `before` contestant and --before go together: --before DIR --only before,ours,… .");
 }
 const root = new URL("..", import.meta.url);
 const peers = await preparePeers(names, values["kopf-version"], root);

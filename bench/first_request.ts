@@ -9,7 +9,7 @@
  * @module
  */
 
-import { commandLine } from "./command_line.ts";
+import { commandLine, usageError } from "./command_line.ts";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { LocalCluster } from "../testing.ts";
@@ -18,7 +18,7 @@ import { median } from "./process_stats.ts";
 
 const { values } = commandLine({ options: { rounds: { type: "string", default: "5" } } });
 const rounds = Number(values.rounds);
-if (!(rounds >= 1)) throw new Error(`--rounds takes a number of samples, 1 or more; got ${values.rounds}.`);
+if (!(rounds >= 1)) usageError(`--rounds takes a number of samples, 1 or more; got ${values.rounds}.`);
 const probe = fileURLToPath(new URL("./fixtures/first_request_probe.ts", import.meta.url));
 
 exitOnSignals();

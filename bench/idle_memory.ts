@@ -21,7 +21,7 @@
  * @module
  */
 
-import { commandLine } from "./command_line.ts";
+import { commandLine, usageError } from "./command_line.ts";
 import { join, resolve } from "node:path";
 import { LocalCluster } from "../testing.ts";
 import { exitOnSignals } from "./exit_on_signals.ts";
@@ -54,10 +54,10 @@ const objects = Number(values.objects);
 let names = values.only.split(",") as Name[];
 const unknown = names.filter((name) => !KNOWN.includes(name));
 if (unknown.length) {
-  throw new Error(`Unknown contestants in --only: ${unknown.join(", ")}; known: ${KNOWN.join(", ")}.`);
+  usageError(`Unknown contestants in --only: ${unknown.join(", ")}; known: ${KNOWN.join(", ")}.`);
 }
 if (names.includes("before") !== (values.before !== undefined)) {
-  throw new Error("The `before` contestant and --before go together: --before DIR --only bare,raw,before,ours,… .");
+  usageError("The `before` contestant and --before go together: --before DIR --only bare,raw,before,ours,… .");
 }
 let python: string | undefined;
 if (names.includes("kopf")) {

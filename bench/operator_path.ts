@@ -31,7 +31,7 @@
  * @module
  */
 
-import { commandLine } from "./command_line.ts";
+import { commandLine, usageError } from "./command_line.ts";
 import { join } from "node:path";
 import type { ContestantName } from "./compare_contestants.ts";
 import { cpuSeconds, mainAndOthers, mainThreadWakeups, median, threadCpuByName } from "./process_stats.ts";
@@ -53,12 +53,12 @@ const { values } = commandLine({
 });
 const objects = Number(values.objects);
 const tick = Number(values.tick);
-if (!(tick > 0)) throw new Error(`--tick takes the milliseconds between two additions, above 0; got ${values.tick}.`);
+if (!(tick > 0)) usageError(`--tick takes the milliseconds between two additions, above 0; got ${values.tick}.`);
 const rounds = Number(values.rounds);
 const requested = values.only.split(",") as ContestantName[];
 for (const name of requested) {
   if (!["ours", "lean", "raw", "raw2", "cr", "before"].includes(name)) {
-    throw new Error(`Unknown contestant ${name}: choose among ours, lean, raw, raw2, cr and before.`);
+    usageError(`Unknown contestant ${name}: choose among ours, lean, raw, raw2, cr and before.`);
   }
 }
 if (requested.includes("before") && !values.before) throw new Error("The contestant before needs --before DIR.");

@@ -24,7 +24,7 @@
  * @module
  */
 
-import { commandLine } from "./command_line.ts";
+import { commandLine, usageError } from "./command_line.ts";
 import { join } from "node:path";
 import { LocalCluster } from "../testing.ts";
 import { exitOnSignals } from "./exit_on_signals.ts";
@@ -83,7 +83,7 @@ const known: readonly ContestantName[] = ["ours", "lean", "kopf", "cr"];
 const requested = values.only.split(",") as ContestantName[];
 const unknown = requested.filter((name) => !known.includes(name));
 if (unknown.length || [...sizes, ...layouts].some((value) => !(value > 0))) {
-  throw new Error(`Unknown contestants (${unknown.join(", ") || "none"}) or sizes not above zero.\n\n${USAGE}`);
+  usageError(`Unknown contestants (${unknown.join(", ") || "none"}) or sizes not above zero.`);
 }
 const logs = values.logs ?? await Deno.makeTempDir({ prefix: "kopf-scale-" });
 await Deno.mkdir(logs, { recursive: true });

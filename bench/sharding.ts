@@ -21,7 +21,7 @@
  * @module
  */
 
-import { commandLine } from "./command_line.ts";
+import { commandLine, usageError } from "./command_line.ts";
 import { LocalCluster } from "../testing.ts";
 import { exitOnSignals } from "./exit_on_signals.ts";
 import { ApiClient } from "../src/api/client.ts";
@@ -66,7 +66,7 @@ if (parts.includes("throughput")) {
   const replicas = numbers(values.replicas);
   const storages = values.storage.split(",").filter(Boolean);
   for (const storage of storages) {
-    if (storage !== "default" && storage !== "lean") throw new Error(`--storage: "${storage}" is not default or lean.`);
+    if (storage !== "default" && storage !== "lean") usageError(`--storage: "${storage}" is not default or lean.`);
   }
   for (const storage of storages as ("default" | "lean")[]) {
     const options = { objects: Number(values.objects), replicas, iterations, workMs, storage };

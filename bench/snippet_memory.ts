@@ -8,7 +8,7 @@
  * @module
  */
 
-import { commandLine } from "./command_line.ts";
+import { commandLine, usageError } from "./command_line.ts";
 import { join } from "node:path";
 import { median } from "./process_stats.ts";
 
@@ -73,7 +73,7 @@ const { values } = commandLine({
 const names = values.only.split(",");
 const unknown = names.filter((name) => !(name in SNIPPETS));
 if (unknown.length > 0) {
-  throw new Error(`Unknown snippets in --only: ${unknown.join(", ")}; known: ${Object.keys(SNIPPETS).join(", ")}.`);
+  usageError(`Unknown snippets in --only: ${unknown.join(", ")}; known: ${Object.keys(SNIPPETS).join(", ")}.`);
 }
 
 /** RSS and the resident pages of the deno binary's code, in MiB. */

@@ -13,7 +13,7 @@
  * @module
  */
 
-import { commandLine } from "./command_line.ts";
+import { commandLine, usageError } from "./command_line.ts";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { LocalCluster } from "../testing.ts";
@@ -33,9 +33,9 @@ const { values } = commandLine({
   },
 });
 const rounds = Number(values.rounds);
-if (!(rounds >= 1)) throw new Error(`--rounds takes a number of rounds, 1 or more; got ${values.rounds}.`);
+if (!(rounds >= 1)) usageError(`--rounds takes a number of rounds, 1 or more; got ${values.rounds}.`);
 if (!["default", "lean"].includes(values.storage)) {
-  throw new Error(`--storage takes default or lean; got ${values.storage}.`);
+  usageError(`--storage takes default or lean; got ${values.storage}.`);
 }
 const root = fileURLToPath(new URL("..", import.meta.url));
 const checkouts: Record<string, string> = { ours: root, ...(values.before ? { before: values.before } : {}) };

@@ -18,7 +18,7 @@
  * @module
  */
 
-import { commandLine } from "./command_line.ts";
+import { commandLine, usageError } from "./command_line.ts";
 import { join } from "node:path";
 import type { ContestantName } from "./compare_contestants.ts";
 import { cpuSeconds, median } from "./process_stats.ts";
@@ -46,7 +46,7 @@ if (
   throw new Error("--objects, --rate and --rounds take positive numbers; --windows, increasing counts of objects.");
 }
 const unknown = requested.filter((name) => !["ours", "lean", "raw", "raw2", "cr"].includes(name));
-if (unknown.length) throw new Error(`--only takes ours, lean, raw, raw2 and cr; not ${unknown.join(", ")}.`);
+if (unknown.length) usageError(`--only takes ours, lean, raw, raw2 and cr; not ${unknown.join(", ")}.`);
 const { names, controllerRuntime } = await preparePeers(requested, "", new URL("../", import.meta.url));
 
 await using api = await ScriptedApi.start();

@@ -1,4 +1,4 @@
-/** The benches' command line (bench/command_line.ts): options parsed, `--help`, and mistakes told with the usage. */
+/** The benches' command line (bench/command_line.ts): options parsed, `--help`, and mistakes told with the usage, exit code 2. */
 
 import assert from "node:assert/strict";
 import { readCommandLine, usageOf } from "../bench/command_line.ts";
@@ -42,5 +42,33 @@ Deno.test("the usage made from the options names each with its default and point
   assert.match(
     usageOf("bench/profile.ts", { options: {}, allowPositionals: true }),
     /^Usage: deno run -A bench\/profile\.ts ARGUMENT…\n/,
+  );
+});
+
+/** Runs a bench with the given arguments; it must end before it starts anything. */
+async function bench(script: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const root = new URL("..", import.meta.url).pathname;
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", script, ...args],
+    cwd: root,
+    env: { NO_COLOR: "1" },
+    stdin: "null",
+  }).output();
+  const decoder = new TextDecoder();
+  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
+}
+
+Deno.test("a bench run with --help, a wrong option or a value it cannot take: the text and the exit code", async () => {
+  const help = await bench("bench/warm_up.ts", ["--help"]);
+  assert.equal(help.code, 0, help.stderr);
+  assert.match(help.stdout, /^Usage: deno run -A bench\/warm_up\.ts \[--objects 4000\]/);
+  const wrong = await bench("bench/warm_up.ts", ["--object", "5"]);
+  assert.equal(wrong.code, 2, wrong.stderr);
+  assert.match(wrong.stderr, /Unknown option '--object'[^]*Usage: deno run -A bench\/warm_up\.ts/);
+  const value = await bench("bench/warm_up.ts", ["--only", "nobody"]);
+  assert.equal(value.code, 2, value.stderr);
+  assert.match(
+    value.stderr,
+    /--only takes ours, lean, raw, raw2 and cr; not nobody\.\n\(bench\/warm_up\.ts --help lists the options\)/,
   );
 });
