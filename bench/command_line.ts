@@ -1,8 +1,9 @@
 /**
  * A bench's command line, read the same way by every bench: `--help` prints the usage and exits 0;
  * an option the bench does not know, or one given without its value, prints what is wrong and the
- * usage and exits 2, instead of a stack trace. The usage is the bench's own text, or one made from
- * its options and their defaults that points to the bench's description for what they mean.
+ * usage and exits 2, instead of a stack trace; a value the bench cannot take ends it with exit code
+ * 2 too, and a pointer to `--help` ({@linkcode usageError}). The usage is the bench's own text, or one made from its options and
+ * their defaults that points to the bench's description for what they mean.
  *
  * @module
  */
@@ -53,7 +54,7 @@ export function readCommandLine<const T extends ParseArgsConfig>(
   }
 }
 
-/** A usage line from the options: each with its default, or `VALUE` (a flag alone), then where they are described. */
+/** A usage line from the options, each with its default (`VALUE` if none; a flag alone), and where they are described. */
 export function usageOf(script: string, config: ParseArgsConfig): string {
   const options = Object.entries(config.options ?? {}).map(([name, option]) => {
     if (option.type === "boolean") return `[--${name}]`;
@@ -61,9 +62,8 @@ export function usageOf(script: string, config: ParseArgsConfig): string {
     return `[--${name} ${example || "VALUE"}]`;
   });
   if (config.allowPositionals) options.push("ARGUMENT…");
-  return `Usage: deno run -A ${script} ${
-    options.join(" ")
-  }\n(what each option means: the description at the top of ${script})`;
+  const line = `Usage: deno run -A ${script} ${options.join(" ")}`;
+  return `${line}\n(what each option means: the description at the top of ${script})`;
 }
 
 /** The running bench as a path from the repository's root, e.g. `bench/scale.ts`. */
