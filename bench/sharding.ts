@@ -49,6 +49,10 @@ const { values } = commandLine({
 });
 const numbers = (text: string) => text.split(",").filter(Boolean).map(Number);
 const parts = values.only.split(",");
+const storages = values.storage.split(",").filter(Boolean) as ("default" | "lean")[];
+for (const storage of storages) {
+  if (storage !== "default" && storage !== "lean") usageError(`--storage: "${storage}" is not default or lean.`);
+}
 const started = Date.now();
 const say = (text: string) => console.error(`[${((Date.now() - started) / 1000).toFixed(0)} s] ${text}`);
 
@@ -64,11 +68,7 @@ say(`calibrated: ${iterations} iterations of the hashing loop take ${workMs} ms 
 const tables: Table[] = [];
 if (parts.includes("throughput")) {
   const replicas = numbers(values.replicas);
-  const storages = values.storage.split(",").filter(Boolean);
   for (const storage of storages) {
-    if (storage !== "default" && storage !== "lean") usageError(`--storage: "${storage}" is not default or lean.`);
-  }
-  for (const storage of storages as ("default" | "lean")[]) {
     const options = { objects: Number(values.objects), replicas, iterations, workMs, storage };
     tables.push(await throughput(bench, options, say));
   }
