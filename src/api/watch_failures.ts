@@ -1,6 +1,7 @@
 /**
  * What counts as a failure of a watch stream, and what follows one: how long a request may stay
- * silent before it is stalled, how soon an end is too soon to be on schedule, and each failure
+ * silent before it is stalled, how soon an end is too soon to be on schedule, the pause after an
+ * end (none amid events), and each failure
  * counted in the stream's health, told at a bounded rate (a rejected certificate at error level,
  * with what to do) and answered with the pause before the next attempt; the end of a run of
  * failures is told once.
@@ -49,6 +50,24 @@ export function quickEnd(settings: WatchingSettings): number {
   return Math.min(1000, serverTimeout === null ? 1000 : serverTimeout * 500);
 }
 
+/**
+ * Milliseconds: a watch request that the server ends within this time of its last object event
+ * ended amid a flow of events.
+ */
+const AMID_EVENTS = 1000;
+
+/** How a watch request ended without an error, for {@linkcode WatchFailures.pauseAfter}. */
+export interface RequestEnd {
+  /** It went silent for longer than {@linkcode silenceBound}. */
+  readonly stalled: boolean;
+  /** Milliseconds from its start to its end. */
+  readonly lasted: number;
+  /** Its events or bookmarks moved the stream's resume point (the resourceVersion). */
+  readonly progressed: boolean;
+  /** When it last delivered an object's event (ms since the epoch; 0: never). */
+  readonly lastDelivery: number;
+}
+
 /** One stream's failures and signs of life, as its health counts them and its log tells them. */
 export class WatchFailures {
   readonly #health: WatchHealth;
@@ -78,6 +97,31 @@ export class WatchFailures {
     const failing = this.#health.failingSince !== null;
     this.#health.ended();
     if (failing) this.#recovered();
+  }
+
+  /**
+   * What the end of a watch request means, and the pause (s) before the next one: a stall and a
+   * request that ended at once without progress are failures (a server or proxy that ends every
+   * request at once would make a busy loop); an end amid events is resumed at once; any other end
+   * is on schedule, with `reconnectBackoff` before the next request.
+   */
+  pauseAfter(end: RequestEnd): number {
+    if (end.stalled) {
+      this.#health.stalls++;
+      return this.failed(new Error(silence(this.#settings)));
+    }
+    // kube-apiserver ends the watch of a reader that falls behind in a burst, and the resumption,
+    // catching up, is often ended soon too: a request whose events moved the resume point made progress.
+    if (end.lasted < quickEnd(this.#settings) && !end.progressed) {
+      return this.failed(new Error("the server ended the watch request at once"));
+    }
+    this.ended();
+    // With events still coming, a pause would only hold them back: it spaces the requests of a quiet stream.
+    if (Date.now() - end.lastDelivery < AMID_EVENTS) {
+      logger.debug("The watch request of {name} ended amid events; resuming at once.", { name: this.#name });
+      return 0;
+    }
+    return this.#settings.reconnectBackoff;
   }
 
   /** Records a failure, tells it at a bounded rate, and returns the pause (s) before the next attempt. */

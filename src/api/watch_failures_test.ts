@@ -56,3 +56,23 @@ Deno.test("a 429 pauses for at least what the server asked", () => {
   error.retryAfter = 7;
   assert.equal(failures.failed(error), 7);
 });
+
+Deno.test("after a request's end: a stall and a quick end without progress are failures, an end amid events no pause", () => {
+  const watching = settings({ reconnectBackoff: 3, failureBackoff: 1, reconnectBackoffMax: 30 });
+  const health = new WatchHealth(60);
+  const failures = new WatchFailures("kopfexamples", health, watching, CLIENT);
+  const now = Date.now();
+  const stalled = failures.pauseAfter({ stalled: true, lasted: 80_000, progressed: true, lastDelivery: now - 80_000 });
+  assert.ok(stalled > 0 && stalled <= 1, `a stall pauses as a failure: ${stalled}`);
+  assert.equal(health.stalls, 1);
+  const quick = failures.pauseAfter({ stalled: false, lasted: 10, progressed: false, lastDelivery: 0 });
+  assert.ok(quick > 0 && quick !== 3, `a quick end without progress pauses as a failure: ${quick}`);
+  assert.equal(health.totalFailures, 2);
+  // Ended at once after events (a reader that fell behind in a burst): on schedule, and no pause while they come.
+  assert.equal(failures.pauseAfter({ stalled: false, lasted: 10, progressed: true, lastDelivery: Date.now() }), 0);
+  assert.equal(health.failingSince, null);
+  // A quiet end on schedule (bookmarks only, or the last event long ago): the pause of reconnectBackoff.
+  assert.equal(failures.pauseAfter({ stalled: false, lasted: 60_000, progressed: true, lastDelivery: 0 }), 3);
+  assert.equal(failures.pauseAfter({ stalled: false, lasted: 60_000, progressed: true, lastDelivery: now - 5_000 }), 3);
+  assert.equal(health.totalFailures, 2);
+});

@@ -22,7 +22,7 @@ import {
   STREAMING_QUERY,
   streamingRejection,
 } from "./streaming_lists.ts";
-import { quickEnd, silence, silenceBound, WatchFailures } from "./watch_failures.ts";
+import { silence, silenceBound, WatchFailures } from "./watch_failures.ts";
 import { WatchHealth } from "./watch_health.ts";
 import { identityKey, type ObjectIdentity, remember, type WatchEvent, WatchState } from "./watch_state.ts";
 import { LineReader } from "./lines.ts";
@@ -126,6 +126,8 @@ export class Watcher implements AsyncIterable<WatchEvent> {
   #revisit: ((uid: string) => boolean) | undefined;
   /** The next listing goes by pages: a streamed one did not complete (or streaming is off, or refused). */
   #paged = false;
+  /** When the current watch request last delivered an object's event (ms since the epoch; 0: not yet). */
+  #lastDelivery = 0;
 
   /** Prepares a stream; nothing is requested until it is iterated. */
   constructor(client: ApiClient, resource: Resource, options: WatchOptions = {}) {
@@ -195,18 +197,12 @@ export class Watcher implements AsyncIterable<WatchEvent> {
           continue;
         }
         if (outcome === "unstreamed") continue;
-        let delay = this.#settings.reconnectBackoff;
-        if (outcome === "stalled") {
-          this.health.stalls++;
-          delay = this.#failures.failed(new Error(silence(this.#settings)));
-        } else if (Date.now() - started < quickEnd(this.#settings) && this.state.resourceVersion === resumedFrom) {
-          // A server or proxy that ends streams at once would make this a busy loop: a failure too.
-          // Not so a request whose events moved the resume point: kube-apiserver ends the watch of a
-          // reader that fell behind in a burst, and the resumption, catching up, is often ended soon too.
-          delay = this.#failures.failed(new Error("the server ended the watch request at once"));
-        } else {
-          this.#failures.ended();
-        }
+        const delay = this.#failures.pauseAfter({
+          stalled: outcome === "stalled",
+          lasted: Date.now() - started,
+          progressed: this.state.resourceVersion !== resumedFrom,
+          lastDelivery: this.#lastDelivery,
+        });
         await sleep(delay, this.#signal);
       } catch (error) {
         if (this.#signal.aborted) return;
@@ -294,6 +290,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
       ? new Listing({ known: this.state.known, fresh: this.#fresh, revisit: this.#revisit, accepts: this.#accepts })
       : undefined;
     let answered = false;
+    this.#lastDelivery = 0;
     const request = new AbortController();
     using linked = linkSignals(request.signal, attempt);
     const signal = linked.signal;
@@ -396,11 +393,11 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     }
     if (listing) return this.#receiveListed(event.type, object, listing);
     if (object.metadata.resourceVersion) this.state.resourceVersion = object.metadata.resourceVersion;
+    if (event.type === "BOOKMARK") return undefined;
+    this.#lastDelivery = Date.now();
     const uid = object.metadata.uid ?? identityKey(object);
-    if (event.type !== "BOOKMARK" && this.#accepts?.(uid) === false) return undefined;
+    if (this.#accepts?.(uid) === false) return undefined;
     switch (event.type) {
-      case "BOOKMARK":
-        return undefined;
       case "ADDED":
       case "MODIFIED":
         remember(this.state.known, uid, object);

@@ -146,6 +146,36 @@ Deno.test("a watch request that the server ends at once after events is resumed 
   assert.deepEqual(api.watches.slice(0, 3).map((url) => url.searchParams.get("resourceVersion")), ["10", "11", "12"]);
 });
 
+Deno.test("a watch request ended amid events is resumed at once; one ended with only bookmarks after reconnectBackoff", async () => {
+  const controller = new AbortController();
+  let watches = 0;
+  await using api = new FakeApi((_request, url) => {
+    if (!url.searchParams.get("watch")) return json({ metadata: { resourceVersion: "10" }, items: [] });
+    watches++;
+    if (watches <= 2) return stream([{ type: "ADDED", object: obj(`o${watches}`, String(10 + watches)) }]);
+    if (watches === 3) return stream([{ type: "BOOKMARK", object: { metadata: { resourceVersion: "20" } } }]);
+    return stream([], new Promise(() => {}), controller.signal);
+  });
+  // reconnectBackoff beyond the test's patience: only the end amid events may go on without it.
+  const watcher = new Watcher(api.client, RESOURCE, {
+    settings: settings({ reconnectBackoff: 20 }),
+    signal: controller.signal,
+  });
+  const seen: string[] = [];
+  const consumed = (async () => {
+    for await (const event of watcher) seen.push(describe(event));
+  })();
+  await eventually("the third watch request", () => api.watches.length === 3, { interval: 0.02, seconds: 5 });
+  // The third ended with a bookmark alone: the stream pauses for reconnectBackoff before a fourth.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(api.watches.length, 3);
+  controller.abort();
+  await consumed;
+  assert.deepEqual(seen, ["LISTED 10", "ADDED o1 11", "ADDED o2 12"]);
+  assert.deepEqual(api.watches.map((url) => url.searchParams.get("resourceVersion")), ["10", "11", "12"]);
+  assert.equal(watcher.health.totalFailures, 0);
+});
+
 for (
   const [what, lines] of [
     ["nothing", []],

@@ -25,7 +25,11 @@ export class WatchingSettings {
    * `serverTimeout`, the bound is at most `serverTimeout` + 10 s.
    */
   inactivityTimeout = 70;
-  /** Seconds before a stream's next watch request after the server ended one on schedule. */
+  /**
+   * Seconds before a stream's next watch request after the server ended one on schedule. Not after
+   * one that ended amid events (its last object event within a second of the end): kube-apiserver
+   * ends the watch of a reader that falls behind in a burst, and the stream resumes at once.
+   */
   reconnectBackoff = 0.1;
   /**
    * The first pause after a failure (an error status, an ERROR event, a connection failure, a
