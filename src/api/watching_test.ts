@@ -125,16 +125,25 @@ Deno.test("resumes from the last event or bookmark when a stream ends, without r
   assert.equal(api.client.counters.count({ verb: "list" }), 1);
 });
 
+/**
+ * An API server with nothing to list (resourceVersion 10) whose n-th watch request sends the n-th
+ * lines and ends at once; the requests after those stay open until `controller` aborts.
+ */
+function endingWatches(controller: AbortController, answers: unknown[][]): FakeApi {
+  let watches = 0;
+  return new FakeApi((_request, url) => {
+    if (!url.searchParams.get("watch")) return json({ metadata: { resourceVersion: "10" }, items: [] });
+    const lines = answers[watches++];
+    return lines ? stream(lines) : stream([], new Promise(() => {}), controller.signal);
+  });
+}
+
+const added = (n: number) => [{ type: "ADDED", object: obj(`o${n}`, String(10 + n)) }];
+
 Deno.test("a watch request that the server ends at once after events is resumed as one ended on schedule", async () => {
   // As kube-apiserver ends the watch of a reader that fell behind in a burst, and then its resumption.
   const controller = new AbortController();
-  let watches = 0;
-  await using api = new FakeApi((_request, url) => {
-    if (!url.searchParams.get("watch")) return json({ metadata: { resourceVersion: "10" }, items: [] });
-    watches++;
-    if (watches <= 3) return stream([{ type: "ADDED", object: obj(`o${watches}`, String(10 + watches)) }]);
-    return stream([], new Promise(() => {}), controller.signal);
-  });
+  await using api = endingWatches(controller, [added(1), added(2), added(3)]);
   // A failure would pause the stream for 10-20 s, beyond the test's patience.
   const watcher = new Watcher(api.client, RESOURCE, {
     settings: settings({ failureBackoff: 20, reconnectBackoffMax: 20 }),
@@ -148,14 +157,8 @@ Deno.test("a watch request that the server ends at once after events is resumed 
 
 Deno.test("a watch request ended amid events is resumed at once; one ended with only bookmarks after reconnectBackoff", async () => {
   const controller = new AbortController();
-  let watches = 0;
-  await using api = new FakeApi((_request, url) => {
-    if (!url.searchParams.get("watch")) return json({ metadata: { resourceVersion: "10" }, items: [] });
-    watches++;
-    if (watches <= 2) return stream([{ type: "ADDED", object: obj(`o${watches}`, String(10 + watches)) }]);
-    if (watches === 3) return stream([{ type: "BOOKMARK", object: { metadata: { resourceVersion: "20" } } }]);
-    return stream([], new Promise(() => {}), controller.signal);
-  });
+  const bookmark = [{ type: "BOOKMARK", object: { metadata: { resourceVersion: "20" } } }];
+  await using api = endingWatches(controller, [added(1), added(2), bookmark]);
   // reconnectBackoff beyond the test's patience: only the end amid events may go on without it.
   const watcher = new Watcher(api.client, RESOURCE, {
     settings: settings({ reconnectBackoff: 20 }),
