@@ -1,10 +1,9 @@
 /**
  * What counts as a failure of a watch stream, and what follows one: how long a request may stay
  * silent before it is stalled, how soon an end is too soon to be on schedule, the pause after an
- * end (none amid events), and each failure
- * counted in the stream's health, told at a bounded rate (a rejected certificate at error level,
- * with what to do) and answered with the pause before the next attempt; the end of a run of
- * failures is told once.
+ * end (none amid events), and each failure counted in the stream's health, told at a bounded rate
+ * (a rejected certificate at error level, with what to do) and answered with the pause before the
+ * next attempt; the end of a run of failures is told once.
  *
  * @module
  */
@@ -56,6 +55,17 @@ export function quickEnd(settings: WatchingSettings): number {
  */
 const AMID_EVENTS = 1000;
 
+/**
+ * Whether a request that lasted so many milliseconds ended before its schedule: sooner than the
+ * server was asked to end it (`serverTimeout`) and than the client ends it (`clientTimeout`).
+ * Without either, the server's own schedule is half an hour or more: any end before is early.
+ */
+function beforeSchedule(settings: WatchingSettings, lasted: number): boolean {
+  const { serverTimeout, clientTimeout } = settings;
+  return (serverTimeout === null || lasted < serverTimeout * 1000) &&
+    (clientTimeout === null || lasted < clientTimeout * 1000);
+}
+
 /** How a watch request ended without an error, for {@linkcode WatchFailures.pauseAfter}. */
 export interface RequestEnd {
   /** It went silent for longer than {@linkcode silenceBound}. */
@@ -102,8 +112,8 @@ export class WatchFailures {
   /**
    * What the end of a watch request means, and the pause (s) before the next one: a stall and a
    * request that ended at once without progress are failures (a server or proxy that ends every
-   * request at once would make a busy loop); an end amid events is resumed at once; any other end
-   * is on schedule, with `reconnectBackoff` before the next request.
+   * request at once would make a busy loop); an end before its schedule amid events is resumed at
+   * once; any other end waits `reconnectBackoff` before the next request.
    */
   pauseAfter(end: RequestEnd): number {
     if (end.stalled) {
@@ -116,8 +126,9 @@ export class WatchFailures {
       return this.failed(new Error("the server ended the watch request at once"));
     }
     this.ended();
-    // With events still coming, a pause would only hold them back: it spaces the requests of a quiet stream.
-    if (Date.now() - end.lastDelivery < AMID_EVENTS) {
+    // With events still coming, a pause would only hold them back: it spaces the requests of a quiet stream,
+    // and those that end on schedule.
+    if (Date.now() - end.lastDelivery < AMID_EVENTS && beforeSchedule(this.#settings, end.lasted)) {
       logger.debug("The watch request of {name} ended amid events; resuming at once.", { name: this.#name });
       return 0;
     }

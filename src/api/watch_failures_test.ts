@@ -76,3 +76,13 @@ Deno.test("after a request's end: a stall and a quick end without progress are f
   assert.equal(failures.pauseAfter({ stalled: false, lasted: 60_000, progressed: true, lastDelivery: now - 5_000 }), 3);
   assert.equal(health.totalFailures, 2);
 });
+
+Deno.test("a request that ends on the schedule of serverTimeout or clientTimeout waits reconnectBackoff, amid events too", () => {
+  for (const timeouts of [{ serverTimeout: 1 }, { clientTimeout: 1 }, { serverTimeout: 60, clientTimeout: 1 }]) {
+    const watching = settings({ reconnectBackoff: 3, ...timeouts });
+    const failures = new WatchFailures("kopfexamples", new WatchHealth(60), watching, CLIENT);
+    const end = { stalled: false, progressed: true, lastDelivery: Date.now() };
+    assert.equal(failures.pauseAfter({ ...end, lasted: 1_005 }), 3, JSON.stringify(timeouts));
+    assert.equal(failures.pauseAfter({ ...end, lasted: 600 }), 0, JSON.stringify(timeouts));
+  }
+});

@@ -26,9 +26,10 @@ export class WatchingSettings {
    */
   inactivityTimeout = 70;
   /**
-   * Seconds before a stream's next watch request after the server ended one on schedule. Not after
-   * one that ended amid events (its last object event within a second of the end): kube-apiserver
-   * ends the watch of a reader that falls behind in a burst, and the stream resumes at once.
+   * Seconds before a stream's next watch request after one ended (on the server's or the client's
+   * schedule, or quietly). Not after one that the server ended early amid events (its last object
+   * event within a second of the end): kube-apiserver ends the watch of a reader that falls behind
+   * in a burst, and the stream resumes at once.
    */
   reconnectBackoff = 0.1;
   /**
