@@ -31,6 +31,18 @@ async function prepare(prefix: string): Promise<string> {
   return namespace;
 }
 
+/**
+ * A check for {@linkcode eventually} that the daemons have stopped `count` times; until then it
+ * throws with the captured lines about the stream and `name`, so that a timeout shows what came.
+ */
+function stopsReached(stops: string[], count: number, lines: string[], name: string): () => boolean {
+  return () => {
+    if (stops.length >= count) return true;
+    const related = lines.filter((line) => line.includes(name) || /watch/i.test(line)).slice(-30);
+    throw new Error(`stops so far: ${JSON.stringify(stops)}; the last lines about ${name}:\n${related.join("\n")}`);
+  };
+}
+
 /** The requests (method, path and query) the operator sent for configmaps, from its debug log lines. */
 function configMapRequests(lines: string[], namespace: string): string[] {
   return lines.flatMap((line) => {
@@ -82,10 +94,10 @@ Deno.test("literal label filters of every handler go to the server: unmatched ob
 
     // Leaving the selection is a change that no longer matches (the server reports it as a deletion).
     await api.patch("configmaps", "picked-1", { metadata: { labels: { app: null } } }, { namespace });
-    await eventually("the daemon's stop", () => stops.length > 0 || undefined);
+    await eventually("the daemon's stop", stopsReached(stops, 1, lines, "picked-1"));
     assert.deepEqual(stops, ["picked-1 filtersMismatch"]);
     await api.delete("configmaps", "picked-2", { namespace });
-    await eventually("the daemon's stop", () => stops.length > 1 || undefined);
+    await eventually("the daemon's stop", stopsReached(stops, 2, lines, "picked-2"));
     assert.deepEqual(stops, ["picked-1 filtersMismatch", "picked-2 resourceDeleted"]);
   } finally {
     await operator.stop();
