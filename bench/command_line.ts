@@ -2,8 +2,9 @@
  * A bench's command line, read the same way by every bench: `--help` prints the usage and exits 0;
  * an option the bench does not know, or one given without its value, prints what is wrong and the
  * usage and exits 2, instead of a stack trace; a value the bench cannot take ends it with exit code
- * 2 too, and a pointer to `--help` ({@linkcode usageError}). The usage is the bench's own text, or one made from its options and
- * their defaults that points to the bench's description for what they mean.
+ * 2 too, and a pointer to `--help` ({@linkcode usageError}). The usage is the bench's own text, or
+ * one made from its options and their defaults that points to the bench's description for what
+ * they mean.
  *
  * @module
  */

@@ -7,15 +7,17 @@
  * the essence, the diff-base, the handler's run and its records, the patch, the log lines.
  *
  * Prints the CPU per object (µs; the process's user and system time) for the default storages and
- * the lean preset, medians of the rounds. Log lines go to a sink that drops them after formatting.
+ * the lean preset, medians of the rounds, and the time of each phase apart (wall clock, µs per
+ * cycle): the ADDED cycle, and each cycle of an echo of the operator's own write. Log lines go to a
+ * sink that drops them after formatting; `--level warning` drops the INFO lines before that.
  *
- * Usage: `deno run -A bench/cycle_cost.ts [--objects 5000] [--rounds 5] [--only default|lean]`; with `--cpu-prof`, a
- * profile of the cycles alone.
+ * Usage: `deno run -A bench/cycle_cost.ts [--objects 5000] [--rounds 5] [--only default|lean] [--level info]`; with
+ * `--cpu-prof`, a profile of the cycles alone.
  *
  * @module
  */
 
-import { commandLine } from "./command_line.ts";
+import { commandLine, usageError } from "./command_line.ts";
 import type { ApiClient, RequestOptions } from "../src/api/client.ts";
 import { configureLogging } from "../src/logging/configure.ts";
 import type { JsonValue, KubernetesObject } from "../src/model/body.ts";
@@ -35,6 +37,7 @@ const { values } = commandLine({
     objects: { type: "string", default: "5000" },
     rounds: { type: "string", default: "5" },
     only: { type: "string" },
+    level: { type: "string", default: "info" },
   },
 });
 const objects = Number(values.objects);
@@ -54,7 +57,10 @@ const RESOURCE: Resource = {
   preferred: true,
 } as unknown as Resource;
 
-await configureLogging({ write: (line) => void line.length });
+if (values.level !== "info" && values.level !== "warning") {
+  usageError(`--level: "${values.level}" is not info or warning.`);
+}
+await configureLogging({ level: values.level, write: (line) => void line.length });
 
 const registry = new Registry();
 on.create("kopfexamples", { registry, id: "done" }, () => ({ ok: true }));
@@ -88,7 +94,14 @@ function created(index: number): KubernetesObject {
 const SETTINGS = { default: new Settings(), lean: new Settings() };
 SETTINGS.lean.persistence.useLeanStorage();
 
+/** Milliseconds spent in each phase and the cycles of each, per storage, summed over the rounds. */
+const phases = {
+  default: { added: 0, addedCycles: 0, echoes: 0, echoCycles: 0 },
+  lean: { added: 0, addedCycles: 0, echoes: 0, echoCycles: 0 },
+};
+
 async function handleOne(index: number, lean: boolean): Promise<void> {
+  const phase = phases[lean ? "lean" : "default"];
   const settings = lean ? SETTINGS.lean : SETTINGS.default;
   let current = created(index);
   const written: KubernetesObject[] = [];
@@ -123,12 +136,18 @@ async function handleOne(index: number, lean: boolean): Promise<void> {
     signal: new AbortController().signal,
   };
   const memory = newMemory({}, false);
+  let started = performance.now();
   await processObject({ kind: "event", type: "ADDED", object: created(index) }, memory, deps);
+  phase.added += performance.now() - started;
+  phase.addedCycles++;
+  started = performance.now();
   for (let i = 0; i < written.length; i++) {
     // As the watch delivers it: a fresh parse of the object.
     const object = JSON.parse(JSON.stringify(written[i])) as KubernetesObject;
     await processObject({ kind: "event", type: "MODIFIED", object }, memory, deps);
+    phase.echoCycles++;
   }
+  phase.echoes += performance.now() - started;
 }
 
 const results: Record<string, number[]> = { default: [], lean: [] };
@@ -143,4 +162,11 @@ for (let round = 0; round < rounds; round++) {
 console.log(`${objects} objects, medians of ${rounds} rounds: CPU per object (µs)`);
 for (const [name, cpu] of Object.entries(results)) {
   if (cpu.length) console.log(`${name.padEnd(8)} ${median(cpu).toFixed(0)}`);
+}
+console.log("Each phase, all rounds (wall clock, µs per cycle): ADDED, echoes (echoes per object)");
+for (const [name, phase] of Object.entries(phases)) {
+  if (!phase.addedCycles) continue;
+  const added = (phase.added * 1000 / phase.addedCycles).toFixed(0);
+  const echo = (phase.echoes * 1000 / Math.max(1, phase.echoCycles)).toFixed(0);
+  console.log(`${name.padEnd(8)} ${added}, ${echo} (${(phase.echoCycles / phase.addedCycles).toFixed(1)})`);
 }
