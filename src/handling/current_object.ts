@@ -1,6 +1,8 @@
 /**
  * The object currently being handled, known to any code that a handler calls (directly or
- * after `await`s), so that helpers such as `kopf.adopt()` can default their owner to it.
+ * after `await`s), so that helpers such as `kopf.adopt()` can default their owner to it; and, for
+ * change handlers, their sub-handling scope, kept in the same context so that a handler call
+ * enters one context, not two (each costs a copy of the context's map).
  *
  * @module
  */
@@ -9,12 +11,20 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { processGlobal } from "../utils/process_global.ts";
 import type { KubernetesObject } from "../model/body.ts";
 
+/** What code running for an object finds. */
+interface HandlingFrame {
+  readonly object: KubernetesObject;
+  /** The sub-handling scope of a change handler's attempt (see subhandlers.ts); absent for other handlers. */
+  readonly scope?: object;
+}
+
 // One per process: a handler using another copy of the library must still find the handling context.
-const storage = processGlobal("current-object", 1, () => new AsyncLocalStorage<KubernetesObject>());
+const storage = processGlobal("current-object", 2, () => new AsyncLocalStorage<HandlingFrame>());
 
 /**
  * Runs `fn` with `body` as the object being handled; everything `fn` starts (promises, timers)
- * sees it through {@linkcode currentObject}. The framework wraps each resource handler in it.
+ * sees it through {@linkcode currentObject}, and `scope` (a change handler's sub-handling scope)
+ * through {@linkcode currentHandlingScope}. The framework wraps each resource handler in it.
  *
  * @example
  * ```ts
@@ -27,11 +37,16 @@ const storage = processGlobal("current-object", 1, () => new AsyncLocalStorage<K
  * console.assert(currentObject() === undefined);
  * ```
  */
-export function runWithObject<T>(body: KubernetesObject, fn: () => T): T {
-  return storage.run(body, fn);
+export function runWithObject<T>(body: KubernetesObject, fn: () => T, scope?: object): T {
+  return storage.run(scope === undefined ? { object: body } : { object: body, scope }, fn);
 }
 
 /** The object being handled by the handler that (directly or indirectly) calls this; `undefined` outside handlers. */
 export function currentObject(): KubernetesObject | undefined {
-  return storage.getStore();
+  return storage.getStore()?.object;
+}
+
+/** The sub-handling scope given to {@linkcode runWithObject} for the running handler; `undefined` if none. */
+export function currentHandlingScope(): object | undefined {
+  return storage.getStore()?.scope;
 }

@@ -20,7 +20,7 @@ import { runWithObject } from "./current_object.ts";
 import { type FilterContext, matchesFilters, matchModeOf } from "./filters.ts";
 import type { ChangeContext, ChangeHandler } from "./handlers.ts";
 import type { Lifecycle } from "./lifecycles.ts";
-import { type ChildrenOutcome, HandlerChildrenRetry, runInScope, SubhandlingScope } from "./subhandlers.ts";
+import { type ChildrenOutcome, HandlerChildrenRetry, SubhandlingScope } from "./subhandlers.ts";
 import { formatTimestamp, normalizeTimestamp, parseTimestamp } from "../state/timestamps.ts";
 import { recordHandlerRun } from "../observability/metrics.ts";
 import { traceHandler } from "../observability/tracing.ts";
@@ -241,20 +241,19 @@ async function call(t: Tracked, run: CauseRun, level: Level, plan: AttemptPlan):
   const checkpoint = armCheckpoint(run);
   try {
     const result = await runWithDeadline((signal) =>
-      runWithObject(run.body, () =>
-        runInScope(scope, async () => {
-          const returned = await traceHandler(
-            id,
-            run.resource.plural,
-            run.body,
-            run.reason,
-            t.retries,
-            async () => await handler.fn(context(signal)),
-            (thrown) => thrown instanceof HandlerChildrenRetry,
-          );
-          await scope.finish();
-          return returned;
-        })), limits);
+      runWithObject(run.body, async () => {
+        const returned = await traceHandler(
+          id,
+          run.resource.plural,
+          run.body,
+          run.reason,
+          t.retries,
+          async () => await handler.fn(context(signal)),
+          (thrown) => thrown instanceof HandlerChildrenRetry,
+        );
+        await scope.finish();
+        return returned;
+      }, scope), limits);
     return { result };
   } catch (error) {
     return { error };

@@ -5,16 +5,14 @@
  * called again on the next cycle, until all of them have finished.
  *
  * This module knows the registration side: options, ids, the scope of the running parent (found
- * through an `AsyncLocalStorage` by the module-level functions), and when a parent must be
+ * through the handling context of current_object.ts by the module-level functions), and when a parent must be
  * retried. Running the children is the job of `execution.ts`, which gives each scope a runner.
  *
  * @module
  */
 
-import { AsyncLocalStorage } from "node:async_hooks";
-import { processGlobal } from "../utils/process_global.ts";
 import { parseField } from "../model/diff.ts";
-import { currentObject } from "./current_object.ts";
+import { currentHandlingScope, currentObject } from "./current_object.ts";
 import { TemporaryError } from "./errors.ts";
 import { functionName } from "./registration_arguments.ts";
 import { checkOptions } from "./registration_options.ts";
@@ -58,7 +56,7 @@ const EXECUTE_OPTION_NAMES: readonly string[] = ["fns", "handlers", "lifecycle"]
 /**
  * The sub-handling of one attempt of one handler: the children it registers, whether it ran them
  * itself, and whether some are unfinished. The framework creates one per attempt, runs the handler
- * inside it ({@linkcode runInScope}), then calls {@linkcode SubhandlingScope.finish} and
+ * inside it (given to `runWithObject()` with the object), then calls {@linkcode SubhandlingScope.finish} and
  * {@linkcode SubhandlingScope.close}.
  */
 export class SubhandlingScope {
@@ -231,19 +229,9 @@ export class SubhandlingScope {
   }
 }
 
-// One per process: a handler using another copy of the library must still find its scope.
-const scopes = processGlobal("subhandling-scopes", 1, () => new AsyncLocalStorage<SubhandlingScope>());
-
-/**
- * Runs `fn` with `scope` as the sub-handling scope of everything it calls or starts; the framework
- * wraps every change handler's attempt in it.
- */
-export function runInScope<T>(scope: SubhandlingScope, fn: () => T): T {
-  return scopes.run(scope, fn);
-}
-
 function currentScope(where: string): SubhandlingScope {
-  const scope = scopes.getStore();
+  // Made by this copy of the library or another one (see current_object.ts): the same shape either way.
+  const scope = currentHandlingScope() as SubhandlingScope | undefined;
   if (scope) return scope;
   const place = currentObject() === undefined
     ? "outside of any handler"
