@@ -86,7 +86,7 @@ export async function attemptBackground(
     const deadline = timeout === undefined ? undefined : started.getTime() + timeout * 1000;
     try {
       result = await runWithDeadline(
-        (signal) => runWithObject(body, () => handler.fn(backgroundContext(deps, { ...extra, signal }))),
+        (signal) => runWithObject(body, () => handler.fn(backgroundContext(deps, { ...extra, signal: signal() }))),
         { label, deadline, timeout, signal: stopped, logger },
       );
       if (result !== undefined && result !== null) storeResult(patch, id, result);

@@ -10,7 +10,7 @@
  */
 
 import type { HandlerLogger } from "../logging/handler_logger.ts";
-import { linkSignals } from "../utils/signals.ts";
+import { type LinkedSignal, linkSignals } from "../utils/signals.ts";
 import { HandlerTimeoutError } from "./errors.ts";
 
 /** Turns of the event loop a handler gets to settle after its signal aborted at the deadline. */
@@ -30,21 +30,27 @@ export interface AttemptLimits {
 }
 
 /**
- * Runs one attempt with a signal that aborts at the deadline or with `limits.signal`.
+ * Runs one attempt with a signal that aborts at the deadline or with `limits.signal`; `work` gets
+ * it through a function, so that an attempt without a deadline links it only if the handler asks
+ * for it (most never do: the link is a controller and two listener changes per attempt).
  * Past the deadline, it throws a {@linkcode HandlerTimeoutError} and stops waiting for the handler.
  */
 export async function runWithDeadline<T>(
-  work: (signal: AbortSignal) => Promise<T> | T,
+  work: (signal: () => AbortSignal) => Promise<T> | T,
   limits: AttemptLimits,
 ): Promise<T> {
   if (limits.deadline === undefined) {
     // No deadline, no controller of its own to abort: the handler's signal follows the caller's alone.
-    using linked = linkSignals(limits.signal);
-    return await work(linked.signal);
+    let linked: LinkedSignal | undefined;
+    try {
+      return await work(() => (linked ??= linkSignals(limits.signal)).signal);
+    } finally {
+      linked?.[Symbol.dispose]();
+    }
   }
   const timeout = new AbortController();
   using linked = linkSignals(limits.signal, timeout.signal);
-  const running = (async () => await work(linked.signal))();
+  const running = (async () => await work(() => linked.signal))();
 
   let settled = false;
   const outcome = running.finally(() => settled = true);

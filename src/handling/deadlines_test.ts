@@ -22,7 +22,7 @@ Deno.test("deadlines: a handler finishing in time returns its result; its signal
   const logger = recorder();
   let seen: AbortSignal | undefined;
   const result = await runWithDeadline(async (signal) => {
-    seen = signal;
+    seen = signal();
     await sleep(0.01);
     return 42;
   }, { label: "Handler 'x'", deadline: Date.now() + 5000, timeout: 5, logger });
@@ -36,7 +36,7 @@ Deno.test("deadlines: a handler passing its signal on stops at the deadline with
   let interrupted: boolean | undefined;
   await assert.rejects(
     runWithDeadline(async (signal) => {
-      interrupted = await sleep(600, signal);
+      interrupted = await sleep(600, signal());
     }, { label: "Handler 'x'", deadline: Date.now() + 50, timeout: 0.05, logger }),
     (error: Error) =>
       error instanceof HandlerTimeoutError && /Handler 'x' has timed out after 0.05 s/.test(error.message),
@@ -66,7 +66,7 @@ Deno.test("deadlines: a handler ignoring its signal is left behind with a warnin
 Deno.test("deadlines: without a deadline the handler is awaited as it is; the outer signal aborts its signal", async () => {
   const logger = recorder();
   const outer = new AbortController();
-  const running = runWithDeadline((signal) => sleep(600, signal), {
+  const running = runWithDeadline((signal) => sleep(600, signal()), {
     label: "Handler 'x'",
     signal: outer.signal,
     logger,
@@ -75,10 +75,23 @@ Deno.test("deadlines: without a deadline the handler is awaited as it is; the ou
   assert.equal(await running, true);
 });
 
+Deno.test("deadlines: without a deadline the signal is linked on first use, once, and detached at the end", async () => {
+  const logger = recorder();
+  const outer = new AbortController();
+  let seen: AbortSignal[] = [];
+  await runWithDeadline((signal) => {
+    seen = [signal(), signal()];
+  }, { label: "Handler 'x'", signal: outer.signal, logger });
+  assert.equal(seen[0], seen[1], "one signal per attempt");
+  assert.notEqual(seen[0], outer.signal, "the handler's own, not the caller's");
+  outer.abort();
+  assert.equal(seen[0].aborted, false, "no longer linked once the attempt is over");
+});
+
 Deno.test("deadlines: a deadline already past fails at once", async () => {
   const logger = recorder();
   await assert.rejects(
-    runWithDeadline((signal) => sleep(600, signal), {
+    runWithDeadline((signal) => sleep(600, signal()), {
       label: "Handler 'x'",
       deadline: Date.now() - 1,
       timeout: 1,

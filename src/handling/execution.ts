@@ -218,7 +218,7 @@ async function call(t: Tracked, run: CauseRun, level: Level, plan: AttemptPlan):
   const { timeout } = options;
   const deadline = timeout === undefined ? undefined : started.getTime() + timeout * 1000;
   const limits = { label: `Handler '${id}'`, deadline, timeout, signal: run.signal, logger: run.logger };
-  const context = (signal: AbortSignal): ChangeContext => ({
+  const context = (signal: () => AbortSignal): ChangeContext => ({
     ...resourceContext(run.body, {
       patch: run.patch,
       logger: run.logger,
@@ -234,7 +234,9 @@ async function call(t: Tracked, run: CauseRun, level: Level, plan: AttemptPlan):
     old: view.old,
     new: view.new,
     diff: view.diff,
-    signal,
+    get signal() {
+      return signal();
+    },
     subhandler: scope.subhandler,
     execute: scope.execute,
   });
