@@ -95,14 +95,17 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
   });
   const bundleMalloc = (): Record<string, string> =>
     Deno.env.get("KOPF_BENCH_BUNDLE_MALLOC") === "glibc" ? {} : { LD_PRELOAD: jemalloc() };
+  // With `KOPF_BENCH_PERF_MAP` set, every Deno contestant names its JavaScript frames for `perf` (V8's map in
+  // /tmp/perf-PID.map, interpreted frames on the native stack): bench/operator_path.ts's `--perf` sets it.
+  const perfMap = Deno.env.has("KOPF_BENCH_PERF_MAP") ? ",--perf-basic-prof,--interpreted-frames-native-stack" : "";
   // `KOPF_BENCH_V8_FLAGS` replaces production's V8 flags, e.g. to see what the small young generation costs.
-  const v8Flags = Deno.env.has("KOPF_BENCH_V8_FLAGS")
-    ? `--v8-flags=${Deno.env.get("KOPF_BENCH_V8_FLAGS")}`
-    : OPERATOR_V8_FLAGS;
+  const v8Flags =
+    (Deno.env.has("KOPF_BENCH_V8_FLAGS") ? `--v8-flags=${Deno.env.get("KOPF_BENCH_V8_FLAGS")}` : OPERATOR_V8_FLAGS) +
+    perfMap;
   // `KOPF_BENCH_BEFORE_V8_FLAGS` gives `before` flags of its own (with `--before .`, one checkout against itself with
   // other flags): `DENO_V8_FLAGS` in its environment would not do, the `--v8-flags` argument wins over it.
   const beforeV8Flags = Deno.env.has("KOPF_BENCH_BEFORE_V8_FLAGS")
-    ? `--v8-flags=${Deno.env.get("KOPF_BENCH_BEFORE_V8_FLAGS")}`
+    ? `--v8-flags=${Deno.env.get("KOPF_BENCH_BEFORE_V8_FLAGS")}${perfMap}`
     : v8Flags;
   const served = (namespace: string | null) => namespace === null ? ["--all-namespaces"] : ["-n", namespace];
   // An earlier checkout runs this checkout's fixture with its own import map: `@kopf/kopf` is its own.
@@ -197,6 +200,7 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
           "run",
           "-A",
           ...denoFlags,
+          ...(perfMap ? [`--v8-flags=${perfMap.slice(1)}`] : []),
           ...profiling(name),
           ...probe,
           "bench/fixtures/raw_operator.ts",

@@ -23,10 +23,12 @@
  * N per second instead of at once (every contestant then works at the same pace, as on a LocalCluster,
  * where kube-apiserver sets it: the CPU per object of a process that idles between objects is higher),
  * added every `--tick` ms (20 by default: 5 objects at a time at 250 per second).
- * With `--threads`, also the CPU per object by thread name (V8's helpers, the runtime's pools).
+ * With `--threads`, also the CPU per object by thread name (V8's helpers, the runtime's pools). With
+ * `--perf DIR`, `perf record -g` samples each Deno contestant while it handles the objects, into
+ * `DIR/<name>-<round>.data`, for bench/perf_split.ts (JavaScript against the runtime's native work).
  *
  * Usage: `deno run -A bench/operator_path.ts [--objects 2000] [--rounds 3] [--only ours,lean,raw,raw2,cr]
- * [--latency 0] [--rate N [--tick 20]] [--before DIR] [--threads]`
+ * [--latency 0] [--rate N [--tick 20]] [--before DIR] [--threads] [--perf DIR]`
  *
  * @module
  */
@@ -49,6 +51,7 @@ const { values } = commandLine({
     rate: { type: "string" },
     threads: { type: "boolean", default: false },
     tick: { type: "string", default: "20" },
+    perf: { type: "string" },
   },
 });
 const objects = Number(values.objects);
@@ -67,6 +70,14 @@ const { names, controllerRuntime } = await preparePeers(requested, "", new URL("
 await using api = await ScriptedApi.start();
 api.latency = Number(values.latency);
 const logs = await Deno.makeTempDir({ prefix: "kopf-operator-path-" });
+if (values.perf !== undefined) {
+  const found = await new Deno.Command("perf", { args: ["--version"], stdout: "null", stderr: "null" }).output()
+    .then((output) => output.success, () => false);
+  if (!found) usageError("--perf needs Linux's perf on the PATH (Debian: apt-get install linux-perf).");
+  await Deno.mkdir(values.perf, { recursive: true });
+  // Read by bench/compare_contestants.ts: the contestants name their JavaScript frames for perf.
+  Deno.env.set("KOPF_BENCH_PERF_MAP", "1");
+}
 const all = await scriptedContestants(api, logs, values.before, controllerRuntime);
 
 interface Measured {
@@ -97,9 +108,13 @@ for (let round = 1; round <= rounds; round++) {
       const byNameBefore = await threadCpuByName(started.pid);
       const wakeupsBefore = await mainThreadWakeups(started.pid);
       const begun = performance.now();
+      const sampling = values.perf !== undefined && name !== "cr"
+        ? samplePerf(started.pid, join(values.perf, `${name}-${round}.data`))
+        : undefined;
       await addObjects();
       await started.guard(withTimeout(api.untilDone(objects), 600, "every object handled"), "the objects");
       const seconds = (performance.now() - begun) / 1000;
+      await sampling?.stop();
       const cpu = await cpuSeconds(started.pid) - cpuBefore;
       const byName = await threadCpuByName(started.pid);
       const wakeups = await mainThreadWakeups(started.pid) - wakeupsBefore;
@@ -180,6 +195,25 @@ function printThreads(): void {
     const cells = names.map((name) => ((threadSums.get(name)?.get(thread) ?? 0) * 1000 / objects / rounds).toFixed(3));
     console.log(`| ${thread} | ${cells.join(" | ")} |`);
   }
+}
+
+/** `perf record` of a process's threads with their call stacks, until stopped (it writes its file then). */
+function samplePerf(pid: number, file: string): { stop(): Promise<void> } {
+  const child = new Deno.Command("perf", {
+    args: ["record", "-F", "2000", "-g", "-p", String(pid), "-o", file],
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const messages = new Response(child.stderr).text();
+  return {
+    async stop() {
+      child.kill("SIGINT");
+      await child.status;
+      // perf exits with a failing status when interrupted, even after writing its file: its summary says whether it did.
+      const summary = (await messages).trim();
+      if (!summary.includes("Captured and wrote")) throw new Error(`perf record -p ${pid} failed: ${summary}`);
+    },
+  };
 }
 
 /** Adds the objects: all at once, or with `--rate`, so many per second (in ticks of `--tick` ms). */
