@@ -72,6 +72,8 @@ export class IdleCollection implements QueueActivity, Disposable {
   #stirred = false;
   /** When the last event was turned away (`#now`, ms). */
   #lastPassed = 0;
+  /** When the queues last ran out of work (`#now`, ms). */
+  #quietSince = 0;
   /** The collector once obtained; `null` once obtaining it has failed (never tried again). */
   #collector: Promise<GarbageCollector | null> | undefined;
   #disposed = false;
@@ -90,19 +92,23 @@ export class IdleCollection implements QueueActivity, Disposable {
     this.#now = options.now ?? (() => performance.now());
   }
 
-  /** A set of queues got work: a collection pending is put off until all of them are idle again. */
+  /**
+   * A set of queues got work: a collection pending is put off until all of them are idle again.
+   * Its timer is left to run out: objects that come one at a time make the queues busy and idle
+   * for each of them, and a timer set and cleared each time was a visible share of the CPU per
+   * object at such a pace (docs/performance.md); at its end, the period sees the work and starts over.
+   */
   busy(): void {
     this.#busy++;
     this.#epoch++;
-    this.#cancel?.();
-    this.#cancel = undefined;
   }
 
-  /** A set of queues has no work left: once all are idle, the quiet period begins. */
+  /** A set of queues has no work left: once all are idle, the quiet period begins (or goes on, see `busy`). */
   idle(): void {
     this.#busy--;
     if (this.#busy > 0 || this.#disposed) return;
-    this.#quiet(false);
+    this.#quietSince = this.#now();
+    if (!this.#cancel) this.#quiet(false);
   }
 
   /**
@@ -134,7 +140,14 @@ export class IdleCollection implements QueueActivity, Disposable {
     const epoch = this.#epoch;
     this.#cancel = this.#schedule(() => {
       this.#cancel = undefined;
-      if (patient && this.#stirred) {
+      // Queues at work: their next `idle()` begins the next period.
+      if (this.#disposed || this.#busy > 0) return;
+      if (epoch !== this.#epoch) {
+        // Work came and went during the period: quiet counts from its end.
+        const rest = this.#delay - (this.#now() - this.#quietSince) / 1000;
+        if (rest > 0) this.#quiet(false, rest);
+        else void this.#collect(this.#epoch);
+      } else if (patient && this.#stirred) {
         const since = (this.#now() - this.#lastPassed) / 1000;
         this.#quiet(true, Math.min(this.#delay, Math.max(0, this.#delay - since)));
       } else {

@@ -111,12 +111,41 @@ Deno.test("work that comes during the quiet period postpones the collection unti
   collection.busy();
   collection.idle();
   collection.busy();
-  assert.equal(clock.pending(), 0, "the quiet period is cancelled");
   await clock.elapse();
   assert.equal(collections(), 0, "never during work");
+  assert.equal(clock.pending(), 0, "the period that ended during work begins no other");
   collection.idle();
   await clock.elapse();
   assert.equal(collections(), 1, "one collection for both bursts");
+});
+
+Deno.test("objects one at a time: one timer for the quiet period, which counts from the last work's end", async () => {
+  let now = 0;
+  const requested: number[] = [];
+  const clock = manualClock();
+  let collections = 0;
+  const collection = new IdleCollection({
+    delay: 5,
+    obtain: () => Promise.resolve(() => void collections++),
+    schedule: (callback, seconds) => {
+      requested.push(seconds);
+      return clock.schedule(callback, seconds);
+    },
+    now: () => now,
+  });
+  for (let object = 1; object <= 100; object++) {
+    now = object * 20;
+    collection.busy();
+    collection.idle();
+  }
+  assert.deepEqual(requested, [5], "not a timer per object");
+  now = 5000;
+  await clock.elapse();
+  assert.equal(collections, 0, "the last object was done 3 s ago");
+  assert.deepEqual(requested, [5, 2], "the rest of the delay after it");
+  now = 7000;
+  await clock.elapse();
+  assert.equal(collections, 1);
 });
 
 Deno.test("work that comes and goes while the collector loads gets its own quiet period, not an early collection", async () => {
