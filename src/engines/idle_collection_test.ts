@@ -31,6 +31,24 @@ function counted(options: { obtain?: () => Promise<() => void> } = {}) {
   return { collection, clock, collections: () => collections };
 }
 
+/** A collection on a manual clock with a time of the test's choosing, recording the delays it asks for. */
+function timed() {
+  const clock = manualClock();
+  const requested: number[] = [];
+  const time = { now: 0 };
+  let collections = 0;
+  const collection = new IdleCollection({
+    delay: 5,
+    obtain: () => Promise.resolve(() => void collections++),
+    schedule: (callback, seconds) => {
+      requested.push(seconds);
+      return clock.schedule(callback, seconds);
+    },
+    now: () => time.now,
+  });
+  return { collection, clock, requested, time, collections: () => collections };
+}
+
 Deno.test("a burst is followed by one collection once quiet; staying idle adds none; new work adds one", async () => {
   const { collection, clock, collections } = counted();
   await clock.elapse();
@@ -70,29 +88,17 @@ Deno.test("events turned away: a collection once a thousand have passed and stop
 });
 
 Deno.test("events turned away: the collection comes the full delay after the last of them, not a whole period later", async () => {
-  let now = 0;
-  const requested: number[] = [];
-  const clock = manualClock();
-  let collections = 0;
-  const collection = new IdleCollection({
-    delay: 5,
-    obtain: () => Promise.resolve(() => void collections++),
-    schedule: (callback, seconds) => {
-      requested.push(seconds);
-      return clock.schedule(callback, seconds);
-    },
-    now: () => now,
-  });
+  const { collection, clock, requested, time, collections } = timed();
   for (let i = 0; i < 1000; i++) collection.passed();
-  now = 3000;
+  time.now = 3000;
   collection.passed();
-  now = 5000;
+  time.now = 5000;
   await clock.elapse();
-  assert.equal(collections, 0, "an event came 2 s ago: not yet");
+  assert.equal(collections(), 0, "an event came 2 s ago: not yet");
   assert.deepEqual(requested, [5, 3], "the rest of the delay after that event, not 5 s more");
-  now = 8000;
+  time.now = 8000;
   await clock.elapse();
-  assert.equal(collections, 1, "5 s after the last event");
+  assert.equal(collections(), 1, "5 s after the last event");
 });
 
 Deno.test("a collection after the queues' work does not wait for events turned away", async () => {
@@ -120,32 +126,20 @@ Deno.test("work that comes during the quiet period postpones the collection unti
 });
 
 Deno.test("objects one at a time: one timer for the quiet period, which counts from the last work's end", async () => {
-  let now = 0;
-  const requested: number[] = [];
-  const clock = manualClock();
-  let collections = 0;
-  const collection = new IdleCollection({
-    delay: 5,
-    obtain: () => Promise.resolve(() => void collections++),
-    schedule: (callback, seconds) => {
-      requested.push(seconds);
-      return clock.schedule(callback, seconds);
-    },
-    now: () => now,
-  });
+  const { collection, clock, requested, time, collections } = timed();
   for (let object = 1; object <= 100; object++) {
-    now = object * 20;
+    time.now = object * 20;
     collection.busy();
     collection.idle();
   }
   assert.deepEqual(requested, [5], "not a timer per object");
-  now = 5000;
+  time.now = 5000;
   await clock.elapse();
-  assert.equal(collections, 0, "the last object was done 3 s ago");
+  assert.equal(collections(), 0, "the last object was done 3 s ago");
   assert.deepEqual(requested, [5, 2], "the rest of the delay after it");
-  now = 7000;
+  time.now = 7000;
   await clock.elapse();
-  assert.equal(collections, 1);
+  assert.equal(collections(), 1);
 });
 
 Deno.test("work that comes and goes while the collector loads gets its own quiet period, not an early collection", async () => {
