@@ -42,9 +42,14 @@ export async function runWithDeadline<T>(
   if (limits.deadline === undefined) {
     // No deadline, no controller of its own to abort: the handler's signal follows the caller's alone.
     let linked: LinkedSignal | undefined;
+    let ended = false;
+    // Read after the attempt (by a promise the handler left behind): detached, as a link made earlier is by then.
+    const signal = () =>
+      ended ? linked?.signal ?? new AbortController().signal : (linked ??= linkSignals(limits.signal)).signal;
     try {
-      return await work(() => (linked ??= linkSignals(limits.signal)).signal);
+      return await work(signal);
     } finally {
+      ended = true;
       linked?.[Symbol.dispose]();
     }
   }

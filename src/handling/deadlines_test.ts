@@ -79,13 +79,19 @@ Deno.test("deadlines: without a deadline the signal is linked on first use, once
   const logger = recorder();
   const outer = new AbortController();
   let seen: AbortSignal[] = [];
+  let late: (() => AbortSignal) | undefined;
   await runWithDeadline((signal) => {
     seen = [signal(), signal()];
   }, { label: "Handler 'x'", signal: outer.signal, logger });
+  await runWithDeadline((signal) => {
+    late = signal;
+  }, { label: "Handler 'y'", signal: outer.signal, logger });
   assert.equal(seen[0], seen[1], "one signal per attempt");
   assert.notEqual(seen[0], outer.signal, "the handler's own, not the caller's");
+  const afterwards = late!();
   outer.abort();
   assert.equal(seen[0].aborted, false, "no longer linked once the attempt is over");
+  assert.equal(afterwards.aborted, false, "read after its attempt: never linked");
 });
 
 Deno.test("deadlines: a deadline already past fails at once", async () => {

@@ -5,8 +5,9 @@
  * called again on the next cycle, until all of them have finished.
  *
  * This module knows the registration side: options, ids, the scope of the running parent (found
- * through the handling context of current_object.ts by the module-level functions), and when a parent must be
- * retried. Running the children is the job of `execution.ts`, which gives each scope a runner.
+ * by the module-level functions in the handling context of current_object.ts), and when a parent
+ * must be retried. Running the children is the job of `execution.ts`, which gives each scope a
+ * runner.
  *
  * @module
  */
@@ -56,8 +57,8 @@ const EXECUTE_OPTION_NAMES: readonly string[] = ["fns", "handlers", "lifecycle"]
 /**
  * The sub-handling of one attempt of one handler: the children it registers, whether it ran them
  * itself, and whether some are unfinished. The framework creates one per attempt, runs the handler
- * inside it (given to `runWithObject()` with the object), then calls {@linkcode SubhandlingScope.finish} and
- * {@linkcode SubhandlingScope.close}.
+ * inside it (given to `runWithObject()` with the object), then calls
+ * {@linkcode SubhandlingScope.finish} and {@linkcode SubhandlingScope.close}.
  */
 export class SubhandlingScope {
   readonly #parent: ChangeHandler;
