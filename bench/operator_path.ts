@@ -209,7 +209,8 @@ function samplePerf(pid: number, file: string): { stop(): Promise<void> } {
     async stop() {
       child.kill("SIGINT");
       await child.status;
-      // perf exits with a failing status when interrupted, even after writing its file: its summary says whether it did.
+      // perf exits with a failing status when interrupted, even after writing its file:
+      // its summary says whether it did.
       const summary = (await messages).trim();
       if (!summary.includes("Captured and wrote")) throw new Error(`perf record -p ${pid} failed: ${summary}`);
     },
