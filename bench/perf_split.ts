@@ -31,6 +31,7 @@ if (!positionals.length) usageError("Name at least one file that `perf record` w
 const objects = values.objects === undefined ? undefined : Number(values.objects);
 if (objects !== undefined && !(objects > 0)) usageError(`--objects takes a count above 0; got ${values.objects}.`);
 const top = Number(values.top);
+if (!Number.isInteger(top) || top < 1) usageError(`--top takes a whole number above 0; got ${values.top}.`);
 
 const NO_JS = "no JavaScript frame";
 const RUNTIME_JS = "JavaScript of the runtime only";
