@@ -6,7 +6,7 @@
  * @module
  */
 
-import { configure, getConfig, type LogLevel, type LogRecord, type Sink } from "@logtape/logtape";
+import { type Config, configure, getConfig, type LogLevel, type LogRecord, type Sink } from "@logtape/logtape";
 import type { ObjectRef } from "./object_logger.ts";
 import { activeTraceIds } from "../observability/tracing.ts";
 import { immediateSink } from "./immediate_sink.ts";
@@ -70,6 +70,24 @@ export function flushLogging(): Promise<void> {
  */
 const changes = processGlobal("logging-changes", 1, () => ({ last: Promise.resolve() as Promise<unknown> }));
 
+/**
+ * The configuration applied here last and its console's level: while LogTape still holds that
+ * configuration, a record that is never posted (`local`) is shown only at that level or above.
+ * Once per process, as LogTape's configuration is.
+ */
+const applied = processGlobal("logging-applied", 1, () => ({ config: null as unknown, lowest: "info" as LogLevel }));
+
+/**
+ * Whether a record that is never posted as an Event (marked `local`) at `level` reaches any sink,
+ * so that one nobody reads is not made at all (its properties can cost more than the line:
+ * a masked copy of a patch, per written object). Under the configuration made here, only the
+ * console's level decides; when the program has configured LogTape itself, it may reach a sink.
+ */
+export function localRecordShown(level: LogLevel): boolean {
+  if (getConfig() !== applied.config) return true;
+  return LEVELS.indexOf(level) >= LEVELS.indexOf(applied.lowest);
+}
+
 /** Runs a change of the LogTape configuration after those already queued. */
 function inTurn<T>(change: () => Promise<T>): Promise<T> {
   const result = changes.last.then(change);
@@ -92,7 +110,7 @@ async function applyLogging(options: LoggingOptions): Promise<void> {
   const write = options.write ?? stderrWrite;
   const posting = options.postingSink;
   const lowest = options.level ?? "info";
-  await configure({
+  const config: Config<string, string> = {
     reset: true,
     sinks: {
       // The console checks its own level: records reach it also through the posting logger's lower one.
@@ -106,7 +124,10 @@ async function applyLogging(options: LoggingOptions): Promise<void> {
       ...(posting ? [{ category: ["kopf", "objects"], lowestLevel: "trace" as const, sinks: ["posting"] }] : []),
       { category: ["logtape", "meta"], lowestLevel: "warning", sinks: ["console"] },
     ],
-  });
+  };
+  await configure(config);
+  applied.config = config;
+  applied.lowest = lowest;
 }
 
 /**

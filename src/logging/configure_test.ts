@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { getLogger, type LogRecord, reset } from "@logtape/logtape";
-import { configureDefaultLogging, configureLogging, formatRecord } from "./configure.ts";
+import { configure, getLogger, type LogRecord, reset } from "@logtape/logtape";
+import { configureDefaultLogging, configureLogging, formatRecord, localRecordShown } from "./configure.ts";
 
 function record(message: unknown[], properties: Record<string, unknown>): LogRecord {
   return {
@@ -42,6 +42,21 @@ Deno.test("configurations asked for at the same time take effect one after anoth
     );
     getLogger(["kopf", "test"]).info("hello");
     assert.deepEqual(seen, ["last: hello"]);
+  } finally {
+    await reset();
+  }
+});
+
+Deno.test("a record never posted is made only at the console's level, unless the program configured LogTape", async () => {
+  await reset();
+  try {
+    await configureLogging({ level: "info", write: () => {} });
+    assert.equal(localRecordShown("debug"), false, "below the console's level: no sink would show it");
+    assert.equal(localRecordShown("warning"), true);
+    await configureLogging({ level: "debug", write: () => {} });
+    assert.equal(localRecordShown("debug"), true, "--verbose shows it");
+    await configure({ reset: true, sinks: {}, loggers: [{ category: ["logtape", "meta"], sinks: [] }] });
+    assert.equal(localRecordShown("debug"), true, "the program's own configuration may show anything");
   } finally {
     await reset();
   }

@@ -14,6 +14,7 @@ import { applyMergePatch, changeFinalizers } from "../api/patching.ts";
 import type { KubernetesObject } from "../model/body.ts";
 import { patchInconsistencies } from "../model/inconsistencies.ts";
 import type { Patch } from "../model/patch.ts";
+import { localRecordShown } from "../logging/configure.ts";
 import { ObjectLogger, objectRef } from "../logging/object_logger.ts";
 import type { Memo } from "../handling/context.ts";
 import { maskDiff, maskSensitive } from "../state/sensitive.ts";
@@ -117,12 +118,15 @@ async function sendPatch(patch: Patch, body: KubernetesObject, deps: CycleDeps):
   const wanted = patch.toMergePatch();
   if (Object.keys(wanted).length === 0 || patchInconsistencies(wanted, body).length === 0) return null;
   const salt = body.metadata.uid ?? "";
-  // The patch is a property, rendered only where a sink prints debug lines (not a JSON string per cycle).
-  objectsLogger.debug("Patching with: {patch}", {
-    object: objectRef(body),
-    local: true,
-    patch: maskSensitive(wanted, deps.sensitive, salt),
-  });
+  // The patch is a property, rendered only where a sink prints debug lines (not a JSON string per cycle);
+  // its masked copy is made only where one would.
+  if (localRecordShown("debug")) {
+    objectsLogger.debug("Patching with: {patch}", {
+      object: objectRef(body),
+      local: true,
+      patch: maskSensitive(wanted, deps.sensitive, salt),
+    });
+  }
   const result = await applyMergePatch(deps.client, deps.resource, body, wanted, deps.signal).catch((error) => {
     throw error instanceof ApiUnprocessableError ? refused(error) : error;
   });
