@@ -65,11 +65,7 @@ for (const name of requested) {
   }
 }
 if (requested.includes("before") && !values.before) throw new Error("The contestant before needs --before DIR.");
-const { names, controllerRuntime } = await preparePeers(requested, "", new URL("../", import.meta.url));
-
-await using api = await ScriptedApi.start();
-api.latency = Number(values.latency);
-const logs = await Deno.makeTempDir({ prefix: "kopf-operator-path-" });
+// Checked before anything starts: a missing perf is a usage error, not a failure half-way.
 if (values.perf !== undefined) {
   const found = await new Deno.Command("perf", { args: ["--version"], stdout: "null", stderr: "null" }).output()
     .then((output) => output.success, () => false);
@@ -78,6 +74,11 @@ if (values.perf !== undefined) {
   // Read by bench/compare_contestants.ts: the contestants name their JavaScript frames for perf.
   Deno.env.set("KOPF_BENCH_PERF_MAP", "1");
 }
+const { names, controllerRuntime } = await preparePeers(requested, "", new URL("../", import.meta.url));
+
+await using api = await ScriptedApi.start();
+api.latency = Number(values.latency);
+const logs = await Deno.makeTempDir({ prefix: "kopf-operator-path-" });
 const all = await scriptedContestants(api, logs, values.before, controllerRuntime);
 
 interface Measured {
