@@ -12,7 +12,15 @@
  * (`--perf` sets both), and the maps (`/tmp/perf-PID.map`) must still be there when this reads the
  * files. With `--objects N`, ms per object; otherwise the share of the main thread's samples.
  *
- * Usage: `deno run -A bench/perf_split.ts [--objects N] [--top 30] FILE.data…` (columns side by side).
+ * `--by function` names the function of ours as well (`src/api/client.ts #send`), for what a module's
+ * row is made of; `--by folder` sums the modules of each folder (`src/api`, `src/reactor`, ...), as
+ * bench/cpu_profile.ts's `--groups` does. `--inclusive` counts each sample once for every module (or function) of ours on
+ * its stack, not only the first from the leaf: what runs beneath it synchronously, callees and the
+ * runtime's code they call included (not what it awaits: that resumes on a stack of its own). Rows
+ * then overlap and do not add up to "all".
+ *
+ * Usage: `deno run -A bench/perf_split.ts [--objects N] [--top 30] [--by module|function|folder] [--inclusive] FILE.data…`
+ * (columns side by side).
  *
  * @module
  */
@@ -24,6 +32,8 @@ const { values, positionals } = commandLine({
   options: {
     objects: { type: "string" },
     top: { type: "string", default: "30" },
+    by: { type: "string", default: "module" },
+    inclusive: { type: "boolean", default: false },
   },
   allowPositionals: true,
 });
@@ -32,6 +42,11 @@ const objects = values.objects === undefined ? undefined : Number(values.objects
 if (objects !== undefined && !(objects > 0)) usageError(`--objects takes a count above 0; got ${values.objects}.`);
 const top = Number(values.top);
 if (!Number.isInteger(top) || top < 1) usageError(`--top takes a whole number above 0; got ${values.top}.`);
+if (!["module", "function", "folder"].includes(values.by)) {
+  usageError(`--by takes module, function or folder; got ${values.by}.`);
+}
+const by = values.by as "module" | "function" | "folder";
+const inclusive = values.inclusive;
 
 const NO_JS = "no JavaScript frame";
 const RUNTIME_JS = "JavaScript of the runtime only";
@@ -39,8 +54,22 @@ const RUNTIME_JS = "JavaScript of the runtime only";
 /** Our modules and npm packages (the last `node_modules` of the path), as V8 names their functions in the perf map. */
 const OURS = /file:\/\/\/\S*?\/((?:src|cli|bench)\/[^\s:]+)|.*\/node_modules\/((?:@[^/\s]+\/)?[^/\s]+)/;
 
-/** Nanoseconds of the main thread's samples, by where they go (see the module's description). */
-async function split(file: string): Promise<Map<string, number>> {
+/** A JavaScript frame's function name: `JS:<marker>name url…`, the marker (`*`, `~`, `^`, `+'`) being V8's tier. */
+const FUNCTION = /\bJS:[*~^+']*(.*?)\s+\S+:\d+:\d+\s*$/;
+
+/** Where a frame of ours goes (its module, its module and function, or its folder); `undefined` if not ours. */
+function keyOf(frame: string): string | undefined {
+  const match = frame.match(OURS);
+  if (!match) return undefined;
+  const module = match[1] ?? match[2];
+  if (by === "module") return module;
+  if (by === "folder") return match[1] ? module.replace(/^(src\/[^/]+|cli|bench)\/.*$/, "$1") : module;
+  const name = frame.match(FUNCTION)?.[1]?.trim();
+  return `${module} ${name || "(anonymous)"}`;
+}
+
+/** Nanoseconds of the main thread's samples, by where they go (see the module's description), and in all. */
+async function split(file: string): Promise<{ sums: Map<string, number>; total: number }> {
   const { success, stdout, stderr } = await new Deno.Command("perf", {
     args: ["script", "-i", file, "-F", "pid,tid,period,ip,sym"],
     stdout: "piped",
@@ -48,32 +77,34 @@ async function split(file: string): Promise<Map<string, number>> {
   }).output();
   if (!success) throw new Error(`perf script -i ${file} failed: ${new TextDecoder().decode(stderr).trim()}`);
   const sums = new Map<string, number>();
+  let total = 0;
   for (const sample of new TextDecoder().decode(stdout).split("\n\n")) {
     const [head, ...frames] = sample.split("\n").filter((line) => line.trim());
     // `PID/TID PERIOD`: the main thread's samples only (its thread id is the process id).
     const header = head?.trim().match(/^(\d+)\/(\d+)\s+(\d+)/);
     if (!header || header[1] !== header[2]) continue;
     const period = Number(header[3]);
-    let where: string | undefined;
+    total += period;
+    const found = new Set<string>();
     let javascript = false;
     for (const frame of frames) {
       // V8 names JavaScript frames in its perf map `JS:<marker>name url:line:column`.
       if (!/\bJS:/.test(frame)) continue;
       javascript = true;
-      const match = frame.match(OURS);
-      if (match) {
-        where = match[1] ?? match[2];
-        break;
-      }
+      const key = keyOf(frame);
+      if (key === undefined) continue;
+      found.add(key);
+      if (!inclusive) break;
     }
-    where ??= javascript ? RUNTIME_JS : NO_JS;
-    sums.set(where, (sums.get(where) ?? 0) + period);
+    if (!found.size) found.add(javascript ? RUNTIME_JS : NO_JS);
+    for (const where of found) sums.set(where, (sums.get(where) ?? 0) + period);
   }
-  return sums;
+  return { sums, total };
 }
 
-const columns = await Promise.all(positionals.map(split));
-const totals = columns.map((sums) => [...sums.values()].reduce((a, b) => a + b, 0));
+const splits = await Promise.all(positionals.map(split));
+const columns = splits.map(({ sums }) => sums);
+const totals = splits.map(({ total }) => total);
 const cell = (sums: Map<string, number>, total: number, key: string) => {
   const ns = sums.get(key) ?? 0;
   const shown = objects === undefined ? `${(ns / total * 100).toFixed(1)}%` : (ns / 1e6 / objects).toFixed(3);
