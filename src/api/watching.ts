@@ -379,7 +379,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
   #receive(line: string, listing: Listing | undefined): WatchEvent | Receipt {
     const event = JSON.parse(line) as { type?: string; object?: KubernetesObject };
     const object = event.object;
-    recordWatchEvent(this.health, this.#resource.plural, event.type ?? "", object);
+    recordWatchEvent(this.health, this.#resource.plural, event.type ?? "");
     if (event.type === "ERROR") {
       // Not a sign of life: a server that answers every watch with an ERROR event is failing.
       const status = object as unknown as { code?: number; message?: string; reason?: string };

@@ -2,7 +2,9 @@
  * The metrics of watch streams and of the processing behind them: events by type, the time since
  * a stream's last event or bookmark, its health, the objects it knows, the depth of its objects'
  * queues, and the time an event waits in them. Streams register what to read; the gauges are
- * set from it when the endpoint is scraped, so the hot path only stamps events.
+ * set from it when the endpoint is scraped, so the hot path only counts events. The queues stamp
+ * each event's arrival on its work item (not here, in a weak map keyed by object: two weak-map
+ * writes per event were a visible part of the watch's intake).
  *
  * @module
  */
@@ -28,8 +30,6 @@ export interface StreamSource {
 const sources = new Set<StreamSource>();
 /** When each stream last received an event or bookmark (or started), in `performance.now()` ms. */
 const lastActivity = new WeakMap<object, number>();
-/** When each delivered object arrived, until its processing starts. */
-const arrivals = new WeakMap<object, number>();
 
 metricsRegistry.collect(() => {
   const { queueDepth, objects, watchSilence, watchHealthy } = kopfMetrics;
@@ -52,15 +52,10 @@ export function registerStream(source: StreamSource): () => void {
   return () => sources.delete(source);
 }
 
-/**
- * Counts a watch event (bookmarks included) of a stream; an object it delivers is stamped with
- * its arrival, for {@linkcode recordProcessingStart}.
- */
-export function recordWatchEvent(stream: object, resource: string, type: string, object?: object): void {
-  const now = performance.now();
+/** Counts a watch event (bookmarks included) of a stream. */
+export function recordWatchEvent(stream: object, resource: string, type: string): void {
   kopfMetrics.watchEvents.inc([resource, type]);
-  lastActivity.set(stream, now);
-  if (object !== undefined) arrivals.set(object, now);
+  lastActivity.set(stream, performance.now());
 }
 
 /** Counts a watch request sent again after the stream's previous one ended, failed or stalled. */
@@ -68,10 +63,11 @@ export function recordWatchReconnect(resource: string): void {
   kopfMetrics.watchReconnects.inc([resource]);
 }
 
-/** The processing of a delivered object starts: how long it waited since its event arrived. */
-export function recordProcessingStart(resource: string, object: object): void {
-  const arrived = arrivals.get(object);
+/**
+ * The processing of a delivered event starts: how long it waited since it arrived
+ * (`performance.now()` then; `undefined` for work that did not come from the watch, e.g. a wake-up).
+ */
+export function recordProcessingStart(resource: string, arrived: number | undefined): void {
   if (arrived === undefined) return;
-  arrivals.delete(object);
   kopfMetrics.queueLatency.observe([resource], (performance.now() - arrived) / 1000);
 }

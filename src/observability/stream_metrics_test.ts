@@ -29,16 +29,15 @@ Deno.test("registered streams set the per-resource gauges at each scrape, summed
   first();
 });
 
-Deno.test("a delivered object's wait is observed once, when its processing starts; wake-ups are not stamped", () => {
-  const stream = {};
-  const object = { metadata: { name: "x" } };
+Deno.test("an event's wait is observed when its processing starts; work without an arrival is not", () => {
   const before = kopfMetrics.queueLatency.count(["unit-gadgets"]);
-  recordWatchEvent(stream, "unit-gadgets", "ADDED", object);
+  recordWatchEvent({}, "unit-gadgets", "ADDED");
   assert.equal(kopfMetrics.watchEvents.get(["unit-gadgets", "ADDED"]), 1);
-  recordProcessingStart("unit-gadgets", object);
-  recordProcessingStart("unit-gadgets", object);
-  recordProcessingStart("unit-gadgets", { metadata: { name: "wake-up" } });
+  recordProcessingStart("unit-gadgets", performance.now() - 20);
+  recordProcessingStart("unit-gadgets", undefined);
   assert.equal(kopfMetrics.queueLatency.count(["unit-gadgets"]), before + 1);
+  const sum = metricsRegistry.render().match(/^kopf_queue_latency_seconds_sum\{resource="unit-gadgets"\} (\S+)$/m);
+  assert.ok(Number(sum?.[1]) >= 0.019, `the wait since the arrival is observed: ${sum?.[0]}`);
 });
 
 Deno.test("seconds since the last event: from the stream's start, then from each event or bookmark", async () => {

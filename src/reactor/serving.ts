@@ -178,7 +178,7 @@ class ResourceStream implements StreamHandle {
       },
     );
     this.#parked = new ParkedObjects(deps.gate, (uid, object) => {
-      if (!signal.aborted) this.#queues.push(uid, { kind: "event", type: null, object });
+      if (!signal.aborted) this.#queues.push(uid, { kind: "event", type: null, object, arrived: performance.now() });
     });
     this.#unregister = registerStream({
       resource: resource.plural,
@@ -336,7 +336,7 @@ class ResourceStream implements StreamHandle {
     this.#memories.get(uid)?.background?.live.replace(event.object);
     // A newer state supersedes the state a pending wake-up carries.
     this.#wakeups.cancel(uid);
-    this.#queues.push(uid, { kind: "event", type: event.type, object: event.object, left });
+    this.#queues.push(uid, { kind: "event", type: event.type, object: event.object, left, arrived: performance.now() });
   }
 
   /** The queue's work on one object: a cycle, unless the object rests after an unexpected error. */
@@ -348,7 +348,7 @@ class ResourceStream implements StreamHandle {
     // Handlers never see a partial index: they wait until every indexed stream has been listed.
     if (!indexes.isReady) await indexes.whenReady(signal).catch(() => {});
     if (signal.aborted) return;
-    recordProcessingStart(resource.plural, work.object);
+    recordProcessingStart(resource.plural, work.kind === "event" ? work.arrived : undefined);
     const memory = this.#memories.recall(uid, work);
     this.#wakeups.cancel(uid);
     if (work.kind === "event" && work.type === "DELETED") {
