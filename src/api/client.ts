@@ -375,7 +375,8 @@ export class ApiClient implements Disposable {
     };
     let client: Deno.HttpClient | undefined;
     try {
-      client = await this.#transports.client(transport, credentials);
+      // The pooled client at once when there is one: no promise per request for making it.
+      client = transport.http ?? await this.#transports.client(transport, credentials);
       const response = await fetch(url, { method, headers, body, client, signal: controller.signal });
       deadline.connected();
       if (streaming) return { response, status: response.status, via: { transport, client, credentials } };
