@@ -12,15 +12,15 @@
  * (`--perf` sets both), and the maps (`/tmp/perf-PID.map`) must still be there when this reads the
  * files. With `--objects N`, ms per object; otherwise the share of the main thread's samples.
  *
- * `--by function` names the function of ours as well (`src/api/client.ts #send`), for what a module's
- * row is made of; `--by folder` sums the modules of each folder (`src/api`, `src/reactor`, ...), as
- * bench/cpu_profile.ts's `--groups` does. `--inclusive` counts each sample once for every module (or function) of ours on
- * its stack, not only the first from the leaf: what runs beneath it synchronously, callees and the
- * runtime's code they call included (not what it awaits: that resumes on a stack of its own). Rows
- * then overlap and do not add up to "all".
+ * `--by function` names the function of ours as well (`src/api/client.ts #send`), for what a
+ * module's row is made of; `--by folder` sums the modules of each folder (`src/api`, `src/reactor`,
+ * ...), as bench/cpu_profile.ts's `--groups` does. `--inclusive` counts each sample once for every
+ * module (or function) of ours on its stack, not only the first from the leaf: what runs beneath it
+ * synchronously, callees and the runtime's code they call included (not what it awaits: that
+ * resumes on a stack of its own). Rows then overlap and do not add up to "all".
  *
- * Usage: `deno run -A bench/perf_split.ts [--objects N] [--top 30] [--by module|function|folder] [--inclusive] FILE.data…`
- * (columns side by side).
+ * Usage: `deno run -A bench/perf_split.ts [--objects N] [--top 30] [--by module|function|folder]
+ * [--inclusive] FILE.data…` (columns side by side).
  *
  * @module
  */

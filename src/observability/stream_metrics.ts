@@ -3,8 +3,8 @@
  * a stream's last event or bookmark, its health, the objects it knows, the depth of its objects'
  * queues, and the time an event waits in them. Streams register what to read; the gauges are
  * set from it when the endpoint is scraped, so the hot path only counts events. The queues stamp
- * each event's arrival on its work item (not here, in a weak map keyed by object: two weak-map
- * writes per event were a visible part of the watch's intake).
+ * each event's arrival on its work item (not here, in a weak map keyed by object: a weak-map
+ * write, read and deletion per event were a visible part of the watch's intake).
  *
  * @module
  */
