@@ -52,7 +52,7 @@ export type ObjectWork =
      * in its queue (the latest few): one of them may be the operator's own write's.
      */
     replaced?: readonly string[];
-    /** When the event was queued (`performance.now()`), for the metric of the queues' wait. */
+    /** When the watch delivered the event, or its object left the park (`performance.now()`): for the queues' wait. */
     arrived?: number;
   }
   | { kind: "wakeup"; object: KubernetesObject };

@@ -311,6 +311,8 @@ class ResourceStream implements StreamHandle {
 
   /** Takes one object's event from the watch: indexes it, then forgets, parks or queues it. */
   async #see(uid: string, event: ObjectEvent): Promise<void> {
+    // The event's arrival, for the queues' wait: before its indexing, as the watch delivered it.
+    const arrived = performance.now();
     const left = event.type === "MODIFIED" && event.left === true;
     const owned = this.#shard?.owns(uid) ?? true;
     const indexers = owned ? this.#indexers : this.#indexers.filter((indexer) => indexer.options.sharded === false);
@@ -336,7 +338,7 @@ class ResourceStream implements StreamHandle {
     this.#memories.get(uid)?.background?.live.replace(event.object);
     // A newer state supersedes the state a pending wake-up carries.
     this.#wakeups.cancel(uid);
-    this.#queues.push(uid, { kind: "event", type: event.type, object: event.object, left, arrived: performance.now() });
+    this.#queues.push(uid, { kind: "event", type: event.type, object: event.object, left, arrived });
   }
 
   /** The queue's work on one object: a cycle, unless the object rests after an unexpected error. */
