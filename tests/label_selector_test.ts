@@ -68,8 +68,10 @@ Deno.test("literal label filters of every handler go to the server: unmatched ob
     return name;
   });
   kopf.timer("configmaps", { registry, labels: { app: "picked" }, interval: 3600 }, function tick() {});
+  const starts = new Set<string>();
   const stops: string[] = [];
   kopf.daemon("configmaps", { registry, labels: { app: "picked" } }, async function keep({ name, stopped }) {
+    starts.add(name!);
     while (!stopped.aborted) await kopf.sleep(3600, stopped);
     stops.push(`${name} ${(stopped.reason as kopf.StopReason).causes.join(",")}`);
   });
@@ -93,9 +95,19 @@ Deno.test("literal label filters of every handler go to the server: unmatched ob
     assert.ok(!delivered.has("plain-1"));
 
     // Leaving the selection is a change that no longer matches (the server reports it as a deletion).
+    // The daemon starts once the finalizer is on: a label removed before that only makes the finalizer's addition fail.
+    await eventually(
+      "the daemons of picked-1 and picked-2",
+      () => starts.has("picked-1") && starts.has("picked-2") || undefined,
+    );
     await api.patch("configmaps", "picked-1", { metadata: { labels: { app: null } } }, { namespace });
     await eventually("the daemon's stop", stopsReached(stops, 1, lines, "picked-1"));
     assert.deepEqual(stops, ["picked-1 filtersMismatch"]);
+    // The object is no longer the operator's: its finalizer goes, though the operator sees it no more.
+    await eventually("picked-1's finalizer released", async () => {
+      const object = await api.get("configmaps", "picked-1", { namespace });
+      return object && !object.metadata.finalizers?.length || undefined;
+    });
     await api.delete("configmaps", "picked-2", { namespace });
     await eventually("the daemon's stop", stopsReached(stops, 2, lines, "picked-2"));
     assert.deepEqual(stops, ["picked-1 filtersMismatch", "picked-2 resourceDeleted"]);

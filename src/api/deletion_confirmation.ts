@@ -1,7 +1,8 @@
 /**
  * Deletions that are not: with a label selector, the server reports an object that stops matching
  * it as deleted. Each deletion is checked with a GET, and an object that still exists is reported
- * as a `MODIFIED` with `left: true` and its current state.
+ * as a `MODIFIED` with its current state: with `left: true` unless it matches the selector again
+ * (then the watch brings it back as `ADDED` soon, and it must stay known meanwhile).
  *
  * @module
  */
@@ -21,6 +22,7 @@ export async function* confirmDeletions<R>(
   events: AsyncGenerator<WatchEvent, R, undefined>,
   client: ApiClient,
   resource: Resource,
+  selector: string,
   stream: string,
   signal: AbortSignal,
 ): AsyncGenerator<WatchEvent, R, undefined> {
@@ -30,7 +32,8 @@ export async function* confirmDeletions<R>(
       if (next.done) return next.value;
       const event = next.value;
       const current = event.type === "DELETED" ? await existing(event.object, client, resource, stream, signal) : null;
-      yield current ? { type: "MODIFIED", object: current, left: true } : event;
+      if (!current) yield event;
+      else yield { type: "MODIFIED", object: current, left: !matchesSelector(selector, current.metadata.labels ?? {}) };
     }
   } finally {
     await events.return(undefined as R);
@@ -64,4 +67,30 @@ async function existing(
     }
     return null;
   }
+}
+
+/**
+ * Whether labels match a selector of equality requirements (`key`, `!key`, `key=value`,
+ * `key==value`, `key!=value`); a set-based one (`key in (a,b)`) is taken as not matching.
+ */
+export function matchesSelector(selector: string, labels: Readonly<Record<string, string>>): boolean {
+  for (const requirement of selector.split(",")) {
+    const term = requirement.trim();
+    const inequality = term.match(/^([^=!\s]+)\s*!=\s*(\S*)$/);
+    if (inequality) {
+      if (labels[inequality[1]] === inequality[2]) return false;
+      continue;
+    }
+    const equality = term.match(/^([^=!\s]+)\s*==?\s*(\S*)$/);
+    if (equality) {
+      if (labels[equality[1]] !== equality[2]) return false;
+      continue;
+    }
+    if (/^![^=!\s]+$/.test(term)) {
+      if (Object.hasOwn(labels, term.slice(1))) return false;
+      continue;
+    }
+    if (!/^[^=!\s()]+$/.test(term) || !Object.hasOwn(labels, term)) return false;
+  }
+  return true;
 }

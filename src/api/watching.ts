@@ -66,7 +66,7 @@ export interface WatchOptions {
   /**
    * With a label selector: check each deletion with a GET, and report an object that still
    * exists (it stopped matching the selector, which the server reports as a deletion) as a
-   * `MODIFIED` with `left: true` and its current state.
+   * `MODIFIED` with its current state, and `left: true` unless it matches again.
    */
   confirmDeletions?: boolean;
 }
@@ -218,8 +218,9 @@ export class Watcher implements AsyncIterable<WatchEvent> {
 
   /** The events, with the deletions of objects that only left the selection checked (see `confirmDeletions`). */
   #confirmed<R>(events: AsyncGenerator<WatchEvent, R, undefined>): AsyncGenerator<WatchEvent, R, undefined> {
-    if (!this.#options.confirmDeletions || !this.#options.labelSelector) return events;
-    return confirmDeletions(events, this.#client, this.#resource, this.#name, this.#signal);
+    const selector = this.#options.labelSelector;
+    if (!this.#options.confirmDeletions || !selector) return events;
+    return confirmDeletions(events, this.#client, this.#resource, selector, this.#name, this.#signal);
   }
 
   /**
