@@ -17,7 +17,20 @@ import type { WatchEvent } from "./watch_state.ts";
 
 const logger = getLogger(["kopf", "watching"]);
 
-/** Passes the events through, replacing the deletions of objects that still exist. */
+/**
+ * How many deletions are checked at once: in a burst of them (a namespace deleted), each GET does
+ * not wait for the one before, nor does the stream wait for each of them.
+ */
+export const CHECKED_AT_ONCE = 16;
+
+/** What reading the next event came to: the event or the end, or the error the stream ended with. */
+type Read<R> = IteratorResult<WatchEvent, R> | { failed: unknown };
+
+/**
+ * Passes the events through in their order, replacing the deletions of objects that still exist.
+ * While deletions are being checked, the events behind them are read on (up to
+ * {@linkcode CHECKED_AT_ONCE} waiting) and the deletions among them checked meanwhile.
+ */
 export async function* confirmDeletions<R>(
   events: AsyncGenerator<WatchEvent, R, undefined>,
   client: ApiClient,
@@ -26,18 +39,65 @@ export async function* confirmDeletions<R>(
   stream: string,
   signal: AbortSignal,
 ): AsyncGenerator<WatchEvent, R, undefined> {
+  // The events read and not passed on yet, in the stream's order; each settles once its check is done.
+  const ahead: Promise<WatchEvent>[] = [];
+  let checking = 0;
+  let reading: Promise<Read<R>> | undefined;
+  let end: Read<R> | undefined;
+  const read = () => reading ??= events.next().then((result) => result, (failed) => ({ failed }));
+  const take = (result: Read<R>) => {
+    reading = undefined;
+    if ("failed" in result || result.done) {
+      end = result;
+      return;
+    }
+    const event = result.value;
+    if (event.type !== "DELETED") {
+      ahead.push(Promise.resolve(event));
+      return;
+    }
+    checking++;
+    const check = confirmed(event, client, resource, selector, stream, signal).finally(() => checking--);
+    // Awaited in its turn; until then, a check cut by the stream's stop must not count as unhandled.
+    check.catch(() => {});
+    ahead.push(check);
+  };
   try {
     for (;;) {
-      const next = await events.next();
-      if (next.done) return next.value;
-      const event = next.value;
-      const current = event.type === "DELETED" ? await existing(event.object, client, resource, stream, signal) : null;
-      if (!current) yield event;
-      else yield { type: "MODIFIED", object: current, left: !matchesSelector(selector, current.metadata.labels ?? {}) };
+      if (ahead.length === 0) {
+        if (end && "failed" in end) throw end.failed;
+        if (end) return end.value as R;
+        take(await read());
+        continue;
+      }
+      if (checking > 0 && !end && ahead.length < CHECKED_AT_ONCE) {
+        const reader = read();
+        // The first event's check, or the next event to read (and maybe to check), whichever comes first.
+        const next = await Promise.race([ahead[0].then(() => undefined), reader]);
+        if (next) {
+          take(next);
+          continue;
+        }
+      }
+      yield await ahead.shift()!;
     }
   } finally {
     await events.return(undefined as R);
   }
+}
+
+/** The event for a deletion: itself if the object is gone, else the object's current state. */
+async function confirmed(
+  event: WatchEvent & { object: KubernetesObject },
+  client: ApiClient,
+  resource: Resource,
+  selector: string,
+  stream: string,
+  signal: AbortSignal,
+): Promise<WatchEvent> {
+  const current = await existing(event.object, client, resource, stream, signal);
+  if (!current) return event;
+  return { type: "MODIFIED", object: current, left: !matchesSelector(selector, current.metadata.labels ?? {}) };
 }
 
 /** The object's current state if it still exists (the same uid); `null` if it is gone or cannot be read. */
