@@ -50,7 +50,13 @@ import { LocalCluster } from "../testing.ts";
 import { exitOnSignals } from "./exit_on_signals.ts";
 import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
-import { type ContestantName, contestants, type Mode, type Started } from "./compare_contestants.ts";
+import {
+  checkPrerequisites,
+  type ContestantName,
+  contestants,
+  type Mode,
+  type Started,
+} from "./compare_contestants.ts";
 import { preparePeers } from "./compare_peers.ts";
 import { prepareExamples } from "./example_namespace.ts";
 import { controlPlanePids, cpuSeconds, rss } from "./process_stats.ts";
@@ -110,6 +116,7 @@ if (unknown.length) {
 if (names.includes("before") !== (values.before !== undefined)) {
   usageError("The `before` contestant and --before go together: --before DIR --only before,ours,… .");
 }
+checkPrerequisites(names);
 const root = new URL("..", import.meta.url);
 const peers = await preparePeers(names, values["kopf-version"], root);
 names = peers.names;

@@ -226,6 +226,20 @@ function emptyFolder(prefix: string): string {
   return folder;
 }
 
+/**
+ * Ends the bench at once, with what to install, when a chosen contestant needs what the machine
+ * lacks (the bundle's jemalloc), rather than at its turn in the first round.
+ */
+export function checkPrerequisites(names: readonly string[]): void {
+  if (!names.includes("bundle") || Deno.env.get("KOPF_BENCH_BUNDLE_MALLOC") === "glibc") return;
+  try {
+    jemalloc();
+  } catch (error) {
+    console.error((error as Error).message);
+    Deno.exit(1);
+  }
+}
+
 /** The image's allocator, jemalloc (`LD_PRELOAD` by its name, as the Dockerfile of `kopf init` sets it). */
 function jemalloc(): string {
   const name = "libjemalloc.so.2";

@@ -29,7 +29,7 @@ import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
 import { ensurePythonKopf } from "../tests/support/python_kopf.ts";
-import { type ContestantName, contestants, spawn, type Started } from "./compare_contestants.ts";
+import { checkPrerequisites, type ContestantName, contestants, spawn, type Started } from "./compare_contestants.ts";
 import { prepareExamples } from "./example_namespace.ts";
 import { Tracker } from "./compare_tracker.ts";
 import { median, mib, probeMemory } from "./process_stats.ts";
@@ -59,6 +59,7 @@ if (unknown.length) {
 if (names.includes("before") !== (values.before !== undefined)) {
   usageError("The `before` contestant and --before go together: --before DIR --only bare,raw,before,ours,… .");
 }
+checkPrerequisites(names);
 let python: string | undefined;
 if (names.includes("kopf")) {
   const installation = await ensurePythonKopf();
