@@ -21,7 +21,7 @@ import { LocalCluster } from "../testing.ts";
 import { exitOnSignals } from "./exit_on_signals.ts";
 import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
-import type { Resource } from "../src/model/resource.ts";
+import { CONFIGMAPS } from "../tests/support/cluster.ts";
 import { median } from "./process_stats.ts";
 import { roundOrder } from "./round_order.ts";
 
@@ -38,20 +38,6 @@ if (!(Number.isInteger(objects) && objects >= 1)) {
   usageError(`--objects takes a count, 1 or more; got ${values.objects}.`);
 }
 if (!(Number.isInteger(rounds) && rounds >= 1)) usageError(`--rounds takes a count, 1 or more; got ${values.rounds}.`);
-
-const CONFIGMAPS: Resource = {
-  group: "",
-  version: "v1",
-  plural: "configmaps",
-  kind: "ConfigMap",
-  singular: "configmap",
-  namespaced: true,
-  preferred: true,
-  shortcuts: [],
-  categories: [],
-  verbs: ["create", "delete", "deletecollection", "get", "list", "watch"],
-  subresources: [],
-};
 
 /** What a contestant's checkout gives: its client and its watch, as this checkout's modules type them. */
 interface Checkout {

@@ -3,22 +3,8 @@ import type { ApiClient } from "./client.ts";
 import { CHECKED_AT_ONCE, confirmDeletions, matchesSelector } from "./deletion_confirmation.ts";
 import { ApiNotFoundError } from "./errors.ts";
 import type { KubernetesObject } from "../model/body.ts";
-import type { Resource } from "../model/resource.ts";
+import { CONFIGMAPS } from "../../tests/support/cluster.ts";
 import type { WatchEvent } from "./watch_state.ts";
-
-const CONFIGMAPS: Resource = {
-  group: "",
-  version: "v1",
-  plural: "configmaps",
-  kind: "ConfigMap",
-  singular: "configmap",
-  namespaced: true,
-  preferred: true,
-  shortcuts: [],
-  categories: [],
-  verbs: ["get", "list", "watch"],
-  subresources: [],
-};
 
 const object = (labels: Record<string, string>, uid = "u1"): KubernetesObject => ({
   apiVersion: "v1",
