@@ -262,6 +262,47 @@ Deno.test("a stream stalled behind a proxy that stops forwarding is detected and
   assert.equal(answered.metadata.name, namespace, "a request after the stall");
 });
 
+Deno.test("a stream silent while its connection answers other requests is resumed over the same connection", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "quiet");
+  const port = Number(new URL(client.credentials.server).port);
+  await using proxy = new TcpProxy(port);
+  const proxied = await loadKubeconfig({
+    path: await writeProxyKubeconfig(client.credentials.server, proxy.port),
+  });
+  using watching = new ApiClient(proxied);
+  const controller = new AbortController();
+  // Nothing happens in the namespace, and the server's bookmarks come about once a minute: every
+  // watch request stays silent past the bound, as a stream waiting for a late bookmark would.
+  const watcher = new Watcher(watching, KOPFEXAMPLES, {
+    namespace,
+    settings: watchSettings({ inactivityTimeout: 1 }),
+    signal: controller.signal,
+  });
+  const { events, done } = record(watcher);
+  await eventually("the listing", () => events.some((event) => event.type === "LISTED") || undefined);
+  // Meanwhile the same client's requests are answered over the same connection.
+  let stop = false;
+  const asking = (async () => {
+    while (!stop) {
+      await watching.request({ path: `/api/v1/namespaces/${namespace}`, verb: "get", resource: "namespaces" });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  })();
+  try {
+    await eventually("two silent requests resumed", () => watcher.health.stalls >= 2 || undefined);
+    await createExample(client, namespace, "after");
+    await eventually("the object created after them", () => named(events, "ADDED").includes("after") || undefined);
+  } finally {
+    stop = true;
+    await asking;
+    controller.abort();
+    await done;
+  }
+  assert.equal(proxy.accepted, 1, "one connection for the stream, its resumptions and the requests");
+  assert.deepEqual(named(events, "ADDED"), ["after"]);
+});
+
 /** Writes a kubeconfig like the shared one but pointing at the proxy. */
 async function writeProxyKubeconfig(server: string, port: number): Promise<string> {
   const source = Deno.env.get("KOPF_TEST_KUBECONFIG")!;

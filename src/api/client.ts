@@ -178,14 +178,18 @@ export class ApiClient implements Disposable {
 
   /**
    * A stream from {@linkcode ApiClient.open} got nothing for longer than it may: its connection
-   * is closed to new requests, which go over a new one (the stream itself is the caller's to abort).
+   * is closed to new requests, which go over a new one (the stream itself is the caller's to abort)
+   * -- unless other requests got answers over it within that silence: then it works, and is kept.
    *
    * @param response the stalled stream's response.
    * @param why what was awaited, for the log line.
+   * @param silentFor how long the stream has been silent, in seconds.
    */
-  stalled(response: Response, why: string): void {
+  stalled(response: Response, why: string, silentFor: number): void {
     const via = this.#streams.get(response);
-    if (via) this.#transports.suspect(via.transport, via.client, via.credentials, why);
+    if (via) {
+      this.#transports.suspect(via.transport, via.client, via.credentials, why, performance.now() - silentFor * 1000);
+    }
   }
 
   /**
@@ -379,6 +383,7 @@ export class ApiClient implements Disposable {
       client = transport.http ?? await this.#transports.client(transport, credentials);
       const response = await fetch(url, { method, headers, body, client, signal: controller.signal });
       deadline.connected();
+      if (client === transport.http) transport.answeredAt = performance.now();
       if (streaming) return { response, status: response.status, via: { transport, client, credentials } };
       if (totalTimeout === null) return { response, status: response.status };
       // The total timeout also covers reading the body; it is cleared once the body is consumed.

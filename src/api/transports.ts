@@ -20,6 +20,8 @@ export interface Transport {
   /** Without TLS verification: the bridge that requests go through (see `insecure_bridge.ts`). */
   bridge?: Promise<InsecureBridge>;
   pending: number;
+  /** When a request through `http` last got its answer's headers (`performance.now()`, ms); 0: never. */
+  answeredAt: number;
   /** The credentials have left the vault: close once no request is being sent. */
   dropped: boolean;
 }
@@ -34,7 +36,7 @@ export class Transports {
   of(credentials: Credentials): Transport {
     let transport = this.#transports.get(credentials);
     if (!transport) {
-      transport = { pending: 0, dropped: false };
+      transport = { pending: 0, answeredAt: 0, dropped: false };
       this.#transports.set(credentials, transport);
       if (bridged(credentials)) {
         const server = new URL(credentials.server);
@@ -88,10 +90,19 @@ export class Transports {
    * is still the transport's, it is closed and the next request makes a new one (a new
    * connection); responses under way keep the old connection until they end or time out. A
    * client already replaced is left alone, so that the many requests a dead connection fails at
-   * once replace it once.
+   * once replace it once. So is a client that answered other requests after `since` (ms, as
+   * `performance.now()`): requests do not queue behind it, only the silent stream waited (say, for
+   * a bookmark late on a busy server), and its caller resumes it over the same connection.
    */
-  suspect(transport: Transport, client: Deno.HttpClient, credentials: Credentials, why: string): void {
+  suspect(transport: Transport, client: Deno.HttpClient, credentials: Credentials, why: string, since?: number): void {
     if (transport.http !== client) return;
+    if (since !== undefined && transport.answeredAt > since) {
+      logger.debug("A stream got {why}, but the connection to {server} answered other requests meanwhile: kept.", {
+        why,
+        server: credentials.server,
+      });
+      return;
+    }
     transport.http = undefined;
     client.close();
     logger.info("The connection to {server} stopped answering ({why}): the next requests open a new one.", {

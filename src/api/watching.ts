@@ -324,7 +324,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         // A line read after the end of the attempt belongs to the old scope: it must not move the resume point.
         if (line === "aborted" || line === null || attempt.aborted) return "ended";
         if (line === "timeout") {
-          this.#client.stalled(response, silence(this.#settings));
+          this.#client.stalled(response, silence(this.#settings), silenceBound(this.#settings).seconds);
           return "stalled";
         }
         const received = this.#receive(line, listing);
