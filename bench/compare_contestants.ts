@@ -12,7 +12,7 @@
 import { existsSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { OPERATOR_PERMISSIONS, OPERATOR_V8_FLAGS } from "../cli/build.ts";
+import { IMAGE_DENO_FLAGS, OPERATOR_PERMISSIONS, OPERATOR_V8_FLAGS } from "../cli/build.ts";
 import type { LocalCluster } from "../testing.ts";
 
 /** Who is compared. */
@@ -93,6 +93,9 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
   const bundleDenoDir = (): Record<string, string> => ({
     DENO_DIR: Deno.env.get("KOPF_BENCH_BUNDLE_DENO_DIR") ?? emptyFolder("kopf-bench-deno-dir-"),
   });
+  // The image's flags (no code cache); `KOPF_BENCH_BUNDLE_CODE_CACHE=true` leaves them out, to see what they save.
+  const bundleDenoFlags = (): readonly string[] =>
+    Deno.env.get("KOPF_BENCH_BUNDLE_CODE_CACHE") === "true" ? [] : IMAGE_DENO_FLAGS;
   const bundleMalloc = (): Record<string, string> =>
     Deno.env.get("KOPF_BENCH_BUNDLE_MALLOC") === "glibc" ? {} : { LD_PRELOAD: jemalloc() };
   // With `KOPF_BENCH_PERF_MAP` set, every Deno contestant names its JavaScript frames for `perf` (V8's map in
@@ -147,6 +150,7 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
           ...OPERATOR_PERMISSIONS,
           "--allow-write",
           "--no-config",
+          ...bundleDenoFlags(),
           ...denoFlags,
           v8Flags,
           ...profiling("bundle"),

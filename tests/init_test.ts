@@ -117,6 +117,7 @@ Deno.test("kopf init: the project's deno task build writes the image's bundle, m
   const [deno, ...args] = JSON.parse(entrypoint) as string[];
   assert.equal(deno, "deno");
   assert.ok(args.includes("--v8-flags=--max-semi-space-size=8,--expose-gc"), entrypoint);
+  assert.ok(args.includes("--no-code-cache"), entrypoint); // a new container's Deno cache is always empty
   const preload = dockerfile.match(/^ENV LD_PRELOAD=(.+)$/m)?.[1];
   assert.equal(preload, "libjemalloc.so.2");
   const help = await new Deno.Command(Deno.execPath(), {
