@@ -184,12 +184,13 @@ export class ApiClient implements Disposable {
    * @param response the stalled stream's response.
    * @param why what was awaited, for the log line.
    * @param silentFor how long the stream has been silent, in seconds.
+   * @returns whether the connection was kept: only the stream was silent, not the connection.
    */
-  stalled(response: Response, why: string, silentFor: number): void {
+  stalled(response: Response, why: string, silentFor: number): boolean {
     const via = this.#streams.get(response);
-    if (via) {
-      this.#transports.suspect(via.transport, via.client, via.credentials, why, performance.now() - silentFor * 1000);
-    }
+    if (!via) return false;
+    const since = performance.now() - silentFor * 1000;
+    return this.#transports.suspect(via.transport, via.client, via.credentials, why, since);
   }
 
   /**

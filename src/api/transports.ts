@@ -93,15 +93,23 @@ export class Transports {
    * once replace it once. So is a client that answered other requests after `since` (ms, as
    * `performance.now()`): requests do not queue behind it, only the silent stream waited (say, for
    * a bookmark late on a busy server), and its caller resumes it over the same connection.
+   *
+   * @returns whether the connection was kept because it answered after `since`.
    */
-  suspect(transport: Transport, client: Deno.HttpClient, credentials: Credentials, why: string, since?: number): void {
-    if (transport.http !== client) return;
+  suspect(
+    transport: Transport,
+    client: Deno.HttpClient,
+    credentials: Credentials,
+    why: string,
+    since?: number,
+  ): boolean {
+    if (transport.http !== client) return false;
     if (since !== undefined && transport.answeredAt > since) {
       logger.debug("A stream got {why}, but the connection to {server} answered other requests meanwhile: kept.", {
         why,
         server: credentials.server,
       });
-      return;
+      return true;
     }
     transport.http = undefined;
     client.close();
@@ -109,6 +117,7 @@ export class Transports {
       server: credentials.server,
       why,
     });
+    return false;
   }
 
   /** One request is done with the transport: a dropped transport closes after its last one. */

@@ -22,13 +22,30 @@ Deno.test("requests and streams share one client until it is suspected; a replac
     const first = await transports.client(transport, credentials);
     assert.equal(await transports.client(transport, credentials), first, "one client for everything");
 
-    transports.suspect(transport, first, credentials, "a test's stall");
+    assert.equal(transports.suspect(transport, first, credentials, "a test's stall"), false, "not kept");
     const second = await transports.client(transport, credentials);
     assert.notEqual(second, first, "a new client after the suspicion");
 
     // Many requests on the dead connection time out together: only the first replaces it.
-    transports.suspect(transport, first, credentials, "a late timeout on the old connection");
+    assert.equal(transports.suspect(transport, first, credentials, "a late timeout on the old connection"), false);
     assert.equal(await transports.client(transport, credentials), second, "the new client stays");
+  } finally {
+    transports.close();
+  }
+});
+
+Deno.test("a client that answered after the silence began is kept", async () => {
+  const transports = new Transports();
+  try {
+    const transport = transports.of(credentials);
+    const client = await transports.client(transport, credentials);
+    const silentSince = performance.now();
+    transport.answeredAt = silentSince + 1;
+    assert.equal(transports.suspect(transport, client, credentials, "a late bookmark", silentSince), true, "kept");
+    assert.equal(await transports.client(transport, credentials), client, "the same client");
+    transport.answeredAt = silentSince - 1;
+    assert.equal(transports.suspect(transport, client, credentials, "a dead connection", silentSince), false);
+    assert.notEqual(await transports.client(transport, credentials), client, "replaced");
   } finally {
     transports.close();
   }

@@ -70,6 +70,8 @@ function beforeSchedule(settings: WatchingSettings, lasted: number): boolean {
 export interface RequestEnd {
   /** It went silent for longer than {@linkcode silenceBound}. */
   readonly stalled: boolean;
+  /** Silent as it was, other requests got answers over its connection meanwhile. */
+  readonly connectionAnswered?: boolean;
   /** Milliseconds from its start to its end. */
   readonly lasted: number;
   /** Its events or bookmarks moved the stream's resume point (the resourceVersion). */
@@ -85,6 +87,8 @@ export class WatchFailures {
   readonly #client: ApiClient;
   readonly #name: string;
   readonly #reports: FailureReports;
+  /** A request stalled over a working connection, and nothing has arrived since. */
+  #quietStall = false;
 
   /** For the stream called `name` in messages, whose requests `client` makes. */
   constructor(name: string, health: WatchHealth, settings: WatchingSettings, client: ApiClient) {
@@ -97,6 +101,7 @@ export class WatchFailures {
 
   /** Something arrived (a listing, an event, a bookmark); ends a run of failures. */
   alive(): void {
+    this.#quietStall = false;
     const failing = this.#health.failingSince !== null;
     this.#health.alive();
     if (failing) this.#recovered();
@@ -104,6 +109,7 @@ export class WatchFailures {
 
   /** A watch request ended on schedule. */
   ended(): void {
+    this.#quietStall = false;
     const failing = this.#health.failingSince !== null;
     this.#health.ended();
     if (failing) this.#recovered();
@@ -113,11 +119,21 @@ export class WatchFailures {
    * What the end of a watch request means, and the pause (s) before the next one: a stall and a
    * request that ended at once without progress are failures (a server or proxy that ends every
    * request at once would make a busy loop); an end before its schedule amid events is resumed at
-   * once; any other end waits `reconnectBackoff` before the next request.
+   * once; any other end waits `reconnectBackoff` before the next request. A stall over a connection
+   * that answered other requests meanwhile is a bookmark late on a busy server, not a failure: it is
+   * resumed at once -- unless the request before it stalled so too with nothing arriving since.
    */
   pauseAfter(end: RequestEnd): number {
     if (end.stalled) {
       this.#health.stalls++;
+      if (end.connectionAnswered && !this.#quietStall && this.#health.failingSince === null) {
+        this.#quietStall = true;
+        logger.info("The watch request of {name} got {silence}, while its connection answered others; resuming it.", {
+          name: this.#name,
+          silence: silence(this.#settings),
+        });
+        return 0;
+      }
       return this.failed(new Error(silence(this.#settings)));
     }
     // kube-apiserver ends the watch of a reader that falls behind in a burst, and the resumption,

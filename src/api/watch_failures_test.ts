@@ -86,3 +86,24 @@ Deno.test("a request that ends on the schedule of serverTimeout or clientTimeout
     assert.equal(failures.pauseAfter({ ...end, lasted: 600 }), 0, JSON.stringify(timeouts));
   }
 });
+
+Deno.test("a stall over a connection that answered others is resumed at once, unless the request before stalled so", () => {
+  const health = new WatchHealth(60);
+  const failures = new WatchFailures("kopfexamples", health, settings({ failureBackoff: 1 }), CLIENT);
+  const quiet = { stalled: true, connectionAnswered: true, lasted: 70_000, progressed: false, lastDelivery: 0 };
+  assert.equal(failures.pauseAfter(quiet), 0, "a late bookmark: no pause");
+  assert.equal(health.stalls, 1);
+  assert.equal(health.failingSince, null, "not a failure");
+  // Silent again with nothing in between: the stream fails.
+  assert.ok(failures.pauseAfter(quiet) > 0, "the second is a failure");
+  assert.equal(health.stalls, 2);
+  assert.notEqual(health.failingSince, null);
+  // A sign of life ends the run; the next quiet stall is a late bookmark again.
+  failures.alive();
+  assert.equal(failures.pauseAfter(quiet), 0);
+  assert.equal(health.totalFailures, 1);
+  // A stall over a connection that answered nothing is a failure at once.
+  failures.alive();
+  assert.ok(failures.pauseAfter({ ...quiet, connectionAnswered: false }) > 0);
+  assert.equal(health.totalFailures, 2);
+});

@@ -71,8 +71,11 @@ export interface WatchOptions {
   confirmDeletions?: boolean;
 }
 
-/** How a watch request ended; `"unstreamed"`: its listing did not stream, the next one goes by pages. */
-type Outcome = "ended" | "gone" | "stalled" | "unstreamed";
+/**
+ * How a watch request ended; `"quiet"`: stalled while its connection answered other requests;
+ * `"unstreamed"`: its listing did not stream, the next one goes by pages.
+ */
+type Outcome = "ended" | "gone" | "stalled" | "quiet" | "unstreamed";
 
 /** What a line of a watch response comes to, besides an event to deliver. */
 type Receipt = "gone" | "listed" | "unstreamed" | undefined;
@@ -198,7 +201,8 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         }
         if (outcome === "unstreamed") continue;
         const delay = this.#failures.pauseAfter({
-          stalled: outcome === "stalled",
+          stalled: outcome === "stalled" || outcome === "quiet",
+          connectionAnswered: outcome === "quiet",
           lasted: Date.now() - started,
           progressed: this.state.resourceVersion !== resumedFrom,
           lastDelivery: this.#lastDelivery,
@@ -324,8 +328,8 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         // A line read after the end of the attempt belongs to the old scope: it must not move the resume point.
         if (line === "aborted" || line === null || attempt.aborted) return "ended";
         if (line === "timeout") {
-          this.#client.stalled(response, silence(this.#settings), silenceBound(this.#settings).seconds);
-          return "stalled";
+          const kept = this.#client.stalled(response, silence(this.#settings), silenceBound(this.#settings).seconds);
+          return kept ? "quiet" : "stalled";
         }
         const received = this.#receive(line, listing);
         if (received === undefined) continue;
