@@ -21,6 +21,7 @@ import {
 } from "../handling/selection.ts";
 import type { ObjectBackground } from "../engines/background.ts";
 import { title } from "../engines/background_attempt.ts";
+import { localRecordShown } from "../logging/configure.ts";
 import { ObjectLogger } from "../logging/object_logger.ts";
 import type { KubernetesObject } from "../model/body.ts";
 import { Patch } from "../model/patch.ts";
@@ -129,7 +130,12 @@ export function decideCause(cycle: Cycle): Verdict | undefined {
 export function decideConsistency(cycle: Cycle): Verdict | undefined {
   const { memory } = cycle;
   if (memory.expectedVersion !== undefined && Date.now() < (memory.consistencyDeadline ?? 0)) {
-    cycle.logger.debug(`Waiting for resourceVersion ${memory.expectedVersion} before handling.`);
+    // Said of most echoes of the default storages' first write: made only where it is shown.
+    if (localRecordShown("debug")) {
+      new ObjectLogger(cycle.body, { local: true }).debug(
+        `Waiting for resourceVersion ${memory.expectedVersion} before handling.`,
+      );
+    }
     return { write: true, wakeupAfter: ((memory.consistencyDeadline ?? 0) - Date.now()) / 1000 };
   }
   memory.expectedVersion = memory.consistencyDeadline = undefined;

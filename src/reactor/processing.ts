@@ -2,7 +2,7 @@
  * One processing cycle of one object, as decide, then act: the steps (`cycle_steps.ts`) run in
  * Kopf's order -- event handlers; the finalizer; the daemons and timers; the cause; once the
  * operator's own last patch has been seen, the change handlers -- and the first that decides ends
- * the decision. Then the verdict is applied once: one patch for everything the cycle changed,
+ * the decision. Without daemons and timers, the wait for that patch comes before the finalizer. Then the verdict is applied once: one patch for everything the cycle changed,
  * plus a guarded JSON-patch when the finalizer changes, and the wake-up to ask for.
  *
  * @module
@@ -80,6 +80,14 @@ async function decide(cycle: Cycle, superseded: boolean): Promise<Verdict> {
   }
   const changing = deps.changeHandlers.length > 0;
   if ((!changing && !memory.background) || superseded) return SEND;
+  // Without daemons or timers, every step left depends on the state. An event that comes before
+  // the echo of the operator's own last write is older than that write: the echo, or a newer event
+  // (the watch delivers them in order), brings the state to decide on; the finalizer and the
+  // essences are not worked out for one that would be superseded (Kopf's own writes echo twice).
+  if (!memory.background) {
+    const waiting = decideConsistency(cycle);
+    if (waiting) return waiting;
+  }
   return decideFinalizer(cycle) ??
     await decideBackground(cycle) ??
     (changing ? decideCause(cycle) ?? decideConsistency(cycle) ?? await handleCause(cycle) : undefined) ??

@@ -218,6 +218,27 @@ Deno.test("until the watch shows the operator's own last write, handling waits; 
   assert.equal(memory.expectedVersion, server.object.metadata.resourceVersion, "now waiting for this cycle's write");
 });
 
+Deno.test("an event before the echo of the operator's own write leaves the finalizer to that echo", async () => {
+  await using server = new OneObjectServer(example());
+  const handlers = handlersOf((registry) => {
+    kopf.on.delete("kopfexamples", { registry }, function deleted() {});
+  });
+  const memory: ObjectMemory = {
+    ...newMemory({}, false),
+    expectedVersion: "99",
+    consistencyDeadline: Date.now() + 60_000,
+  };
+  // Older than the write the operator waits for: its finalizer patch would be refused (a stale resourceVersion).
+  const outcome = await cycle(server, memory, depsFor(server, handlers));
+  assert.ok(outcome.wakeupAfter! > 0 && outcome.wakeupAfter! <= 60, "woken up if the echo never comes");
+  assert.equal(server.writes.length, 0);
+  const echo = { kind: "event" as const, type: "MODIFIED", object: { ...structuredClone(server.object) } };
+  echo.object.metadata.resourceVersion = "99";
+  await processObject(echo, memory, depsFor(server, handlers));
+  assert.equal(server.writes.length, 1, "the finalizer, on the echo");
+  assert.ok(server.object.metadata.finalizers?.length);
+});
+
 Deno.test("a superseded event runs no change handler and writes nothing", async () => {
   await using server = new OneObjectServer(example());
   let runs = 0;
