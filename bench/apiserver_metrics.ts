@@ -17,9 +17,19 @@ export interface ApiserverMetrics {
   watches: Map<string, number>;
 }
 
+/** The API server's metrics as text (a stream's request: the answer is no JSON). */
+export async function metricsText(client: ApiClient): Promise<string> {
+  const reading = new AbortController();
+  try {
+    return await (await client.open({ path: "/metrics", accept: "text/plain", signal: reading.signal })).text();
+  } finally {
+    reading.abort();
+  }
+}
+
 /** Reads the API server's metrics. */
 export async function apiserverMetrics(client: ApiClient): Promise<ApiserverMetrics> {
-  const text = await (await client.open({ path: "/metrics", accept: "text/plain" })).text();
+  const text = await metricsText(client);
   const requests: RequestTotals = new Map();
   const watches = new Map<string, number>();
   for (const line of text.split("\n")) {

@@ -17,6 +17,7 @@ import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import type { KubernetesList } from "../src/model/body.ts";
 import { median, mib, rss } from "./process_stats.ts";
+import { metricsText } from "./apiserver_metrics.ts";
 
 const { values } = commandLine({
   options: {
@@ -127,7 +128,7 @@ async function unmark(): Promise<void> {
 
 /** The API server's total bytes of LIST responses for configmaps so far. */
 async function listedBytes(): Promise<number> {
-  const text = await (await client.open({ path: "/metrics", accept: "text/plain" })).text();
+  const text = await metricsText(client);
   let total = 0;
   for (const line of text.split("\n")) {
     if (!line.startsWith("apiserver_response_sizes_sum{")) continue;

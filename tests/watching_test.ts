@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import { Watcher, type WatchEvent, WatchState } from "../src/api/watching.ts";
+import { NetworkingSettings } from "../src/settings/networking.ts";
 import { WatchingSettings } from "../src/settings/watching.ts";
 import { LocalCluster } from "../testing.ts";
 import {
@@ -304,6 +305,40 @@ Deno.test("a stream silent while its connection answers other requests is resume
   // The first silence over a working connection is a late bookmark, not a failure of the stream.
   const { stalls, totalFailures } = watcher.health;
   assert.ok(totalFailures < stalls, `${totalFailures} failures in ${stalls} stalls`);
+});
+
+Deno.test("more streams than one connection carries go over more; requests are still answered", async () => {
+  const { client } = await testCluster();
+  const port = Number(new URL(client.credentials.server).port);
+  await using proxy = new TcpProxy(port);
+  const proxied = await loadKubeconfig({
+    path: await writeProxyKubeconfig(client.credentials.server, proxy.port),
+  });
+  // kube-apiserver allows 100 streams at once per HTTP/2 connection; a request beyond them would
+  // wait for one to end, and watches do not: without more connections, these time out.
+  const networking = Object.assign(new NetworkingSettings(), { connectTimeout: 10, errorBackoffs: [] });
+  using many = new ApiClient(proxied, { networking });
+  const streams = new AbortController();
+  try {
+    const opened = await Promise.all(Array.from({ length: 110 }, (_, index) =>
+      many.open({
+        path: `/api/v1/namespaces/lanes-${index}/configmaps`,
+        query: { watch: "true", timeoutSeconds: 300 },
+        verb: "watch",
+        resource: "configmaps",
+        signal: streams.signal,
+      })));
+    assert.ok(opened.every((response) => response.ok), "every stream answered");
+    const answered = await many.request<{ metadata: { name: string } }>({
+      path: "/api/v1/namespaces/default",
+      verb: "get",
+      resource: "namespaces",
+    });
+    assert.equal(answered.metadata.name, "default", "a request beside them");
+    assert.ok(proxy.accepted >= 2, `${proxy.accepted} connections`);
+  } finally {
+    streams.abort();
+  }
 });
 
 /** Writes a kubeconfig like the shared one but pointing at the proxy. */

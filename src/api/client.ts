@@ -15,7 +15,7 @@ import { RequestCounters, type Verb } from "./counters.ts";
 import { recordApiRequest } from "../observability/metrics.ts";
 import { FailureReports } from "./failure_reports.ts";
 import { RequestDeadline } from "./request_deadline.ts";
-import { type Transport, Transports } from "./transports.ts";
+import { type Lane, type Transport, Transports } from "./transports.ts";
 import { diagnoseTls, type TlsDiagnosis } from "./tls_diagnosis.ts";
 import {
   ApiConnectionError,
@@ -110,6 +110,7 @@ interface Answer {
 /** The client a stream was opened with, and whose it is. */
 interface Via {
   readonly transport: Transport;
+  readonly lane: Lane;
   readonly client: Deno.HttpClient;
   readonly credentials: Credentials;
 }
@@ -166,11 +167,13 @@ export class ApiClient implements Disposable {
    * Sends a request whose body is read as a stream (a watch), in one attempt: the caller owns the
    * retry policy. The connect timeout covers the time until the headers arrive.
    *
-   * Streams share the HTTP/2 connection of the requests; a stream that stalls is reported with
+   * The first streams share the HTTP/2 connection of the requests, the next go over connections of
+   * their own (see `Transports.streamLane`); a stream counts until its `signal` aborts, which its
+   * caller does once done with it. A stream that stalls is reported with
    * {@linkcode ApiClient.stalled}, so that its resumption and the requests after it do not queue
    * behind a connection that stopped answering.
    */
-  async open(options: RequestOptions): Promise<Response> {
+  async open(options: RequestOptions & { signal: AbortSignal }): Promise<Response> {
     const { response, via } = await this.#send(options, false, null, true);
     if (via) this.#streams.set(response, via);
     return response;
@@ -190,7 +193,7 @@ export class ApiClient implements Disposable {
     const via = this.#streams.get(response);
     if (!via) return false;
     const since = performance.now() - silentFor * 1000;
-    return this.#transports.suspect(via.transport, via.client, via.credentials, why, since);
+    return this.#transports.suspect(via.transport, via.lane, via.client, via.credentials, why, since);
   }
 
   /**
@@ -379,13 +382,15 @@ export class ApiClient implements Disposable {
       if (follow) caller!.removeEventListener("abort", follow);
     };
     let client: Deno.HttpClient | undefined;
+    // A stream counts in its lane until its request is aborted: by its caller, or below if it fails.
+    const lane = streaming ? this.#transports.streamLane(transport, credentials, controller.signal) : transport.shared;
     try {
       // The pooled client at once when there is one: no promise per request for making it.
-      client = transport.http ?? await this.#transports.client(transport, credentials);
+      client = lane.http ?? await this.#transports.client(transport, credentials);
       const response = await fetch(url, { method, headers, body, client, signal: controller.signal });
       deadline.connected();
-      if (client === transport.http) transport.answeredAt = performance.now();
-      if (streaming) return { response, status: response.status, via: { transport, client, credentials } };
+      if (client === lane.http) lane.answeredAt = performance.now();
+      if (streaming) return { response, status: response.status, via: { transport, lane, client, credentials } };
       if (totalTimeout === null) return { response, status: response.status };
       // The total timeout also covers reading the body; it is cleared once the body is consumed.
       // The text travels beside the response rather than in a new `Response` around it: that
@@ -394,8 +399,9 @@ export class ApiClient implements Disposable {
       return { response, status: response.status, text };
     } catch (error) {
       release();
+      if (streaming) controller.abort(error);
       if (!deadline.expired || !client) throw deadline.expired ?? error;
-      this.#transports.suspect(transport, client, credentials, deadline.expired.message);
+      this.#transports.suspect(transport, lane, client, credentials, deadline.expired.message);
       throw deadline.expired;
     }
   }

@@ -216,12 +216,14 @@ Deno.test("at most settings.networking.concurrentRequests requests are under way
     return json({ path: url.pathname });
   }, { concurrentRequests: 3 });
   // A stream held open while the requests run must not take one of the three slots.
-  const stream = await api.client.open({ path: "/stream", query: { watch: true } });
+  const streaming = new AbortController();
+  const stream = await api.client.open({ path: "/stream", query: { watch: true }, signal: streaming.signal });
   opened.push(stream.body!.cancel());
   const answers = await Promise.all(
     Array.from({ length: 12 }, (_, index) => api.client.request<{ path: string }>({ path: `/x${index}` })),
   );
   await Promise.all(opened);
+  streaming.abort();
   assert.deepEqual(answers.map((answer) => answer.path), Array.from({ length: 12 }, (_, index) => `/x${index}`));
   assert.equal(peak, 3);
 });

@@ -1,9 +1,10 @@
 /**
- * The HTTP clients that requests go through, one per credentials: a pooled HTTP/2 client for
- * requests and streams alike, and -- where the kubeconfig turns TLS verification off and Deno cannot
- * do that per client -- a bridge that does the TLS itself. A client whose connection stopped
- * answering is replaced; clients of credentials that left the vault close once no request is
- * being sent with them.
+ * The HTTP clients that requests go through, per credentials: a pooled HTTP/2 client for requests
+ * and streams alike, more clients (connections) for the streams beyond what one connection should
+ * carry, and -- where the kubeconfig turns TLS verification off and Deno cannot do that per
+ * client -- a bridge that does the TLS itself. A client whose connection stopped answering is
+ * replaced; clients of credentials that left the vault close once no request is being sent with
+ * them.
  *
  * @module
  */
@@ -14,14 +15,36 @@ import { InsecureBridge } from "./insecure_bridge.ts";
 
 const logger = getLogger(["kopf", "api"]);
 
-/** The HTTP client of one set of credentials, and how many requests are between sending and the headers. */
-export interface Transport {
+/**
+ * Streams (watches) that the shared connection carries before the next ones go over connections
+ * of their own. kube-apiserver allows 100 concurrent streams per HTTP/2 connection, and Deno's
+ * client queues a request beyond that until a stream ends -- behind watches, which do not end: an
+ * operator watching 100 namespaces had its requests time out. So the shared connection keeps room
+ * for the requests (`settings.networking.concurrentRequests`, 32 by default).
+ */
+export const SHARED_STREAMS = 32;
+
+/** Streams per connection of streams only, below the server's limit with room to spare. */
+export const LANE_STREAMS = 64;
+
+/** One HTTP client (one HTTP/2 connection) and the streams open over it. */
+export interface Lane {
   http?: Deno.HttpClient;
+  /** Streams open over `http`, from their request until their signal aborts. */
+  streams: number;
+  /** When a request through `http` last got its answer's headers (`performance.now()`, ms); 0: never. */
+  answeredAt: number;
+}
+
+/** The HTTP clients of one set of credentials, and how many requests are between sending and the headers. */
+export interface Transport {
+  /** The client of the requests, and of the first {@linkcode SHARED_STREAMS} streams. */
+  shared: Lane;
+  /** The clients of the streams beyond those, {@linkcode LANE_STREAMS} each at most. */
+  lanes: Lane[];
   /** Without TLS verification: the bridge that requests go through (see `insecure_bridge.ts`). */
   bridge?: Promise<InsecureBridge>;
   pending: number;
-  /** When a request through `http` last got its answer's headers (`performance.now()`, ms); 0: never. */
-  answeredAt: number;
   /** The credentials have left the vault: close once no request is being sent. */
   dropped: boolean;
 }
@@ -36,7 +59,7 @@ export class Transports {
   of(credentials: Credentials): Transport {
     let transport = this.#transports.get(credentials);
     if (!transport) {
-      transport = { pending: 0, answeredAt: 0, dropped: false };
+      transport = { shared: { streams: 0, answeredAt: 0 }, lanes: [], pending: 0, dropped: false };
       this.#transports.set(credentials, transport);
       if (bridged(credentials)) {
         const server = new URL(credentials.server);
@@ -63,31 +86,59 @@ export class Transports {
    * (less CPU per object: see docs/performance.md).
    */
   async client(transport: Transport, credentials: Credentials): Promise<Deno.HttpClient> {
-    const existing = transport.http;
+    const existing = transport.shared.http;
     if (existing) return existing;
-    const tls = credentials.tls;
     let client: Deno.HttpClient;
     if (transport.bridge) {
       // The bridge speaks plain HTTP/1.1 on its socket and does the TLS itself.
       const bridge = await transport.bridge;
-      client = transport.http ??
+      client = transport.shared.http ??
         Deno.createHttpClient({ proxy: { transport: "unix", path: bridge.path }, http2: false });
     } else {
-      const options: Deno.CreateHttpClientOptions = {};
-      if (tls.caCerts?.length) options.caCerts = tls.caCerts;
-      if (tls.proxyUrl) options.proxy = { url: tls.proxyUrl };
-      client = tls.cert && tls.key
-        ? Deno.createHttpClient({ ...options, cert: tls.cert, key: tls.key })
-        : Deno.createHttpClient(options);
+      client = httpClient(credentials);
     }
-    transport.http = client;
+    transport.shared.http = client;
     return client;
   }
 
   /**
-   * A request or stream sent with `client` got no answer in time (a timeout, a stalled stream): its
-   * connection may be dead while still open, and every request would queue behind it. If `client`
-   * is still the transport's, it is closed and the next request makes a new one (a new
+   * The lane of a stream about to be opened, counted in it until `signal` aborts: the shared one
+   * while it carries fewer than {@linkcode SHARED_STREAMS} streams (and always through a bridge,
+   * whose HTTP/1.1 gives each request a connection of its own), else one of the lanes of streams,
+   * a new one when each carries {@linkcode LANE_STREAMS}. A lane of streams closes with its last.
+   */
+  streamLane(transport: Transport, credentials: Credentials, signal: AbortSignal): Lane {
+    signal.throwIfAborted();
+    let lane = transport.shared;
+    if (!transport.bridge && lane.streams >= SHARED_STREAMS) {
+      lane = transport.lanes.find((each) => each.streams < LANE_STREAMS) ?? this.#newLane(transport, credentials);
+    }
+    lane.streams++;
+    signal.addEventListener("abort", () => {
+      lane.streams--;
+      if (lane.streams > 0 || lane === transport.shared) return;
+      const index = transport.lanes.indexOf(lane);
+      if (index >= 0) transport.lanes.splice(index, 1);
+      lane.http?.close();
+      lane.http = undefined;
+    }, { once: true });
+    return lane;
+  }
+
+  #newLane(transport: Transport, credentials: Credentials): Lane {
+    const lane: Lane = { http: httpClient(credentials), streams: 0, answeredAt: 0 };
+    transport.lanes.push(lane);
+    logger.debug("More than {count} streams to {server}: the next go over another connection.", {
+      count: SHARED_STREAMS + LANE_STREAMS * (transport.lanes.length - 1),
+      server: credentials.server,
+    });
+    return lane;
+  }
+
+  /**
+   * A request or stream sent with `client` over `lane` got no answer in time (a timeout, a stalled
+   * stream): its connection may be dead while still open, and every request would queue behind it.
+   * If `client` is still the lane's, it is closed and the next request makes a new one (a new
    * connection); responses under way keep the old connection until they end or time out. A
    * client already replaced is left alone, so that the many requests a dead connection fails at
    * once replace it once. So is a client that answered other requests after `since` (ms, as
@@ -98,20 +149,24 @@ export class Transports {
    */
   suspect(
     transport: Transport,
+    lane: Lane,
     client: Deno.HttpClient,
     credentials: Credentials,
     why: string,
     since?: number,
   ): boolean {
-    if (transport.http !== client) return false;
-    if (since !== undefined && transport.answeredAt > since) {
+    if (lane.http !== client) return false;
+    if (since !== undefined && lane.answeredAt > since) {
       logger.debug("A stream got {why}, but the connection to {server} answered other requests meanwhile: kept.", {
         why,
         server: credentials.server,
       });
       return true;
     }
-    transport.http = undefined;
+    // The streams still open over it count in the lane they were opened in, which is left behind.
+    if (lane === transport.shared) transport.shared = { streams: 0, answeredAt: 0 };
+    else transport.lanes.splice(transport.lanes.indexOf(lane), 1);
+    lane.http = undefined;
     client.close();
     logger.info("The connection to {server} stopped answering ({why}): the next requests open a new one.", {
       server: credentials.server,
@@ -195,9 +250,22 @@ function bridged(credentials: Credentials): boolean {
   return credentials.tls.insecure && InsecureBridge.supported && credentials.server.startsWith("https:");
 }
 
+/** A pooled client of the credentials' server, with their TLS material and proxy. */
+function httpClient(credentials: Credentials): Deno.HttpClient {
+  const tls = credentials.tls;
+  const options: Deno.CreateHttpClientOptions = {};
+  if (tls.caCerts?.length) options.caCerts = tls.caCerts;
+  if (tls.proxyUrl) options.proxy = { url: tls.proxyUrl };
+  return tls.cert && tls.key
+    ? Deno.createHttpClient({ ...options, cert: tls.cert, key: tls.key })
+    : Deno.createHttpClient(options);
+}
+
 function closeTransport(transport: Transport): void {
-  transport.http?.close();
-  transport.http = undefined;
+  for (const lane of [transport.shared, ...transport.lanes.splice(0)]) {
+    lane.http?.close();
+    lane.http = undefined;
+  }
   transport.bridge?.then((bridge) => bridge.close(), () => {});
   transport.bridge = undefined;
 }

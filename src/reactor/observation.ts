@@ -67,13 +67,18 @@ async function mayWatch(
   signal: AbortSignal,
   resourceVersion?: string,
 ): Promise<boolean> {
+  // Its own signal, aborted once the probe is done: a stream counts on its connection until then.
+  const probe = new AbortController();
+  const follow = () => probe.abort(signal.reason);
+  if (signal.aborted) follow();
+  else signal.addEventListener("abort", follow, { once: true });
   try {
     const response = await client.open({
       path: resourcePath(resource),
       query: { watch: "true", labelSelector: NOTHING, timeoutSeconds: 1, resourceVersion },
       verb: "watch",
       resource: resource.plural,
-      signal,
+      signal: probe.signal,
     });
     await response.body?.cancel().catch(() => {});
   } catch (error) {
@@ -84,6 +89,9 @@ async function mayWatch(
         error: describeCause(error),
       });
     }
+  } finally {
+    signal.removeEventListener("abort", follow);
+    probe.abort();
   }
   return true;
 }
