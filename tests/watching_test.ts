@@ -307,6 +307,36 @@ Deno.test("a stream silent while its connection answers other requests is resume
   assert.ok(totalFailures < stalls, `${totalFailures} failures in ${stalls} stalls`);
 });
 
+Deno.test("a stream silent on a connection that nothing else uses is resumed over it once a probe answers", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "probe");
+  const port = Number(new URL(client.credentials.server).port);
+  await using proxy = new TcpProxy(port);
+  const proxied = await loadKubeconfig({
+    path: await writeProxyKubeconfig(client.credentials.server, proxy.port),
+  });
+  using watching = new ApiClient(proxied);
+  const controller = new AbortController();
+  const watcher = new Watcher(watching, KOPFEXAMPLES, {
+    namespace,
+    settings: watchSettings({ inactivityTimeout: 1 }),
+    signal: controller.signal,
+  });
+  const { events, done } = record(watcher);
+  try {
+    await eventually("two silent requests", () => watcher.health.stalls >= 2 || undefined);
+    await createExample(client, namespace, "after");
+    await eventually("the object created after them", () => named(events, "ADDED").includes("after") || undefined);
+  } finally {
+    controller.abort();
+    await done;
+  }
+  assert.equal(proxy.accepted, 1, "one connection for the stream, its resumptions and the probes");
+  assert.ok(watching.counters.count({ verb: "get", resource: "version" }) >= 1, "probed");
+  const { stalls, totalFailures } = watcher.health;
+  assert.ok(totalFailures < stalls, `${totalFailures} failures in ${stalls} stalls`);
+});
+
 Deno.test("more streams than one connection carries go over more; requests are still answered", async () => {
   const { client } = await testCluster();
   const port = Number(new URL(client.credentials.server).port);

@@ -96,6 +96,9 @@ const VERB_OF_METHOD: Record<string, Verb> = {
  */
 const MAX_REAUTHENTICATIONS = 10;
 
+/** Seconds that the probe of a silent stream's connection may take (see `ApiClient.stalled`). */
+const PROBE_TIMEOUT = 10;
+
 /** A response, with its body already read as text when the request's total timeout covered reading it. */
 interface Answer {
   readonly response: Response;
@@ -182,18 +185,43 @@ export class ApiClient implements Disposable {
   /**
    * A stream from {@linkcode ApiClient.open} got nothing for longer than it may: its connection
    * is closed to new requests, which go over a new one (the stream itself is the caller's to abort)
-   * -- unless other requests got answers over it within that silence: then it works, and is kept.
+   * -- unless it still works: other requests got answers over it within that silence, or, with
+   * none, a probe does (`GET /version`, any answer counts, within 10 s or the silence if shorter). A stream of a quiet resource may go without bookmarks for a while: the
+   * API server sends one only when its cache has seen something newer than what the stream has.
    *
    * @param response the stalled stream's response.
    * @param why what was awaited, for the log line.
    * @param silentFor how long the stream has been silent, in seconds.
    * @returns whether the connection was kept: only the stream was silent, not the connection.
    */
-  stalled(response: Response, why: string, silentFor: number): boolean {
+  async stalled(response: Response, why: string, silentFor: number): Promise<boolean> {
     const via = this.#streams.get(response);
     if (!via) return false;
     const since = performance.now() - silentFor * 1000;
-    return this.#transports.suspect(via.transport, via.lane, via.client, via.credentials, why, since);
+    const { lane, client, credentials } = via;
+    if (lane.http === client && lane.answeredAt <= since) {
+      if (await this.#probe(client, credentials, Math.min(PROBE_TIMEOUT, silentFor))) {
+        lane.answeredAt = performance.now();
+      }
+    }
+    return this.#transports.suspect(via.transport, lane, client, credentials, why, since);
+  }
+
+  /** Whether anything answers a request over the client within so many seconds. */
+  async #probe(client: Deno.HttpClient, credentials: Credentials, seconds: number): Promise<boolean> {
+    this.counters.record("get", "version");
+    try {
+      const url = this.#transports.url(credentials, "/version", undefined);
+      // Authenticated: kube-apiserver ends an HTTP/2 connection after a request without credentials
+      // (its defence against unauthenticated clients), and this one carries the streams and requests.
+      const authorization = await credentials.authorization();
+      const headers: Record<string, string> = authorization ? { Authorization: authorization } : {};
+      const response = await fetch(url, { client, headers, signal: AbortSignal.timeout(seconds * 1000) });
+      await response.body?.cancel();
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /**

@@ -70,7 +70,7 @@ function beforeSchedule(settings: WatchingSettings, lasted: number): boolean {
 export interface RequestEnd {
   /** It went silent for longer than {@linkcode silenceBound}. */
   readonly stalled: boolean;
-  /** Silent as it was, other requests got answers over its connection meanwhile. */
+  /** Silent as it was, its connection answered other requests (or a probe) meanwhile. */
   readonly connectionAnswered?: boolean;
   /** Milliseconds from its start to its end. */
   readonly lasted: number;
@@ -120,7 +120,7 @@ export class WatchFailures {
    * request that ended at once without progress are failures (a server or proxy that ends every
    * request at once would make a busy loop); an end before its schedule amid events is resumed at
    * once; any other end waits `reconnectBackoff` before the next request. A stall over a connection
-   * that answered other requests meanwhile is a bookmark late on a busy server, not a failure: it is
+   * that answers (other requests, or a probe) is a bookmark late or held back, not a failure: it is
    * resumed at once -- unless the request before it stalled so too with nothing arriving since.
    */
   pauseAfter(end: RequestEnd): number {
@@ -128,7 +128,7 @@ export class WatchFailures {
       this.#health.stalls++;
       if (end.connectionAnswered && !this.#quietStall && this.#health.failingSince === null) {
         this.#quietStall = true;
-        logger.info("The watch request of {name} got {silence}, while its connection answered others; resuming it.", {
+        logger.info("The watch request of {name} got {silence}, though its connection works; resuming it.", {
           name: this.#name,
           silence: silence(this.#settings),
         });

@@ -328,7 +328,8 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         // A line read after the end of the attempt belongs to the old scope: it must not move the resume point.
         if (line === "aborted" || line === null || attempt.aborted) return "ended";
         if (line === "timeout") {
-          const kept = this.#client.stalled(response, silence(this.#settings), silenceBound(this.#settings).seconds);
+          const bound = silenceBound(this.#settings).seconds;
+          const kept = await this.#client.stalled(response, silence(this.#settings), bound);
           return kept ? "quiet" : "stalled";
         }
         const received = this.#receive(line, listing);
