@@ -186,7 +186,7 @@ export class ApiClient implements Disposable {
    * A stream from {@linkcode ApiClient.open} got nothing for longer than it may: its connection
    * is closed to new requests, which go over a new one (the stream itself is the caller's to abort)
    * -- unless it still works: other requests got answers over it within that silence, or, with
-   * none, a probe does (`GET /version`, any answer counts, within 10 s or the silence if shorter). A stream of a quiet resource may go without bookmarks for a while: the
+   * none, a probe does (`GET /version`, any answer counts, within 10 s, or the silence if shorter but at least 1 s). A stream of a quiet resource may go without bookmarks for a while: the
    * API server sends one only when its cache has seen something newer than what the stream has.
    *
    * @param response the stalled stream's response.
@@ -200,9 +200,12 @@ export class ApiClient implements Disposable {
     const since = performance.now() - silentFor * 1000;
     const { lane, client, credentials } = via;
     if (lane.http === client && lane.answeredAt <= since) {
-      if (await this.#probe(client, credentials, Math.min(PROBE_TIMEOUT, silentFor))) {
-        lane.answeredAt = performance.now();
-      }
+      // One probe per connection: its streams fall silent together (a connection of 64 streams,
+      // each probing, would take more streams than the server allows, and the probes would wait).
+      lane.probe ??= this.#probe(client, credentials, Math.min(PROBE_TIMEOUT, Math.max(1, silentFor))).then((alive) => {
+        if (alive) lane.answeredAt = performance.now();
+      }).finally(() => lane.probe = undefined);
+      await lane.probe;
     }
     return this.#transports.suspect(via.transport, lane, client, credentials, why, since);
   }

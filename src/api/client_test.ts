@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { FakeApi, fakeCredentials, json } from "../../tests/support/fake_api.ts";
+import { FakeApi, fakeCredentials, json, stream } from "../../tests/support/fake_api.ts";
 import { ApiClient, resourceOfPath, retryAfter } from "./client.ts";
 import {
   ApiConflictError,
@@ -260,4 +260,24 @@ Deno.test("an urgent request is sent at once while every slot is taken", async (
   assert.deepEqual(await api.client.request({ path: "/lease", urgent: true }), { path: "/lease" });
   release();
   await first;
+});
+
+Deno.test("streams that stall together probe their connection once, and keep it when the probe is answered", async () => {
+  const streams = new AbortController();
+  await using api = new FakeApi((_request, url) => {
+    if (url.pathname === "/version") return json({ major: "1" });
+    return stream([], new Promise(() => {}), streams.signal);
+  });
+  try {
+    const opened = await Promise.all(
+      ["a", "b", "c"].map((name) => api.client.open({ path: `/${name}`, signal: streams.signal })),
+    );
+    // Silent since after their opening: nothing was answered over their connection within that time.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const kept = await Promise.all(opened.map((response) => api.client.stalled(response, "a test's silence", 0.02)));
+    assert.deepEqual(kept, [true, true, true]);
+    assert.equal(api.requests.filter((url) => url.pathname === "/version").length, 1, "one probe");
+  } finally {
+    streams.abort();
+  }
 });

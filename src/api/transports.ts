@@ -34,6 +34,8 @@ export interface Lane {
   streams: number;
   /** When a request through `http` last got its answer's headers (`performance.now()`, ms); 0: never. */
   answeredAt: number;
+  /** The probe of a silent stream's connection under way (see `ApiClient.stalled`). */
+  probe?: Promise<void>;
 }
 
 /** The HTTP clients of one set of credentials, and how many requests are between sending and the headers. */

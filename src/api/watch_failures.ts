@@ -128,7 +128,7 @@ export class WatchFailures {
       this.#health.stalls++;
       if (end.connectionAnswered && !this.#quietStall && this.#health.failingSince === null) {
         this.#quietStall = true;
-        logger.info("The watch request of {name} got {silence}, though its connection works; resuming it.", {
+        logger.debug("The watch request of {name} got {silence}, though its connection works; resuming it.", {
           name: this.#name,
           silence: silence(this.#settings),
         });
