@@ -6,6 +6,7 @@
 
 import assert from "node:assert/strict";
 import { ApiClient } from "../src/api/client.ts";
+import type { Credentials } from "../src/api/credentials.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import { Watcher, type WatchEvent, WatchState } from "../src/api/watching.ts";
 import { NetworkingSettings } from "../src/settings/networking.ts";
@@ -217,11 +218,8 @@ Deno.test("a watch from a compacted resourceVersion gets 410, relists, and deliv
 Deno.test("a stream stalled behind a proxy that stops forwarding is detected and resumed", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "stall");
-  const port = Number(new URL(client.credentials.server).port);
-  await using proxy = new TcpProxy(port);
-  const proxied = await loadKubeconfig({
-    path: await writeProxyKubeconfig(client.credentials.server, proxy.port),
-  });
+  await using proxy = proxyFor(client);
+  const proxied = await throughProxy(client, proxy);
   using watching = new ApiClient(proxied);
   const inactivityTimeout = 3;
   const controller = new AbortController();
@@ -264,17 +262,34 @@ Deno.test("a stream stalled behind a proxy that stops forwarding is detected and
 });
 
 Deno.test("a stream silent while its connection answers other requests is resumed over the same connection", async () => {
+  const { connections, added, health } = await quietStream("quiet", true);
+  assert.equal(connections, 1, "one connection for the stream, its resumptions and the requests");
+  assert.deepEqual(added, ["after"]);
+  // The first silence over a working connection is a late bookmark, not a failure of the stream.
+  assert.ok(health.totalFailures < health.stalls, `${health.totalFailures} failures in ${health.stalls} stalls`);
+});
+
+Deno.test("a stream silent on a connection that nothing else uses is resumed over it once a probe answers", async () => {
+  const { connections, added, health, probes } = await quietStream("probe", false);
+  assert.equal(connections, 1, "one connection for the stream, its resumptions and the probes");
+  assert.deepEqual(added, ["after"]);
+  assert.ok(probes >= 1, "probed");
+  assert.ok(health.totalFailures < health.stalls, `${health.totalFailures} failures in ${health.stalls} stalls`);
+});
+
+/**
+ * A watch of kopfexamples in a new namespace where nothing happens, through a counting proxy: each
+ * of its requests stays silent past the bound of 1 s (the server's bookmarks come about once a
+ * minute, if at all), as a stream waiting for a late bookmark would. It runs until two silences
+ * were resumed and an object created after them has come; with `asking`, the same client's
+ * requests go over its connection every 0.1 s meanwhile.
+ */
+async function quietStream(prefix: string, asking: boolean) {
   const { client } = await testCluster();
-  const namespace = await freshNamespace(client, "quiet");
-  const port = Number(new URL(client.credentials.server).port);
-  await using proxy = new TcpProxy(port);
-  const proxied = await loadKubeconfig({
-    path: await writeProxyKubeconfig(client.credentials.server, proxy.port),
-  });
-  using watching = new ApiClient(proxied);
+  const namespace = await freshNamespace(client, prefix);
+  await using proxy = proxyFor(client);
+  using watching = new ApiClient(await throughProxy(client, proxy));
   const controller = new AbortController();
-  // Nothing happens in the namespace, and the server's bookmarks come about once a minute: every
-  // watch request stays silent past the bound, as a stream waiting for a late bookmark would.
   const watcher = new Watcher(watching, KOPFEXAMPLES, {
     namespace,
     settings: watchSettings({ inactivityTimeout: 1 }),
@@ -282,9 +297,8 @@ Deno.test("a stream silent while its connection answers other requests is resume
   });
   const { events, done } = record(watcher);
   await eventually("the listing", () => events.some((event) => event.type === "LISTED") || undefined);
-  // Meanwhile the same client's requests are answered over the same connection.
-  let stop = false;
-  const asking = (async () => {
+  let stop = !asking;
+  const requests = (async () => {
     while (!stop) {
       await watching.request({ path: `/api/v1/namespaces/${namespace}`, verb: "get", resource: "namespaces" });
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -296,54 +310,22 @@ Deno.test("a stream silent while its connection answers other requests is resume
     await eventually("the object created after them", () => named(events, "ADDED").includes("after") || undefined);
   } finally {
     stop = true;
-    await asking;
+    await requests;
     controller.abort();
     await done;
   }
-  assert.equal(proxy.accepted, 1, "one connection for the stream, its resumptions and the requests");
-  assert.deepEqual(named(events, "ADDED"), ["after"]);
-  // The first silence over a working connection is a late bookmark, not a failure of the stream.
-  const { stalls, totalFailures } = watcher.health;
-  assert.ok(totalFailures < stalls, `${totalFailures} failures in ${stalls} stalls`);
-});
-
-Deno.test("a stream silent on a connection that nothing else uses is resumed over it once a probe answers", async () => {
-  const { client } = await testCluster();
-  const namespace = await freshNamespace(client, "probe");
-  const port = Number(new URL(client.credentials.server).port);
-  await using proxy = new TcpProxy(port);
-  const proxied = await loadKubeconfig({
-    path: await writeProxyKubeconfig(client.credentials.server, proxy.port),
-  });
-  using watching = new ApiClient(proxied);
-  const controller = new AbortController();
-  const watcher = new Watcher(watching, KOPFEXAMPLES, {
-    namespace,
-    settings: watchSettings({ inactivityTimeout: 1 }),
-    signal: controller.signal,
-  });
-  const { events, done } = record(watcher);
-  try {
-    await eventually("two silent requests", () => watcher.health.stalls >= 2 || undefined);
-    await createExample(client, namespace, "after");
-    await eventually("the object created after them", () => named(events, "ADDED").includes("after") || undefined);
-  } finally {
-    controller.abort();
-    await done;
-  }
-  assert.equal(proxy.accepted, 1, "one connection for the stream, its resumptions and the probes");
-  assert.ok(watching.counters.count({ verb: "get", resource: "version" }) >= 1, "probed");
-  const { stalls, totalFailures } = watcher.health;
-  assert.ok(totalFailures < stalls, `${totalFailures} failures in ${stalls} stalls`);
-});
+  return {
+    connections: proxy.accepted,
+    added: named(events, "ADDED"),
+    health: watcher.health,
+    probes: watching.counters.count({ verb: "get", resource: "version" }),
+  };
+}
 
 Deno.test("more streams than one connection carries go over more; requests are still answered", async () => {
   const { client } = await testCluster();
-  const port = Number(new URL(client.credentials.server).port);
-  await using proxy = new TcpProxy(port);
-  const proxied = await loadKubeconfig({
-    path: await writeProxyKubeconfig(client.credentials.server, proxy.port),
-  });
+  await using proxy = proxyFor(client);
+  const proxied = await throughProxy(client, proxy);
   // kube-apiserver allows 100 streams at once per HTTP/2 connection; a request beyond them would
   // wait for one to end, and watches do not: without more connections, these time out.
   const networking = Object.assign(new NetworkingSettings(), { connectTimeout: 10, errorBackoffs: [] });
@@ -370,6 +352,16 @@ Deno.test("more streams than one connection carries go over more; requests are s
     streams.abort();
   }
 });
+
+/** A counting TCP proxy in front of the shared cluster's API server. */
+function proxyFor(client: ApiClient): TcpProxy {
+  return new TcpProxy(Number(new URL(client.credentials.server).port));
+}
+
+/** The shared cluster's credentials, with its API server reached through the proxy. */
+async function throughProxy(client: ApiClient, proxy: TcpProxy): Promise<Credentials> {
+  return await loadKubeconfig({ path: await writeProxyKubeconfig(client.credentials.server, proxy.port) });
+}
 
 /** Writes a kubeconfig like the shared one but pointing at the proxy. */
 async function writeProxyKubeconfig(server: string, port: number): Promise<string> {
