@@ -186,8 +186,9 @@ export class ApiClient implements Disposable {
    * A stream from {@linkcode ApiClient.open} got nothing for longer than it may: its connection
    * is closed to new requests, which go over a new one (the stream itself is the caller's to abort)
    * -- unless it still works: other requests got answers over it within that silence, or, with
-   * none, a probe does (`GET /version`, any answer counts, within 10 s, or the silence if shorter but at least 1 s). A stream of a quiet resource may go without bookmarks for a while: the
-   * API server sends one only when its cache has seen something newer than what the stream has.
+   * none, a probe does (`GET /version`, any answer counts, within 10 s, or the silence if shorter
+   * but at least 1 s). A stream of a quiet resource may go without bookmarks for a while: the API
+   * server sends one only when its cache has seen something newer than what the stream has.
    *
    * @param response the stalled stream's response.
    * @param why what was awaited, for the log line.

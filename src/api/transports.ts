@@ -159,7 +159,7 @@ export class Transports {
   ): boolean {
     if (lane.http !== client) return false;
     if (since !== undefined && lane.answeredAt > since) {
-      logger.debug("A stream got {why}, but the connection to {server} answered other requests meanwhile: kept.", {
+      logger.debug("A stream got {why}, but the connection to {server} answered meanwhile: kept.", {
         why,
         server: credentials.server,
       });

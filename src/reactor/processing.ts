@@ -2,8 +2,9 @@
  * One processing cycle of one object, as decide, then act: the steps (`cycle_steps.ts`) run in
  * Kopf's order -- event handlers; the finalizer; the daemons and timers; the cause; once the
  * operator's own last patch has been seen, the change handlers -- and the first that decides ends
- * the decision. Without daemons and timers, the wait for that patch comes before the finalizer. Then the verdict is applied once: one patch for everything the cycle changed,
- * plus a guarded JSON-patch when the finalizer changes, and the wake-up to ask for.
+ * the decision (without daemons and timers, the wait for that patch comes before the finalizer).
+ * Then the verdict is applied once: one patch for everything the cycle changed, plus a guarded
+ * JSON-patch when the finalizer changes, and the wake-up to ask for.
  *
  * @module
  */
