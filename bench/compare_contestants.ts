@@ -3,8 +3,8 @@
  * storages, and as `lean` with `settings.persistence.useLeanStorage()`; as `bundle`, the
  * `kopf build --minify` bundle of the fixture, as the image of `kopf init` runs it), Python Kopf, the raw
  * client with one write per object (`raw`) and with Kopf's two (`raw2`), and a controller-runtime
- * reconciler (`cr`), each serving one namespace (or, but for the raw clients, all of them) with the
- * fixture of a mode, output to a log file.
+ * reconciler (`cr`), each serving one namespace (or, but for the raw clients, several or all of them)
+ * with the fixture of a mode, output to a log file.
  *
  * @module
  */
@@ -41,11 +41,24 @@ export interface Started {
   stop(): Promise<void>;
 }
 
+/**
+ * Several namespaces, as a user of each contestant names them: a glob for ours and Kopf (`-n 'team-*'`: a watch
+ * per matching namespace, found by a watch of namespaces), the list for controller-runtime (its cache's
+ * `DefaultNamespaces`: an informer per namespace).
+ */
+export interface Namespaces {
+  readonly pattern: string;
+  readonly names: readonly string[];
+}
+
+/** What a contestant serves: one namespace, several, or all of them (`null`: one cluster-wide watch). */
+export type Served = string | Namespaces | null;
+
 /** One of the compared processes. */
 export interface Contestant {
   readonly name: ContestantName;
-  /** Starts it serving one namespace, or all of them with `null` (one cluster-wide watch). */
-  start(mode: Mode, namespace: string | null, log: string): Started;
+  /** Starts it serving `served`. */
+  start(mode: Mode, served: Served, log: string): Started;
 }
 
 /** What the contestants need to know. */
@@ -110,7 +123,8 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
   const beforeV8Flags = Deno.env.has("KOPF_BENCH_BEFORE_V8_FLAGS")
     ? `--v8-flags=${Deno.env.get("KOPF_BENCH_BEFORE_V8_FLAGS")}${perfMap}`
     : v8Flags;
-  const served = (namespace: string | null) => namespace === null ? ["--all-namespaces"] : ["-n", namespace];
+  const served = (served: Served) =>
+    served === null ? ["--all-namespaces"] : ["-n", typeof served === "string" ? served : served.pattern];
   // An earlier checkout runs this checkout's fixture with its own import map: `@kopf/kopf` is its own.
   const ours = (name: "ours" | "lean" | "before", checkout = root): Contestant => ({
     name,
@@ -190,7 +204,12 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
       name: "cr",
       start: (mode, namespace, log) => {
         if (!setup.controllerRuntime) throw new Error("The controller-runtime contestant is not built.");
-        return spawn(log, root, setup.controllerRuntime, [mode, namespace ?? "--all-namespaces"], kubeconfig);
+        const namespaces = namespace === null
+          ? "--all-namespaces"
+          : typeof namespace === "string"
+          ? namespace
+          : namespace.names.join(",");
+        return spawn(log, root, setup.controllerRuntime, [mode, namespaces], kubeconfig);
       },
     },
   };
@@ -199,7 +218,7 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
     return {
       name,
       start: (mode, namespace, log) => {
-        if (namespace === null) throw new Error(`The ${name} contestant serves one namespace; give it one.`);
+        if (typeof namespace !== "string") throw new Error(`The ${name} contestant serves one namespace; give it one.`);
         return spawn(log, root, Deno.execPath(), [
           "run",
           "-A",

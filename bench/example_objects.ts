@@ -27,6 +27,29 @@ export function createExample(client: ApiClient, namespace: string, name: string
   });
 }
 
+/**
+ * Makes the first `count` objects (`kex-0`, …, each in `namespaceOf(index)`) look new: no annotations, no
+ * finalizers, no status; `parallel` at a time.
+ */
+export async function resetExamples(
+  client: ApiClient,
+  count: number,
+  parallel: number,
+  namespaceOf: (index: number) => string,
+): Promise<void> {
+  const merge = "application/merge-patch+json";
+  await inParallel(0, count, parallel, async (index) => {
+    const path = `${collection(namespaceOf(index))}/${objectName(index)}`;
+    await client.request({
+      method: "PATCH",
+      path,
+      contentType: merge,
+      body: { metadata: { annotations: null, finalizers: null } },
+    });
+    await client.request({ method: "PATCH", path: `${path}/status`, contentType: merge, body: { status: null } });
+  });
+}
+
 /** Runs `action` for each index from `from` up to (not including) `to`, `parallel` at a time. */
 export async function inParallel(
   from: number,

@@ -1,7 +1,7 @@
 /**
  * What a benchmark reads about a process it started (Linux `/proc`): resident memory and CPU time,
- * the process of a command line, the machine's CPU time, the V8 heap through a preloaded probe;
- * and how it prints them.
+ * its connections to a port, the process of a command line, the machine's CPU time, the V8 heap
+ * through a preloaded probe; and how it prints them.
  *
  * @module
  */
@@ -54,6 +54,32 @@ async function statusBytes(pid: number, field: string): Promise<number> {
   const match = status.match(new RegExp(`^${field}:\\s+(\\d+) kB$`, "m"));
   if (!match) throw new Error(`No ${field} in /proc/${pid}/status.`);
   return Number(match[1]) * 1024;
+}
+
+/**
+ * The TCP connections a process has open to a port (its established sockets whose remote end is
+ * that port, from `/proc/PID/fd` and `/proc/PID/net/tcp{,6}`): an HTTP/2 client's count is its
+ * connections, an HTTP/1.1 client's its requests in flight.
+ */
+export async function connectionsTo(pid: number, port: number): Promise<number> {
+  const sockets = new Set<string>();
+  for await (const entry of Deno.readDir(`/proc/${pid}/fd`)) {
+    const target = await Deno.readLink(`/proc/${pid}/fd/${entry.name}`).catch(() => "");
+    const inode = target.match(/^socket:\[(\d+)\]$/)?.[1];
+    if (inode) sockets.add(inode);
+  }
+  const remotePort = port.toString(16).toUpperCase().padStart(4, "0");
+  let count = 0;
+  for (const table of ["tcp", "tcp6"]) {
+    const text = await Deno.readTextFile(`/proc/${pid}/net/${table}`).catch(() => "");
+    for (const line of text.split("\n").slice(1)) {
+      // sl, local address, remote address, state (01: established), …, inode (the tenth field).
+      const fields = line.trim().split(/\s+/);
+      if (fields.length < 10 || fields[3] !== "01") continue;
+      if (fields[2].split(":")[1] === remotePort && sockets.has(fields[9])) count++;
+    }
+  }
+  return count;
 }
 
 /** The CPU time (user and system) a process has used so far, in seconds (100 ticks a second). */

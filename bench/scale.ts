@@ -33,7 +33,7 @@ import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import { type ContestantName, contestants, type Started } from "./compare_contestants.ts";
 import { Tracker } from "./compare_tracker.ts";
 import { preparePeers } from "./compare_peers.ts";
-import { collection, createExample, inParallel, isDone, objectName } from "./example_objects.ts";
+import { collection, createExample, inParallel, isDone, objectName, resetExamples } from "./example_objects.ts";
 import { prepareExamples } from "./example_namespace.ts";
 import { cpuSeconds, peakRss, rss } from "./process_stats.ts";
 import { type Column, ScaleResults } from "./scale_results.ts";
@@ -137,7 +137,11 @@ for (const [index, count] of layouts.entries()) {
         results.skip(reason);
         continue;
       }
-      if (handled) await resetObjects(handled, namespaceOf);
+      if (handled) {
+        const began = performance.now();
+        await resetExamples(client, handled, parallel, namespaceOf);
+        console.error(`${handled} objects reset in ${seconds(performance.now() - began)} s`);
+      }
       handled = size;
       console.error(`[${layout}, ${name}] ${size} objects`);
       const column = results.column(layout, name, size);
@@ -226,23 +230,6 @@ async function settle(process: Started, from: number): Promise<void> {
     }
     before = now;
   }
-}
-
-/** Makes handled objects look new: no annotations, no finalizers, no status. */
-async function resetObjects(size: number, namespaceOf: (object: number) => string): Promise<void> {
-  const began = performance.now();
-  await inParallel(0, size, parallel, async (object) => {
-    const path = `${collection(namespaceOf(object))}/${objectName(object)}`;
-    const merge = "application/merge-patch+json";
-    await client.request({
-      method: "PATCH",
-      path,
-      contentType: merge,
-      body: { metadata: { annotations: null, finalizers: null } },
-    });
-    await client.request({ method: "PATCH", path: `${path}/status`, contentType: merge, body: { status: null } });
-  });
-  console.error(`${size} objects reset in ${seconds(performance.now() - began)} s`);
 }
 
 /**
