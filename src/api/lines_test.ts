@@ -108,7 +108,44 @@ Deno.test("a byte stream is read into the reader's own buffer, and lines split a
   using reader = new LineReader(bytes, 10, new AbortController().signal);
   assert.deepEqual(await all(reader), ['{"a":1}', '{"b":2}', '{"c":3}', null]);
   // Every read got the whole buffer back: nothing is kept from one read to the next.
-  assert.deepEqual(sizes, [65536, 65536, 65536, 65536]);
+  assert.deepEqual(sizes, [4096, 4096, 4096, 4096]);
+});
+
+Deno.test("the buffer grows while reads fill it, up to 64 KiB, and shrinks while they take little of it", async () => {
+  // 160 KiB of lines at once (a listing), then events one at a time.
+  const line = (index: number) => `{"n":"${String(index).padStart(8, "0")}","pad":"${"x".repeat(1000)}"}\n`;
+  const burst = encoder.encode(Array.from({ length: 160 }, (_, index) => line(index)).join(""));
+  const events = Array.from({ length: 6 }, (_, index) => encoder.encode(line(1000 + index)));
+  let offset = 0;
+  const sizes: number[] = [];
+  const bytes = new ReadableStream({
+    type: "bytes",
+    pull(controller) {
+      const request = controller.byobRequest!;
+      const view = request.view!;
+      sizes.push(view.byteLength);
+      const chunk = offset < burst.length ? burst.subarray(offset, offset + view.byteLength) : events.shift();
+      if (offset < burst.length) offset += chunk!.length;
+      if (!chunk) {
+        controller.close();
+        request.respond(0);
+        return;
+      }
+      new Uint8Array(view.buffer, view.byteOffset).set(chunk);
+      request.respond(chunk.length);
+    },
+  });
+  using reader = new LineReader(bytes, 10, new AbortController().signal);
+  const lines = await all(reader);
+  assert.equal(lines.length, 160 + 6 + 1);
+  assert.deepEqual(lines.slice(0, 166).map((text) => Number(JSON.parse(text!).n)), [
+    ...Array.from({ length: 160 }, (_, index) => index),
+    ...Array.from({ length: 6 }, (_, index) => 1000 + index),
+  ]);
+  // The burst fills each read: doubled up to the largest. The second read of 64 KiB takes the burst's last 39 KiB,
+  // more than a quarter: kept. Events of ~1 KiB, one per read: halved down to the smallest. Then the end.
+  const expected = [[4, 8, 16, 32, 64], [64], [64, 32, 16, 8, 4, 4], [4]].flat();
+  assert.deepEqual(sizes.map((size) => size / 1024), expected);
 });
 
 Deno.test("a byte stream cancelled during a read ends with the interruption", async () => {
