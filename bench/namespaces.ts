@@ -9,12 +9,13 @@
  *
  * Per contestant and way of serving (medians of `--rounds`, the runs taking turns):
  * - handled: from the spawn to all objects handled, and the CPU used until then;
- * - idle: the CPU over `--idle` seconds that follow `--settle` seconds after that, and the requests that ended in
- *   them (a watch counts when it ends, so a resumed stream counts, an open one does not);
+ * - idle: the CPU over `--idle` seconds that follow `--settle` seconds after that, and the requests of kopfexamples
+ *   that ended in them (a watch counts when it ends, so a resumed stream counts, an open one does not);
  * - at the end of the idle time: the RSS (and, for the namespaces, what it is above the cluster-wide run's, per
  *   namespace) and the TCP connections to the API server;
- * - the requests of the whole run by verb, counted after the stop (every watch has ended by then): a stream that
- *   went silent and was resumed shows as more WATCHes than streams;
+ * - the requests of kopfexamples in the whole run by verb, counted after the stop (every watch has ended by then):
+ *   a stream that went silent and was resumed shows as more WATCHes than namespaces; and those of other resources
+ *   (namespaces and CRDs, and the API server's own watches that end meanwhile: it watches its resources too);
  * - the WARNING and ERROR lines of its log.
  *
  * `--snapshots DIR` writes a V8 heap snapshot of each Deno process there at the end of its idle time, after a
@@ -37,7 +38,7 @@ import { preparePeers } from "./compare_peers.ts";
 import { createExample, inParallel, isDone, objectName, resetExamples } from "./example_objects.ts";
 import { prepareExamples } from "./example_namespace.ts";
 import { connectionsTo, cpuSeconds, median, probeMemory, rss } from "./process_stats.ts";
-import { measure, total } from "./served_requests.ts";
+import { measure } from "./served_requests.ts";
 import { roundOrder } from "./round_order.ts";
 
 const USAGE = `Usage: deno run -A bench/namespaces.ts [options]
@@ -48,7 +49,8 @@ and cluster-wide, and prints one table: a row per metric, a column per contestan
 Options:
   --namespaces 100          how many namespaces (team-000, team-001, …)
   --objects 1               kopfexamples in each namespace
-  --only ours,lean,kopf,cr  contestants (ours, lean, bundle, kopf, cr)
+  --only ours,lean,kopf,cr  contestants (ours, lean, bundle, kopf, cr; before, with --before)
+  --before DIR              a checkout of an earlier commit, run as \`before\` (default storages)
   --served namespaces,cluster
                             how each is run: per namespace (-n 'team-*', cr: the list), cluster-wide
   --rounds 2                runs of each column, taking turns; medians are printed
@@ -73,6 +75,7 @@ const { values } = commandLine({
     "kopf-version": { type: "string", default: "1.45.2" },
     logs: { type: "string" },
     snapshots: { type: "string" },
+    before: { type: "string" },
   },
 }, USAGE);
 
@@ -82,7 +85,7 @@ const perNamespace = Number(values.objects);
 const rounds = Number(values.rounds);
 const settleMs = Number(values.settle) * 1000;
 const idleMs = Number(values.idle) * 1000;
-const known: readonly ContestantName[] = ["ours", "lean", "bundle", "kopf", "cr"];
+const known: readonly ContestantName[] = ["ours", "lean", "bundle", "kopf", "cr", "before"];
 const requested = values.only.split(",") as ContestantName[];
 const ways = values.served.split(",") as Way[];
 const unknown = [
@@ -91,6 +94,9 @@ const unknown = [
 ];
 if (unknown.length || ![count, perNamespace, rounds, idleMs].every((value) => value > 0) || !(settleMs >= 0)) {
   usageError(`Unknown contestants or ways of serving (${unknown.join(", ") || "none"}), or counts not above zero.`);
+}
+if (requested.includes("before") !== (values.before !== undefined)) {
+  usageError("The `before` contestant and --before go together: --before DIR --only ours,before.");
 }
 const logs = values.logs ?? await Deno.makeTempDir({ prefix: "kopf-namespaces-" });
 await Deno.mkdir(logs, { recursive: true });
@@ -111,7 +117,8 @@ exitOnSignals();
 await using cluster = await LocalCluster.start();
 const caFile = join(logs, "ca.pem");
 await Deno.writeTextFile(caFile, cluster.caCert);
-const all = contestants({ cluster, caFile, root, ...installed, denoFlags });
+const before = values.before === undefined ? undefined : resolve(values.before);
+const all = contestants({ cluster, caFile, root, before, ...installed, denoFlags });
 using client = new ApiClient(await loadKubeconfig({ path: cluster.kubeconfig }));
 const serverPort = Number(new URL(cluster.server).port);
 console.error(`Logs of every process: ${logs}`);
@@ -133,9 +140,10 @@ type Row =
   | "rss"
   | "connections"
   | "watches"
+  | "otherResources"
   | "lists"
   | "writes"
-  | "others"
+  | "gets"
   | "warnings";
 const columns = names.flatMap((name) => ways.map((way) => ({ name, way, runs: [] as Run[] })));
 let serial = 0;
@@ -175,7 +183,7 @@ async function run(name: ContestantName, way: Way): Promise<Run> {
       const cpuBefore = await cpuSeconds(process.pid);
       const { requests: idle } = await measure(client, () => process.guard(sleep(idleMs), "the idle time"));
       figures.set("idleCpu", (await cpuSeconds(process.pid) - cpuBefore) * 1000 / (idleMs / 60_000));
-      figures.set("idleRequests", total(idle));
+      figures.set("idleRequests", sum(idle, (key) => key.endsWith(" kopfexamples")));
       figures.set("rss", await rss(process.pid));
       figures.set("connections", await connectionsTo(process.pid, serverPort));
       if (snapshot) await process.guard(probeMemory(process.pid, probe), "the heap snapshot");
@@ -187,11 +195,13 @@ async function run(name: ContestantName, way: Way): Promise<Run> {
   const watches = (requests.get("WATCH kopfexamples") ?? 0) - (ownWatches() - watchesBefore);
   requests.set("WATCH kopfexamples", watches);
   console.error(`  requests: ${[...requests].sort().map(([key, value]) => `${key} ${value}`).join(", ")}`);
-  const byVerb = (verbs: readonly string[]) => sum(requests, (key) => verbs.includes(key.split(" ")[0]));
-  figures.set("watches", byVerb(["WATCH"]));
-  figures.set("lists", byVerb(["LIST"]));
-  figures.set("writes", byVerb(["POST", "PUT", "PATCH", "DELETE"]));
-  figures.set("others", total(requests) - byVerb(["WATCH", "LIST", "POST", "PUT", "PATCH", "DELETE"]));
+  const ofExamples = (verbs: readonly string[]) =>
+    sum(requests, (key) => key.endsWith(" kopfexamples") && verbs.includes(key.split(" ")[0]));
+  figures.set("watches", watches);
+  figures.set("lists", ofExamples(["LIST"]));
+  figures.set("writes", ofExamples(["POST", "PUT", "PATCH", "DELETE"]));
+  figures.set("gets", ofExamples(["GET"]));
+  figures.set("otherResources", sum(requests, (key) => !key.endsWith(" kopfexamples")));
   figures.set("warnings", await warnings(log));
   return figures;
 }
@@ -218,7 +228,7 @@ function print(): void {
     ["handled: from the spawn, s", (runs) => medianOf(runs, "handled").toFixed(2)],
     ["CPU until handled, s", (runs) => medianOf(runs, "cpu").toFixed(2)],
     [`CPU idle, ms per minute (over ${values.idle} s)`, (runs) => medianOf(runs, "idleCpu").toFixed(0)],
-    ["requests ended while idle", (runs) => medianOf(runs, "idleRequests").toFixed(0)],
+    ["requests of kopfexamples ended while idle", (runs) => medianOf(runs, "idleRequests").toFixed(0)],
     ["RSS at the end, MiB", (runs) => (medianOf(runs, "rss") / 1024 / 1024).toFixed(1)],
     ["RSS above cluster-wide, KiB per namespace", (runs, name, way) => {
       const reference = clusterRss(name);
@@ -226,10 +236,11 @@ function print(): void {
       return ((medianOf(runs, "rss") - reference) / 1024 / count).toFixed(0);
     }],
     ["connections to the API server", (runs) => medianOf(runs, "connections").toFixed(0)],
-    ["WATCH requests", (runs) => medianOf(runs, "watches").toFixed(0)],
-    ["LIST requests", (runs) => medianOf(runs, "lists").toFixed(0)],
-    ["writes", (runs) => medianOf(runs, "writes").toFixed(0)],
-    ["other requests", (runs) => medianOf(runs, "others").toFixed(0)],
+    ["kopfexamples: WATCH requests", (runs) => medianOf(runs, "watches").toFixed(0)],
+    ["kopfexamples: LIST requests", (runs) => medianOf(runs, "lists").toFixed(0)],
+    ["kopfexamples: GET requests", (runs) => medianOf(runs, "gets").toFixed(0)],
+    ["kopfexamples: writes", (runs) => medianOf(runs, "writes").toFixed(0)],
+    ["requests of other resources (the API server's own too)", (runs) => medianOf(runs, "otherResources").toFixed(0)],
     ["WARNING/ERROR lines", (runs) => medianOf(runs, "warnings").toFixed(0)],
   ];
   const title = (name: ContestantName, way: Way) => `${name}, ${way === "namespaces" ? `${count} watches` : "1 watch"}`;
