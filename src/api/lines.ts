@@ -155,7 +155,7 @@ export class LineReader implements Disposable {
  * The buffer for the read after the one that gave `read`: the same, or a new one twice or half its size when the
  * read filled it or took a quarter of it or less. (The bytes read stay in the old one, which is not reused.)
  */
-export function nextBuffer(read: Uint8Array): ArrayBuffer {
+function nextBuffer(read: Uint8Array): ArrayBuffer {
   const buffer = read.buffer as ArrayBuffer;
   const size = buffer.byteLength;
   if (read.byteLength >= size && size < LARGEST_BUFFER) return new ArrayBuffer(size * 2);
