@@ -31,7 +31,7 @@ import { LocalCluster } from "../testing.ts";
 import { exitOnSignals } from "./exit_on_signals.ts";
 import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
-import type { RequestTotals } from "./apiserver_metrics.ts";
+import { type RequestTotals, writesOf } from "./apiserver_metrics.ts";
 import { type ContestantName, contestants, type Served } from "./compare_contestants.ts";
 import { Tracker } from "./compare_tracker.ts";
 import { preparePeers } from "./compare_peers.ts";
@@ -199,7 +199,7 @@ async function run(name: ContestantName, way: Way): Promise<Run> {
     sum(requests, (key) => key.endsWith(" kopfexamples") && verbs.includes(key.split(" ")[0]));
   figures.set("watches", watches);
   figures.set("lists", ofExamples(["LIST"]));
-  figures.set("writes", ofExamples(["POST", "PUT", "PATCH", "DELETE"]));
+  figures.set("writes", writesOf(requests, "kopfexamples"));
   figures.set("gets", ofExamples(["GET"]));
   figures.set("otherResources", sum(requests, (key) => !key.endsWith(" kopfexamples")));
   figures.set("warnings", await warnings(log));
