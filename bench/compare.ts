@@ -13,7 +13,8 @@
  * write per object, as the lean storage) and once as `raw2` (also the diff-base annotation, Kopf's
  * protocol with the default storages); `cr` is a controller-runtime reconciler making the same
  * writes as `raw` (`bench/fixtures/controller_runtime/`, built with Go into a cache folder by
- * `bench/controller_runtime.ts` on first use). Every process is
+ * `bench/built_peers.ts` on first use), and `rs` (name it in `--only`) a kube-rs controller making them
+ * too (`bench/fixtures/kube_rs/`, built with Cargo the same way). Every process is
  * started as production would start it (ours: `deno run` of the CLI with cli/build.ts's `OPERATOR_V8_FLAGS`,
  * no `deno task`), serving one fresh namespace, its output kept in the log folder.
  *
@@ -107,7 +108,7 @@ await Deno.mkdir(logs, { recursive: true });
 const PARALLEL_POSTS = Number(values.posts);
 const SETTLE_MS = 10_000;
 
-const known: readonly ContestantName[] = ["ours", "lean", "bundle", "kopf", "raw", "raw2", "cr", "before"];
+const known: readonly ContestantName[] = ["ours", "lean", "bundle", "kopf", "raw", "raw2", "cr", "rs", "before"];
 let names = values.only.split(",") as ContestantName[];
 const unknown = names.filter((name) => !known.includes(name));
 if (unknown.length) {
@@ -120,7 +121,7 @@ checkPrerequisites(names);
 const root = new URL("..", import.meta.url);
 const peers = await preparePeers(names, values["kopf-version"], root);
 names = peers.names;
-const { python, controllerRuntime } = peers;
+const { python, controllerRuntime, kubeRs } = peers;
 
 exitOnSignals();
 await using cluster = await LocalCluster.start();
@@ -129,7 +130,7 @@ const caFile = join(logs, "ca.pem");
 await Deno.writeTextFile(caFile, cluster.caCert);
 const controlPlane = await controlPlanePids(cluster);
 
-const all = contestants({ cluster, caFile, python, root, before: values.before, controllerRuntime });
+const all = contestants({ cluster, caFile, python, root, before: values.before, controllerRuntime, kubeRs });
 const chosen = names.map((name) => all[name]);
 const results = new Results(names);
 console.error(`Logs of every process: ${logs}`);

@@ -2,9 +2,9 @@
  * The processes bench/compare.ts compares, started the same way: our CLI (with the default
  * storages, and as `lean` with `settings.persistence.useLeanStorage()`; as `bundle`, the
  * `kopf build --minify` bundle of the fixture, as the image of `kopf init` runs it), Python Kopf, the raw
- * client with one write per object (`raw`) and with Kopf's two (`raw2`), and a controller-runtime
- * reconciler (`cr`), each serving one namespace (or, but for the raw clients, several or all of them)
- * with the fixture of a mode, output to a log file.
+ * client with one write per object (`raw`) and with Kopf's two (`raw2`), a controller-runtime
+ * reconciler (`cr`) and a kube-rs controller (`rs`), each serving one namespace (or, but for the raw
+ * clients, several or all of them; kube-rs one or all) with the fixture of a mode, output to a log file.
  *
  * @module
  */
@@ -16,7 +16,7 @@ import { IMAGE_DENO_FLAGS, OPERATOR_PERMISSIONS, OPERATOR_V8_FLAGS } from "../cl
 import type { LocalCluster } from "../testing.ts";
 
 /** Who is compared. */
-export type ContestantName = "ours" | "lean" | "bundle" | "kopf" | "raw" | "raw2" | "cr" | "before";
+export type ContestantName = "ours" | "lean" | "bundle" | "kopf" | "raw" | "raw2" | "cr" | "rs" | "before";
 
 /** What the process handles: one create handler, or create, update and delete handlers. */
 export type Mode = "create" | "lifecycle";
@@ -73,8 +73,10 @@ export interface Setup {
   readonly root: URL;
   /** A checkout of an earlier commit, whose CLI runs as `before` (default storages). */
   readonly before?: string;
-  /** The controller-runtime contestant's binary, if it is compared (bench/controller_runtime.ts). */
+  /** The controller-runtime contestant's binary, if it is compared (bench/built_peers.ts). */
   readonly controllerRuntime?: string;
+  /** The kube-rs contestant's binary, if it is compared (bench/built_peers.ts). */
+  readonly kubeRs?: string;
   /** More flags for `deno run` of the Deno contestants (such as bench/idle_memory.ts's `--preload` of its probe). */
   readonly denoFlags?: readonly string[];
 }
@@ -210,6 +212,16 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
           ? namespace
           : namespace.names.join(",");
         return spawn(log, root, setup.controllerRuntime, [mode, namespaces], kubeconfig);
+      },
+    },
+    rs: {
+      name: "rs",
+      start: (mode, namespace, log) => {
+        if (!setup.kubeRs) throw new Error("The kube-rs contestant is not built.");
+        if (namespace !== null && typeof namespace !== "string") {
+          throw new Error("The rs contestant serves one namespace or all of them (one Api per controller).");
+        }
+        return spawn(log, root, setup.kubeRs, [mode, namespace ?? "--all-namespaces"], kubeconfig);
       },
     },
   };

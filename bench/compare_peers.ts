@@ -1,14 +1,14 @@
 /**
- * The peers a comparison needs installed first: Python Kopf (a cached virtualenv) and the
- * controller-runtime binary (a cached Go build). A peer that cannot be had here is left out, and
- * the bench says why on stderr.
+ * The peers a comparison needs installed first: Python Kopf (a cached virtualenv), the
+ * controller-runtime binary (a cached Go build) and the kube-rs binary (a cached Cargo build). A
+ * peer that cannot be had here is left out, and the bench says why on stderr.
  *
  * @module
  */
 
 import { ensurePythonKopf } from "../tests/support/python_kopf.ts";
 import type { ContestantName } from "./compare_contestants.ts";
-import { ensureControllerRuntime } from "./controller_runtime.ts";
+import { type BuiltPeer, ensureControllerRuntime, ensureKubeRs, type PeerSkipped } from "./built_peers.ts";
 
 /** The contestants that can run, and what the peers among them need. */
 export interface Peers {
@@ -17,6 +17,8 @@ export interface Peers {
   readonly python?: string;
   /** The controller-runtime binary, if `cr` is among the names. */
   readonly controllerRuntime?: string;
+  /** The kube-rs binary, if `rs` is among the names. */
+  readonly kubeRs?: string;
 }
 
 /** Installs or builds the peers among `names` (`root`: the repository's); drops those that fail. */
@@ -32,15 +34,15 @@ export async function preparePeers(names: readonly ContestantName[], kopfVersion
       python = installation.python;
     }
   }
-  let controllerRuntime: string | undefined;
-  if (kept.includes("cr")) {
-    const built = await ensureControllerRuntime(root);
-    if ("skipped" in built) {
-      console.error(`${built.skipped} Going on without controller-runtime.`);
-      kept = kept.filter((name) => name !== "cr");
-    } else {
-      controllerRuntime = built.binary;
-    }
-  }
-  return { names: kept, python, controllerRuntime };
+  const built = async (name: ContestantName, ensure: (root: URL) => Promise<BuiltPeer | PeerSkipped>) => {
+    if (!kept.includes(name)) return undefined;
+    const peer = await ensure(root);
+    if ("binary" in peer) return peer.binary;
+    console.error(`${peer.skipped} Going on without it.`);
+    kept = kept.filter((other) => other !== name);
+    return undefined;
+  };
+  const controllerRuntime = await built("cr", ensureControllerRuntime);
+  const kubeRs = await built("rs", ensureKubeRs);
+  return { names: kept, python, controllerRuntime, kubeRs };
 }

@@ -1,7 +1,7 @@
 /**
  * The figures of bench/compare.ts: samples per contestant and metric, printed as one Markdown
  * table of medians with the ratios of ours and lean to each peer compared (Kopf, the raw clients,
- * controller-runtime), and ours/before with `before`.
+ * controller-runtime, kube-rs), and ours/before with `before`.
  *
  * @module
  */
@@ -37,7 +37,7 @@ const perObject = (value: number) => value.toFixed(2);
 /**
  * The ratio columns, where both contestants are compared: each of our modes against Kopf, its own
  * limit (the raw client making the same writes: `raw2` for the default storages' two, `raw` for
- * lean's one) and controller-runtime; ours/raw as well, the distance to the least possible; the
+ * lean's one), controller-runtime and kube-rs; ours/raw as well, the distance to the least possible; the
  * bundle (ours as the image of `kopf init` runs it) against Kopf and ours.
  */
 const RATIOS: readonly (readonly [ContestantName, ContestantName])[] = [
@@ -45,9 +45,11 @@ const RATIOS: readonly (readonly [ContestantName, ContestantName])[] = [
   ["ours", "raw"],
   ["ours", "raw2"],
   ["ours", "cr"],
+  ["ours", "rs"],
   ["lean", "kopf"],
   ["lean", "raw"],
   ["lean", "cr"],
+  ["lean", "rs"],
   ["bundle", "kopf"],
   ["bundle", "ours"],
 ];

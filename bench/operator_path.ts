@@ -60,8 +60,8 @@ if (!(tick > 0)) usageError(`--tick takes the milliseconds between two additions
 const rounds = Number(values.rounds);
 const requested = values.only.split(",") as ContestantName[];
 for (const name of requested) {
-  if (!["ours", "lean", "raw", "raw2", "cr", "before"].includes(name)) {
-    usageError(`Unknown contestant ${name}: choose among ours, lean, raw, raw2, cr and before.`);
+  if (!["ours", "lean", "raw", "raw2", "cr", "rs", "before"].includes(name)) {
+    usageError(`Unknown contestant ${name}: choose among ours, lean, raw, raw2, cr, rs and before.`);
   }
 }
 if (requested.includes("before") && !values.before) throw new Error("The contestant before needs --before DIR.");
@@ -74,12 +74,12 @@ if (values.perf !== undefined) {
   // Read by bench/compare_contestants.ts: the contestants name their JavaScript frames for perf.
   Deno.env.set("KOPF_BENCH_PERF_MAP", "1");
 }
-const { names, controllerRuntime } = await preparePeers(requested, "", new URL("../", import.meta.url));
+const { names, ...built } = await preparePeers(requested, "", new URL("../", import.meta.url));
 
 await using api = await ScriptedApi.start();
 api.latency = Number(values.latency);
 const logs = await Deno.makeTempDir({ prefix: "kopf-operator-path-" });
-const all = await scriptedContestants(api, logs, values.before, controllerRuntime);
+const all = await scriptedContestants(api, logs, values.before, built);
 
 interface Measured {
   cpu: number;
@@ -109,7 +109,9 @@ for (let round = 1; round <= rounds; round++) {
       const byNameBefore = await threadCpuByName(started.pid);
       const wakeupsBefore = await mainThreadWakeups(started.pid);
       const begun = performance.now();
-      const sampling = values.perf !== undefined && name !== "cr"
+      // Go and Rust run their tasks on any of their threads: a main thread's share says nothing there.
+      const threaded = name !== "cr" && name !== "rs";
+      const sampling = values.perf !== undefined && threaded
         ? samplePerf(started.pid, join(values.perf, `${name}-${round}.data`))
         : undefined;
       await addObjects();
@@ -123,8 +125,6 @@ for (let round = 1; round <= rounds; round++) {
       const threads = mainAndOthers(byName);
       const threadsBefore = mainAndOthers(byNameBefore);
       const perObject = (cpuTime: number) => cpuTime * 1000 / objects;
-      // Go runs its goroutines on any of its threads: a main thread's share says nothing there.
-      const threaded = name !== "cr";
       const result = {
         cpu: perObject(cpu),
         main: threaded ? perObject(threads.main - threadsBefore.main) : NaN,
@@ -156,9 +156,9 @@ const rows: [string, (m: Measured) => number, number][] = [
   ["from an object's ADDED event to its first write, median, ms", (m) => m.waitMedian, 1],
   ["… 99th percentile, ms", (m) => m.waitP99, 1],
 ];
-const ratios = [["ours", "raw2"], ["lean", "raw"], ["lean", "cr"], ["ours", "before"]].filter(([a, b]) =>
-  names.includes(a as ContestantName) && names.includes(b as ContestantName)
-);
+const ratios = [["ours", "raw2"], ["lean", "raw"], ["lean", "cr"], ["lean", "rs"], ["ours", "before"]].filter((
+  [a, b],
+) => names.includes(a as ContestantName) && names.includes(b as ContestantName));
 console.log(
   `\n${objects} objects added ${
     values.rate ? `at ${values.rate} per second` : "at once"

@@ -1,8 +1,8 @@
 /**
  * Cost as the work grows: ours (default storages), lean (`settings.persistence.useLeanStorage()`),
- * Python Kopf and controller-runtime (`cr`), each started on 1,000, 10,000 and 100,000 small
- * kopfexamples already there, in one namespace and spread over 100 (served cluster-wide), on one
- * LocalCluster. The contestants and their fixtures are bench/compare.ts's (one create handler,
+ * Python Kopf, controller-runtime (`cr`) and kube-rs (`rs`, when named in `--only`), each started
+ * on 1,000, 10,000 and 100,000 small kopfexamples already there, in one namespace and spread over
+ * 100 (served cluster-wide), on one LocalCluster. The contestants and their fixtures are bench/compare.ts's (one create handler,
  * `status.done`).
  *
  * Per layout, the objects are created once per size with many POSTs in flight, going upward by
@@ -49,7 +49,7 @@ Options:
   --sizes 1000,10000,100000   object counts, measured upward (objects are added, not re-created)
   --namespaces 1,100          layouts: all objects in 1 namespace (served with -n), or spread
                               over K namespaces (served cluster-wide, one watch)
-  --only ours,lean,kopf,cr    contestants (ours, lean, kopf, cr)
+  --only ours,lean,kopf,cr    contestants (ours, lean, kopf, cr, rs)
   --max-minutes 30            skip a contestant at a size when its rate at the size below
                               predicts a longer start-up than this
   --settle 10                 seconds to wait at least before the RSS is read and a restart ends
@@ -79,7 +79,7 @@ const settleMs = Number(values.settle) * 1000;
 /** How long a process must stay below 2% of a core to count as settled. */
 const QUIET_WINDOW_MS = 8000;
 const parallel = Number(values.parallel);
-const known: readonly ContestantName[] = ["ours", "lean", "kopf", "cr"];
+const known: readonly ContestantName[] = ["ours", "lean", "kopf", "cr", "rs"];
 const requested = values.only.split(",") as ContestantName[];
 const unknown = requested.filter((name) => !known.includes(name));
 if (unknown.length || [...sizes, ...layouts].some((value) => !(value > 0))) {

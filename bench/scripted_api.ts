@@ -17,6 +17,7 @@ import { renderKubeconfig } from "../src/kits/local_cluster/kubeconfig.ts";
 import { mergePatch } from "../tests/support/fake_api.ts";
 import { noDelayOnSockets } from "./no_delay.ts";
 import { type Contestant, type ContestantName, contestants } from "./compare_contestants.ts";
+import type { Peers } from "./compare_peers.ts";
 
 type Body = Record<string, unknown> & { metadata: Record<string, unknown> };
 
@@ -317,7 +318,7 @@ export async function scriptedContestants(
   api: ScriptedApi,
   folder: string,
   before?: string,
-  controllerRuntime?: string,
+  built: Pick<Peers, "controllerRuntime" | "kubeRs"> = {},
 ): Promise<Record<ContestantName, Contestant>> {
   const kubeconfig = join(folder, "kubeconfig.json");
   const caFile = join(folder, "ca.pem");
@@ -328,6 +329,7 @@ export async function scriptedContestants(
     caFile,
     root: new URL("../", import.meta.url),
     before,
-    controllerRuntime,
+    controllerRuntime: built.controllerRuntime,
+    kubeRs: built.kubeRs,
   });
 }

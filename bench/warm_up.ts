@@ -45,13 +45,13 @@ if (
 ) {
   throw new Error("--objects, --rate and --rounds take positive numbers; --windows, increasing counts of objects.");
 }
-const unknown = requested.filter((name) => !["ours", "lean", "raw", "raw2", "cr"].includes(name));
-if (unknown.length) usageError(`--only takes ours, lean, raw, raw2 and cr; not ${unknown.join(", ")}.`);
-const { names, controllerRuntime } = await preparePeers(requested, "", new URL("../", import.meta.url));
+const unknown = requested.filter((name) => !["ours", "lean", "raw", "raw2", "cr", "rs"].includes(name));
+if (unknown.length) usageError(`--only takes ours, lean, raw, raw2, cr and rs; not ${unknown.join(", ")}.`);
+const { names, ...built } = await preparePeers(requested, "", new URL("../", import.meta.url));
 
 await using api = await ScriptedApi.start();
 const logs = await Deno.makeTempDir({ prefix: "kopf-warm-up-" });
-const all = await scriptedContestants(api, logs, undefined, controllerRuntime);
+const all = await scriptedContestants(api, logs, undefined, built);
 
 /** Per contestant, per window: CPU per object in ms, one value per round. */
 const measured = new Map<ContestantName, number[][]>(names.map((name) => [name, bounds.slice(1).map(() => [])]));
