@@ -69,6 +69,6 @@ Deno.test("a bench run with --help, a wrong option or a value it cannot take: th
   assert.equal(value.code, 2, value.stderr);
   assert.match(
     value.stderr,
-    /--only takes ours, lean, raw, raw2 and cr; not nobody\.\n\(bench\/warm_up\.ts --help lists the options\)/,
+    /--only takes ours, lean, raw, raw2, cr and rs; not nobody\.\n\(bench\/warm_up\.ts --help lists the options\)/,
   );
 });
