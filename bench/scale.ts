@@ -2,8 +2,8 @@
  * Cost as the work grows: ours (default storages), lean (`settings.persistence.useLeanStorage()`),
  * Python Kopf, controller-runtime (`cr`) and kube-rs (`rs`, when named in `--only`), each started
  * on 1,000, 10,000 and 100,000 small kopfexamples already there, in one namespace and spread over
- * 100 (served cluster-wide), on one LocalCluster. The contestants and their fixtures are bench/compare.ts's (one create handler,
- * `status.done`).
+ * 100 (served cluster-wide), on one LocalCluster. The contestants and their fixtures are
+ * bench/compare.ts's (one create handler, `status.done`).
  *
  * Per layout, the objects are created once per size with many POSTs in flight, going upward by
  * adding (1,000, then 9,000 more, then 90,000 more), and every contestant of that size runs on the
