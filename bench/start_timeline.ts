@@ -2,8 +2,10 @@
  * Where the start of `kopf run` goes: for each round, one object created in a fresh namespace,
  * then `deno run` of the CLI spawned as bench/compare.ts spawns ours (bench/fixtures/compare_create.ts,
  * the production V8 flags) with `--debug --log-format=json`; the milestones are read from the
- * timestamps of its log lines, in ms after the spawn: the first request sent (discovery), the
- * LIST of kopfexamples sent, its watch sent, the object's handler done. With `--before DIR`, the
+ * timestamps of its log lines, in ms after the spawn: its first line (the modules loaded, the
+ * startup handlers run), the first request sent (discovery), the first request of kopfexamples (a
+ * LIST, or the watch that streams the listing: `settings.watching.streamingLists`), its watch sent,
+ * the object's handler done. With `--before DIR`, the
  * CLI of another checkout (`git worktree add DIR COMMIT`) runs in the same rounds, interleaved.
  *
  * The bench's clock and the operator's log timestamps are both the machine's wall clock (ms).
@@ -42,8 +44,9 @@ const checkouts: Record<string, string> = { ours: root, ...(values.before ? { be
 
 /** The milestones, by the text of the log line that marks each (the first line that matches). */
 const MILESTONES: readonly { name: string; line: RegExp }[] = [
+  { name: "first line", line: /./ },
   { name: "first request sent", line: /^Sending GET / },
-  { name: "LIST sent", line: /^Sending GET \/apis\/kopf\.dev\/v1\/namespaces\/[^/]+\/kopfexamples\?(?!.*watch=)/ },
+  { name: "listing sent", line: /^Sending GET \/apis\/kopf\.dev\/v1\/namespaces\/[^/]+\/kopfexamples\?/ },
   { name: "watch sent", line: /^Sending GET \/apis\/kopf\.dev\/v1\/namespaces\/[^/]+\/kopfexamples\?.*watch=true/ },
   { name: "object handled", line: /^Handler 'done' succeeded/ },
 ];
