@@ -22,7 +22,12 @@ export interface LineOutput {
 
 /** Options of a {@linkcode LineBuffer}. */
 export interface LineBufferOptions {
-  /** Milliseconds a line waits at most before its batch is written; 50 by default. */
+  /**
+   * Milliseconds a line waits at most before its batch is written; 250 by default. Each batch wakes
+   * the event loop twice (its timer, its write's completion): at 50 ms, that was a third of an
+   * operator's wake-ups at 250 objects per second and ~5% of its CPU, where a quarter of a second
+   * is still no delay a reader of the log notices.
+   */
   delay?: number;
   /** Characters pending that start a write at once; 64 Ki by default. */
   size?: number;
@@ -53,7 +58,7 @@ export class LineBuffer {
    */
   constructor(output: LineOutput, options: LineBufferOptions = {}) {
     this.#output = output;
-    this.#delay = options.delay ?? 50;
+    this.#delay = options.delay ?? 250;
     this.#size = options.size ?? 65536;
   }
 
