@@ -32,6 +32,7 @@ export function applyPatch(
  * that has rendered it anyway: each rendering is a deep copy of the patch. The signal can keep the
  * write from beginning, not interrupt it.
  *
+ * @param versions Collects the resourceVersion of each request's answer (two with a status part).
  * @returns the object as the last response returned it, or `null` if nothing was sent or the object is gone.
  */
 export async function applyMergePatch(
@@ -40,6 +41,7 @@ export async function applyMergePatch(
   body: KubernetesObject,
   mergePatch: JsonObject,
   signal?: AbortSignal,
+  versions?: string[],
 ): Promise<KubernetesObject | null> {
   const separateStatus = resource.subresources.includes("status");
   // The main part first, as Kopf does: whoever waits for the results in the status (users, tests)
@@ -64,6 +66,8 @@ export async function applyMergePatch(
         contentType: "application/merge-patch+json",
         resource: subresource ? `${resource.plural}/${subresource}` : resource.plural,
       });
+      const version = result?.metadata.resourceVersion;
+      if (version) versions?.push(version);
     } catch (error) {
       if (error instanceof ApiNotFoundError) return null;
       throw error;

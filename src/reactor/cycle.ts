@@ -38,6 +38,11 @@ export interface ObjectMemory {
   consistencyDeadline?: number;
   /** The object's daemons and timers, if its resource has any. */
   background?: ObjectBackground;
+  /**
+   * The resourceVersions of the last cycle's writes, while their echoes would change nothing
+   * (`own_echoes.ts`): such an echo is not processed.
+   */
+  ownEchoes?: readonly string[];
 }
 
 /** Something for an object's queue: a watch event, or a wake-up to re-check delayed handlers. */
@@ -47,6 +52,8 @@ export type ObjectWork =
     type: string | null;
     object: KubernetesObject;
     left?: boolean;
+    /** Found by a relisting after 410 Gone: the object's events since the last one seen are not known. */
+    relisted?: boolean;
     /**
      * The resourceVersions of the object's earlier events that this one replaced while they waited
      * in its queue (the latest few): one of them may be the operator's own write's.

@@ -12,14 +12,14 @@
 import { getLogger } from "@logtape/logtape";
 import { ApiUnprocessableError } from "../api/errors.ts";
 import { applyMergePatch, changeFinalizers } from "../api/patching.ts";
-import type { KubernetesObject } from "../model/body.ts";
+import type { JsonObject, KubernetesObject } from "../model/body.ts";
 import { patchInconsistencies } from "../model/inconsistencies.ts";
-import type { Patch } from "../model/patch.ts";
 import { localRecordShown } from "../logging/configure.ts";
 import { ObjectLogger, objectRef } from "../logging/object_logger.ts";
 import type { Memo } from "../handling/context.ts";
 import { maskDiff, maskSensitive } from "../state/sensitive.ts";
 import { Cycle, type CycleDeps, type ObjectMemory, type ObjectWork } from "./cycle.ts";
+import { settlingWrite } from "./own_echoes.ts";
 import {
   decideBackground,
   decideCause,
@@ -67,8 +67,9 @@ export async function processObject(
   if (!superseded) {
     memory.background?.update(cycle.body, idleTimers(deps) ? JSON.stringify(cycle.essence()) : undefined);
   }
+  memory.ownEchoes = undefined;
   const verdict = await decide(cycle, superseded);
-  await act(cycle, verdict);
+  await act(cycle, verdict, !superseded);
   return verdict.wakeupAfter === undefined ? {} : { wakeupAfter: verdict.wakeupAfter };
 }
 
@@ -102,15 +103,22 @@ function idleTimers(deps: CycleDeps): boolean {
 
 /**
  * Applies a verdict: sends the merge-patch, and the finalizer change as a JSON-patch guarded by
- * the resourceVersion; remembers the resourceVersion to wait for before the next stateful cycle.
+ * the resourceVersion; remembers the resourceVersion to wait for before the next stateful cycle,
+ * and -- after a cycle that evaluated the object (`evaluated`) and settled it -- the writes whose
+ * echoes need no cycle.
  */
-async function act(cycle: Cycle, verdict: Verdict): Promise<void> {
+async function act(cycle: Cycle, verdict: Verdict, evaluated: boolean): Promise<void> {
   if (!verdict.write) return;
   const { memory, deps } = cycle;
   const body = verdict.body ?? cycle.body;
   // A checkpoint's write counts as the operator's own last patch, even if nothing else is sent.
   if (body !== cycle.body) expect(memory, body.metadata.resourceVersion!, deps);
-  let result = await sendPatch(verdict.patch ?? cycle.patch, body, deps);
+  // Rendered once: each rendering is a deep copy of the patch (it was made five times per cycle).
+  const wanted = (verdict.patch ?? cycle.patch).toMergePatch();
+  const settling = evaluated && Object.keys(wanted).length > 0 && settlingWrite(cycle, verdict, wanted);
+  const versions: string[] | undefined = settling ? [] : undefined;
+  let result = await sendPatch(wanted, body, deps, versions);
+  if (versions?.length) memory.ownEchoes = versions;
   if (verdict.finalizer) {
     const { client, resource, settings, signal } = deps;
     const finalizer = settings.persistence.finalizer;
@@ -121,10 +129,16 @@ async function act(cycle: Cycle, verdict: Verdict): Promise<void> {
   expect(memory, gone ? NEVER : result.metadata.resourceVersion, deps);
 }
 
-/** Sends the merge-patch unless the object already has everything in it; returns the patched object. */
-async function sendPatch(patch: Patch, body: KubernetesObject, deps: CycleDeps): Promise<KubernetesObject | null> {
-  // Rendered once: each rendering is a deep copy of the patch (it was made five times per cycle).
-  const wanted = patch.toMergePatch();
+/**
+ * Sends the merge-patch (as a `Patch` renders it) unless the object already has
+ * everything in it; returns the patched object. `versions` collects the resourceVersions of the writes.
+ */
+async function sendPatch(
+  wanted: JsonObject,
+  body: KubernetesObject,
+  deps: CycleDeps,
+  versions?: string[],
+): Promise<KubernetesObject | null> {
   if (Object.keys(wanted).length === 0 || patchInconsistencies(wanted, body).length === 0) return null;
   const salt = body.metadata.uid ?? "";
   // The patch is a property, rendered only where a sink prints debug lines (not a JSON string per cycle);
@@ -136,9 +150,11 @@ async function sendPatch(patch: Patch, body: KubernetesObject, deps: CycleDeps):
       patch: maskSensitive(wanted, deps.sensitive, salt),
     });
   }
-  const result = await applyMergePatch(deps.client, deps.resource, body, wanted, deps.signal).catch((error) => {
-    throw error instanceof ApiUnprocessableError ? refused(error) : error;
-  });
+  const result = await applyMergePatch(deps.client, deps.resource, body, wanted, deps.signal, versions).catch(
+    (error) => {
+      throw error instanceof ApiUnprocessableError ? refused(error) : error;
+    },
+  );
   const inconsistencies = result ? patchInconsistencies(wanted, result) : [];
   if (inconsistencies.length) {
     // Usually a schema pruning what handlers return: the CRD's status needs x-kubernetes-preserve-unknown-fields.

@@ -10,11 +10,12 @@ import { KOPFEXAMPLES } from "../../tests/support/cluster.ts";
 import { FakeApi, json, mergePatch } from "../../tests/support/fake_api.ts";
 import type { JsonObject, KubernetesObject } from "../model/body.ts";
 import type { Resource } from "../model/resource.ts";
-import type { ChangeHandler } from "../handling/handlers.ts";
+import type { ChangeHandler, EventHandler } from "../handling/handlers.ts";
 import { allAtOnce } from "../handling/lifecycles.ts";
 import { Settings } from "../settings/settings.ts";
 import { sensitiveFieldsOf } from "../state/sensitive.ts";
-import { type CycleDeps, newMemory, type ObjectMemory, processObject } from "./processing.ts";
+import { type CycleDeps, newMemory, type ObjectMemory, type ObjectWork, processObject } from "./processing.ts";
+import { takeOwnEcho } from "./own_echoes.ts";
 
 const FINALIZER = "kopf.zalando.org/KopfFinalizerMarker";
 const LAST_HANDLED = "kopf.zalando.org/last-handled-configuration";
@@ -313,5 +314,112 @@ Deno.test("the echo of a creation handler's own annotation is written only where
       ? '{"spec":{"size":1},"metadata":{"annotations":{"example.com/seen":"yes"}}}\n'
       : '{"spec":{"size":1}}\n';
     assert.equal(server.object.metadata.annotations?.[LAST_HANDLED], stored);
+  }
+});
+
+/** The server's current object as the watch would bring it back: a MODIFIED event. */
+function echo(server: OneObjectServer, extra: Partial<Extract<ObjectWork, { kind: "event" }>> = {}): ObjectWork {
+  return { kind: "event", type: "MODIFIED", object: structuredClone(server.object), ...extra };
+}
+
+Deno.test("the echoes of a settling cycle's writes (both parts with a status subresource) are taken without a cycle", async () => {
+  await using server = new OneObjectServer(example());
+  let runs = 0;
+  const handlers = handlersOf((registry) => {
+    kopf.on.create("kopfexamples", { registry }, function created() {
+      runs++;
+      return { done: true };
+    });
+  });
+  const memory = newMemory({}, false);
+  const deps = depsFor(server, handlers, KOPFEXAMPLES);
+  await cycle(server, memory, deps);
+  assert.equal(server.writes.length, 2, "the annotations, then the status");
+  assert.deepEqual(memory.ownEchoes, ["2", "3"]);
+  assert.equal(memory.expectedVersion, "3");
+  // The watch brings both; the second replaced the first while it waited.
+  assert.equal(takeOwnEcho(echo(server, { replaced: ["2"] }), memory, deps, false), true);
+  assert.equal(memory.expectedVersion, undefined, "the consistency wait ends with the echo");
+  assert.deepEqual(memory.ownEchoes, []);
+  // Anything else afterwards is processed.
+  assert.equal(takeOwnEcho(echo(server), memory, deps, false), false);
+  assert.equal(memory.ownEchoes, undefined);
+  assert.equal(runs, 1);
+});
+
+Deno.test("an echo is processed when it may carry more than the cycle's writes, or newer work waits", async () => {
+  const cases: [string, Partial<Extract<ObjectWork, { kind: "event" }>>, boolean][] = [
+    ["it replaced someone else's change", { replaced: ["2", "17"] }, false],
+    ["a relisting found it", { relisted: true }, false],
+    ["it is the object leaving the selection", { left: true }, false],
+    ["it comes as ADDED", { type: "ADDED" }, false],
+    ["newer work waits behind it", {}, true],
+  ];
+  for (const [title, extra, more] of cases) {
+    await using server = new OneObjectServer(example());
+    const handlers = handlersOf((registry) => kopf.on.create("kopfexamples", { registry }, function created() {}));
+    const memory = newMemory({}, false);
+    const deps = depsFor(server, handlers);
+    await cycle(server, memory, deps);
+    assert.deepEqual(memory.ownEchoes, ["2"], title);
+    assert.equal(takeOwnEcho(echo(server, extra), memory, deps, more), false, title);
+    assert.equal(memory.ownEchoes, undefined, `${title}: the echoes are unknown from then on`);
+  }
+});
+
+Deno.test("a cycle whose echo could change something leaves its echoes to be processed", async () => {
+  const cases: [string, (registry: kopf.Registry) => void, (deps: CycleDeps) => void][] = [
+    [
+      "a handler patches the spec",
+      (registry) =>
+        kopf.on.create("kopfexamples", { registry }, function created({ patch }) {
+          patch.spec = { size: 2 };
+        }),
+      () => {},
+    ],
+    [
+      "a handler patches a label",
+      (registry) =>
+        kopf.on.create("kopfexamples", { registry }, function created({ patch }) {
+          patch.metadata.labels = { seen: "yes" };
+        }),
+      () => {},
+    ],
+    [
+      "a filter is a callback (it may read the status)",
+      (registry) => kopf.on.create("kopfexamples", { registry, when: () => true }, function created() {}),
+      () => {},
+    ],
+    [
+      "a label filter is a callback",
+      (registry) => kopf.on.create("kopfexamples", { registry, labels: { app: () => true } }, function created() {}),
+      () => {},
+    ],
+    ["a handler asks to be retried", (registry) =>
+      kopf.on.create("kopfexamples", { registry }, function created() {
+        throw new kopf.TemporaryError("later", { delay: 5 });
+      }), () => {}],
+    ["the finalizer is added", (registry) => {
+      kopf.on.create("kopfexamples", { registry }, function created() {});
+      kopf.on.delete("kopfexamples", { registry }, function deleted() {});
+    }, () => {}],
+    [
+      "event handlers see every event",
+      (registry) => kopf.on.create("kopfexamples", { registry }, function created() {}),
+      (deps) => {
+        const registry = new kopf.Registry();
+        kopf.on.event("kopfexamples", { registry }, function seen() {});
+        deps.eventHandlers = registry.handlers.filter((handler): handler is EventHandler => handler.kind === "event");
+      },
+    ],
+  ];
+  for (const [title, register, adjust] of cases) {
+    await using server = new OneObjectServer(example());
+    const memory = newMemory({}, false);
+    const deps = depsFor(server, handlersOf(register));
+    adjust(deps);
+    await cycle(server, memory, deps).catch(() => {});
+    assert.ok(server.writes.length >= 1, `${title}: written`);
+    assert.equal(memory.ownEchoes, undefined, title);
   }
 });

@@ -30,6 +30,7 @@ import type { StreamHandle } from "./orchestration.ts";
 import type { ShardFilter, ShardScope } from "./shard_scope.ts";
 import { ErrorThrottle, reportUnexpectedError } from "./error_throttle.ts";
 import { ObjectMemories } from "./object_memories.ts";
+import { takeOwnEcho } from "./own_echoes.ts";
 import { ParkedObjects } from "./parked_objects.ts";
 import { type CycleDeps, type CycleOutcome, type ObjectMemory, type ObjectWork, processObject } from "./processing.ts";
 import { squashChanges } from "./squashed_events.ts";
@@ -338,7 +339,8 @@ class ResourceStream implements StreamHandle {
     this.#memories.get(uid)?.background?.live.replace(event.object);
     // A newer state supersedes the state a pending wake-up carries.
     this.#wakeups.cancel(uid);
-    this.#queues.push(uid, { kind: "event", type: event.type, object: event.object, left, arrived });
+    const relisted = "relisted" in event && event.relisted === true;
+    this.#queues.push(uid, { kind: "event", type: event.type, object: event.object, left, relisted, arrived });
   }
 
   /** The queue's work on one object: a cycle, unless the object rests after an unexpected error. */
@@ -352,6 +354,7 @@ class ResourceStream implements StreamHandle {
     if (signal.aborted) return;
     recordProcessingStart(resource.plural, work.kind === "event" ? work.arrived : undefined);
     const memory = this.#memories.recall(uid, work);
+    if (takeOwnEcho(work, memory, this.#cycle, more)) return;
     this.#wakeups.cancel(uid);
     if (work.kind === "event" && work.type === "DELETED") {
       this.#memories.forget(uid);

@@ -26,5 +26,6 @@ export function squashChanges(waiting: ObjectWork, next: ObjectWork): ObjectWork
   if (waiting.type !== "MODIFIED" || next.type !== "MODIFIED" || waiting.left || next.left) return undefined;
   const version = waiting.object.metadata.resourceVersion;
   const replaced = version === undefined ? waiting.replaced ?? [] : [...(waiting.replaced ?? []), version];
-  return { ...next, replaced: replaced.slice(-REPLACED_KEPT) };
+  const relisted = waiting.relisted || next.relisted;
+  return { ...next, replaced: replaced.slice(-REPLACED_KEPT), ...(relisted ? { relisted } : {}) };
 }

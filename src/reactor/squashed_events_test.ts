@@ -40,3 +40,11 @@ Deno.test("first sights, deletions, leaving the selection and wake-ups are never
     assert.equal(squashChanges(waiting, next), undefined, JSON.stringify([waiting, next]));
   }
 });
+
+Deno.test("a change found by a relisting marks the event that stands for it (its echoes are not known)", () => {
+  const relisted: ObjectWork = { kind: "event", type: "MODIFIED", object: at("1"), relisted: true };
+  const merged = squashChanges(relisted, modified("2"));
+  assert.equal(merged?.kind === "event" && merged.relisted, true);
+  const plain = squashChanges(modified("1"), modified("2"));
+  assert.equal(plain?.kind === "event" && plain.relisted, undefined);
+});

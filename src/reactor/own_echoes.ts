@@ -1,0 +1,94 @@
+/**
+ * The echoes of the operator's own writes that a cycle would only read to do nothing. After a
+ * cycle that settled its object -- its handlers done or not concerned, no finalizer changed, no
+ * wake-up asked for -- with a patch that leaves the essence as it was (results and progress in
+ * `status`, the storages' own annotations), the watch brings back each write as a `MODIFIED`
+ * event. Such an event shows the object the cycle left, plus only what the cycle wrote: the same
+ * essence, the same labels and annotations for the filters, the same finalizers, so a cycle of it
+ * decides exactly nothing. It is taken off the queue instead: one cycle fewer per write (a
+ * created object handled at once: one cycle in all, where it took two, or three with a status
+ * subresource and the default storages).
+ *
+ * Skipped only where that is certain: never for an object with event handlers (they see every
+ * event), daemons or timers (they follow each state), or for handlers whose filters are callbacks
+ * (a callback may read `status`); never for an event that stands for other ones than the writes'
+ * own (`replaced`), for a relisting's event (the events between are not known), or for an event
+ * with newer work behind it.
+ *
+ * @module
+ */
+
+import type { JsonObject } from "../model/body.ts";
+import type { FilterOptions } from "../handling/filters.ts";
+import type { ChangeHandler } from "../handling/handlers.ts";
+import type { Cycle, CycleDeps, ObjectMemory, ObjectWork } from "./cycle.ts";
+import type { Verdict } from "./cycle_steps.ts";
+
+/**
+ * Whether the echoes of a cycle's writes would change nothing: the cycle evaluated the object in
+ * full and settled it, and its merge-patch does not touch the essence or what the filters read.
+ *
+ * @param patch The merge-patch the cycle sent.
+ */
+export function settlingWrite(cycle: Cycle, verdict: Verdict, patch: JsonObject): boolean {
+  const { deps, memory } = cycle;
+  if (verdict.finalizer || verdict.wakeupAfter !== undefined || (verdict.body ?? cycle.body) !== cycle.body) {
+    return false;
+  }
+  if (deps.eventHandlers.length || memory.background || !readsNoStatus(deps.changeHandlers)) return false;
+  const { diffbaseStorage, progressStorage } = deps.settings.persistence;
+  // The patch seen as an object: what of it is essence (labels, annotations that are nobody's
+  // bookkeeping, fields outside metadata and status, the status fields that handlers watch).
+  const touched = progressStorage.clear(diffbaseStorage.build({ metadata: {}, ...patch }, cycle.extraFields));
+  if (Object.keys(touched).length) return false;
+  const metadata = patch.metadata as JsonObject | undefined;
+  const annotations = Object.keys((metadata?.annotations ?? {}) as JsonObject);
+  return !annotations.some((key) => deps.changeHandlers.some((handler) => key in (handler.options.annotations ?? {})));
+}
+
+/**
+ * Whether a piece of work is the echo of the last cycle's settling writes (then forgotten, and the
+ * consistency wait for it ended); any other work makes the echoes unknown from then on.
+ *
+ * @param more Newer work of the object waits behind this one.
+ */
+export function takeOwnEcho(work: ObjectWork, memory: ObjectMemory, deps: CycleDeps, more: boolean): boolean {
+  const echoes = memory.ownEchoes;
+  if (!echoes) return false;
+  const version = work.object.metadata.resourceVersion;
+  const echo = work.kind === "event" && work.type === "MODIFIED" && !work.left && !work.relisted && !more &&
+    version !== undefined && echoes.includes(version) && (work.replaced ?? []).every((v) => echoes.includes(v)) &&
+    !deps.eventHandlers.length && !memory.background;
+  if (!echo) {
+    memory.ownEchoes = undefined;
+    return false;
+  }
+  memory.ownEchoes = echoes.filter((v) => v !== version && !work.replaced?.includes(v));
+  if (memory.expectedVersion === version) memory.expectedVersion = memory.consistencyDeadline = undefined;
+  return true;
+}
+
+/** Per list of change handlers (one per resource): whether none of their filters is a callback. */
+const statusBlind = new WeakMap<readonly ChangeHandler[], boolean>();
+
+/** Whether the handlers' filters read only labels, annotations and the essence: no callbacks. */
+function readsNoStatus(handlers: readonly ChangeHandler[]): boolean {
+  let known = statusBlind.get(handlers);
+  if (known === undefined) {
+    known = handlers.every((handler) => !hasCallback(handler.options));
+    statusBlind.set(handlers, known);
+  }
+  return known;
+}
+
+function hasCallback(options: FilterOptions): boolean {
+  if (options.when) return true;
+  const values = [
+    ...Object.values(options.labels ?? {}),
+    ...Object.values(options.annotations ?? {}),
+    options.value,
+    options.old,
+    options.new,
+  ];
+  return values.some((value) => typeof value === "function");
+}
