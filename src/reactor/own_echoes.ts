@@ -21,7 +21,7 @@
 import type { JsonObject } from "../model/body.ts";
 import type { FilterOptions } from "../handling/filters.ts";
 import type { ChangeHandler } from "../handling/handlers.ts";
-import type { Cycle, CycleDeps, ObjectMemory, ObjectWork } from "./cycle.ts";
+import type { Cycle, ObjectMemory, ObjectWork } from "./cycle.ts";
 import type { Verdict } from "./cycle_steps.ts";
 
 /**
@@ -52,13 +52,12 @@ export function settlingWrite(cycle: Cycle, verdict: Verdict, patch: JsonObject)
  *
  * @param more Newer work of the object waits behind this one.
  */
-export function takeOwnEcho(work: ObjectWork, memory: ObjectMemory, deps: CycleDeps, more: boolean): boolean {
+export function takeOwnEcho(work: ObjectWork, memory: ObjectMemory, more: boolean): boolean {
   const echoes = memory.ownEchoes;
   if (!echoes) return false;
   const version = work.object.metadata.resourceVersion;
   const echo = work.kind === "event" && work.type === "MODIFIED" && !work.left && !work.relisted && !more &&
-    version !== undefined && echoes.includes(version) && (work.replaced ?? []).every((v) => echoes.includes(v)) &&
-    !deps.eventHandlers.length && !memory.background;
+    version !== undefined && echoes.includes(version) && (work.replaced ?? []).every((v) => echoes.includes(v));
   if (!echo) {
     memory.ownEchoes = undefined;
     return false;

@@ -338,11 +338,11 @@ Deno.test("the echoes of a settling cycle's writes (both parts with a status sub
   assert.deepEqual(memory.ownEchoes, ["2", "3"]);
   assert.equal(memory.expectedVersion, "3");
   // The watch brings both; the second replaced the first while it waited.
-  assert.equal(takeOwnEcho(echo(server, { replaced: ["2"] }), memory, deps, false), true);
+  assert.equal(takeOwnEcho(echo(server, { replaced: ["2"] }), memory, false), true);
   assert.equal(memory.expectedVersion, undefined, "the consistency wait ends with the echo");
   assert.deepEqual(memory.ownEchoes, []);
   // Anything else afterwards is processed.
-  assert.equal(takeOwnEcho(echo(server), memory, deps, false), false);
+  assert.equal(takeOwnEcho(echo(server), memory, false), false);
   assert.equal(memory.ownEchoes, undefined);
   assert.equal(runs, 1);
 });
@@ -362,7 +362,7 @@ Deno.test("an echo is processed when it may carry more than the cycle's writes, 
     const deps = depsFor(server, handlers);
     await cycle(server, memory, deps);
     assert.deepEqual(memory.ownEchoes, ["2"], title);
-    assert.equal(takeOwnEcho(echo(server, extra), memory, deps, more), false, title);
+    assert.equal(takeOwnEcho(echo(server, extra), memory, more), false, title);
     assert.equal(memory.ownEchoes, undefined, `${title}: the echoes are unknown from then on`);
   }
 });

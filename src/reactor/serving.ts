@@ -354,7 +354,7 @@ class ResourceStream implements StreamHandle {
     if (signal.aborted) return;
     recordProcessingStart(resource.plural, work.kind === "event" ? work.arrived : undefined);
     const memory = this.#memories.recall(uid, work);
-    if (takeOwnEcho(work, memory, this.#cycle, more)) return;
+    if (takeOwnEcho(work, memory, more)) return;
     this.#wakeups.cancel(uid);
     if (work.kind === "event" && work.type === "DELETED") {
       this.#memories.forget(uid);
