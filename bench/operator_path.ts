@@ -19,7 +19,9 @@
  *
  * With `--latency MS`, each write's response comes that much later (after its watch event), as from a
  * busy API server: what waiting writes cost a contestant shows (ours keeps at most
- * `settings.networking.concurrentRequests` in flight, 32 by default). With `--rate N`, the objects come at
+ * `settings.networking.concurrentRequests` in flight, 32 by default). With `--event-after MS`, each write's watch
+ * event goes out that many ms after its response instead of before it (kube-apiserver's order: the response once
+ * etcd has the write, the event once its watch cache has it). With `--rate N`, the objects come at
  * N per second instead of at once (every contestant then works at the same pace, as on a LocalCluster,
  * where kube-apiserver sets it: the CPU per object of a process that idles between objects is higher),
  * added every `--tick` ms (20 by default: 5 objects at a time at 250 per second).
@@ -28,7 +30,7 @@
  * `DIR/<name>-<round>.data`, for bench/perf_split.ts (JavaScript against the runtime's native work).
  *
  * Usage: `deno run -A bench/operator_path.ts [--objects 2000] [--rounds 3] [--only ours,lean,raw,raw2,cr]
- * [--latency 0] [--rate N [--tick 20]] [--before DIR] [--threads] [--perf DIR]`
+ * [--latency 0] [--event-after MS] [--rate N [--tick 20]] [--before DIR] [--threads] [--perf DIR]`
  *
  * @module
  */
@@ -48,6 +50,7 @@ const { values } = commandLine({
     only: { type: "string", default: "ours,lean,raw,raw2" },
     before: { type: "string" },
     latency: { type: "string", default: "0" },
+    "event-after": { type: "string" },
     rate: { type: "string" },
     threads: { type: "boolean", default: false },
     tick: { type: "string", default: "20" },
@@ -78,6 +81,11 @@ const { names, ...built } = await preparePeers(requested, "", new URL("../", imp
 
 await using api = await ScriptedApi.start();
 api.latency = Number(values.latency);
+if (values["event-after"] !== undefined) {
+  const delay = Number(values["event-after"]);
+  if (!(delay >= 0)) usageError(`--event-after takes milliseconds, 0 or more; got ${values["event-after"]}.`);
+  api.eventDelay = delay;
+}
 const logs = await Deno.makeTempDir({ prefix: "kopf-operator-path-" });
 const all = await scriptedContestants(api, logs, values.before, built);
 
@@ -163,7 +171,9 @@ console.log(
   `\n${objects} objects added ${
     values.rate ? `at ${values.rate} per second` : "at once"
   }, medians of ${rounds} round(s), against bench/scripted_api.ts` +
-    ` (writes answered after ${api.latency} ms).\n`,
+    ` (writes answered after ${api.latency} ms; their watch events ${
+      api.eventDelay === undefined ? "before the answers" : `${api.eventDelay} ms after them`
+    }).\n`,
 );
 console.log(`| metric | ${names.join(" | ")} | ${ratios.map(([a, b]) => `${a}/${b}`).join(" | ")} |`);
 console.log(`|---|${names.map(() => "--:|").join("")}${ratios.map(() => "--:|").join("")}`);

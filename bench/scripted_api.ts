@@ -72,6 +72,11 @@ export class ScriptedApi implements AsyncDisposable {
    * of a busy API server, during which a client has its writes in flight.
    */
   latency = 0;
+  /**
+   * Milliseconds after a write's response that its watch event goes out; `undefined`: before the response. As
+   * kube-apiserver does it: the response once etcd has the write, the event after the watch cache has it.
+   */
+  eventDelay: number | undefined;
   readonly ca: string;
   /**
    * Milliseconds from each object's ADDED event to the first write of it that arrives, in the order
@@ -216,8 +221,9 @@ export class ScriptedApi implements AsyncDisposable {
     this.#writes++;
     if (doneOf(patched) !== undefined && doneOf(body) === undefined) this.#done++;
     if (this.#waiting && this.#done >= this.#waiting.count) this.#waiting.resolve();
-    this.#broadcast("MODIFIED", patched);
+    if (this.eventDelay === undefined) this.#broadcast("MODIFIED", patched);
     if (this.latency > 0) await new Promise((resolve) => setTimeout(resolve, this.latency));
+    if (this.eventDelay !== undefined) setTimeout(() => this.#broadcast("MODIFIED", patched), this.eventDelay);
     return json(patched);
   }
 
