@@ -63,6 +63,12 @@ export interface RequestOptions {
    * renewals, peering keep-alives).
    */
   urgent?: boolean;
+  /**
+   * Waits for a slot of `settings.networking.concurrentRequests` ahead of the requests that begin new
+   * work: for the rest of a write already begun (a patch's status part), so that work under way
+   * ends before more of it starts.
+   */
+  ahead?: boolean;
 }
 
 /** A problem that makes every request to the API server fail, as the client last saw it. */
@@ -364,7 +370,7 @@ export class ApiClient implements Disposable {
     // A free slot is taken at once: no promise per request unless it has to wait.
     const release = streaming || options.urgent
       ? undefined
-      : this.#slots.tryTake() ?? await this.#slots.take(options.signal);
+      : this.#slots.tryTake() ?? await this.#slots.take(options.signal, options.ahead);
     const transport = this.#transports.of(item.credentials);
     transport.pending++;
     try {

@@ -262,6 +262,29 @@ Deno.test("an urgent request is sent at once while every slot is taken", async (
   await first;
 });
 
+Deno.test("a request that goes ahead gets the next free slot before those that waited longer", async () => {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => release = resolve);
+  const order: string[] = [];
+  await using api = new FakeApi(async (_request, url) => {
+    if (url.pathname === "/held") await held;
+    else order.push(url.pathname);
+    return json({ path: url.pathname });
+  }, { concurrentRequests: 1 });
+  const first = api.client.request({ path: "/held" });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const waiting = [
+    api.client.request({ path: "/new-1" }),
+    api.client.request({ path: "/new-2" }),
+    api.client.request({ path: "/rest", ahead: true }),
+  ];
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.deepEqual(order, []);
+  release();
+  await Promise.all([first, ...waiting]);
+  assert.deepEqual(order, ["/rest", "/new-1", "/new-2"]);
+});
+
 Deno.test("streams that stall together probe their connection once, and keep it when the probe is answered", async () => {
   const streams = new AbortController();
   await using api = new FakeApi((_request, url) => {

@@ -65,6 +65,8 @@ export async function applyMergePatch(
         body: part,
         contentType: "application/merge-patch+json",
         resource: subresource ? `${resource.plural}/${subresource}` : resource.plural,
+        // The status part ends a write begun: it waits ahead of the writes that other cycles begin.
+        ahead: result !== null,
       });
       const version = result?.metadata.resourceVersion;
       if (version) versions?.push(version);

@@ -52,12 +52,16 @@ Deno.test("a merge-patch goes in two parts where status is a subresource: the ma
     }],
   ]);
   assert.equal(result?.metadata.resourceVersion, "2");
+  // The status part ends a write begun: it waits for a request slot ahead of new work, the main part does not.
+  assert.deepEqual(sent.map((options) => options.ahead), [false, true]);
 });
 
 Deno.test("a merge-patch with status only sends one request to the status subresource", async () => {
   const { client, sent } = recordingClient();
   await applyMergePatch(client, resource(["status"]), body, { status: { done: { ok: true } } });
   assert.deepEqual(sent.map((options) => options.resource), ["kopfexamples/status"]);
+  // Alone, it begins the write: no going ahead of others.
+  assert.deepEqual(sent.map((options) => options.ahead), [false]);
 });
 
 Deno.test("without a status subresource, the whole merge-patch goes in one request", async () => {

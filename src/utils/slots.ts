@@ -6,7 +6,8 @@
  */
 
 /**
- * At most `limit` holders at once (`null`: no limit); the others wait first come, first served.
+ * At most `limit` holders at once (`null`: no limit); the others wait first come, first served, those who
+ * asked to go ahead before the rest.
  *
  * @example
  * ```ts
@@ -22,9 +23,9 @@ export class Slots {
   #limit: number | null;
   readonly #what: string;
   #taken = 0;
-  /** The waiters in order of arrival; a cancelled one leaves its place empty. */
-  readonly #waiters: ((() => void) | undefined)[] = [];
-  #head = 0;
+  /** The waiters that asked to go first, then the others; each line in order of arrival. */
+  readonly #ahead = new Line();
+  readonly #behind = new Line();
   /** How many waiters are in place (not cancelled, not admitted). */
   #queued = 0;
   /** Who waits for the queue to be at most so long, by that length. */
@@ -80,24 +81,25 @@ export class Slots {
    * Takes a slot, waiting for one if all are taken.
    *
    * @param signal Stops the waiting: the promise rejects with its reason and holds no slot.
+   * @param ahead Waits ahead of those who did not ask so (behind those who did and came earlier).
    * @returns The function that gives the slot back (calling it again does nothing).
    */
-  take(signal?: AbortSignal): Promise<() => void> {
+  take(signal?: AbortSignal, ahead = false): Promise<() => void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.#free()) {
       this.#taken++;
       return Promise.resolve(this.#release());
     }
+    const line = ahead ? this.#ahead : this.#behind;
     return new Promise((resolve, reject) => {
-      const index = this.#waiters.length;
       const abort = () => {
-        this.#waiters[index] = undefined;
+        line.cancel(place);
         this.#queued--;
         this.#notifyShorter();
         reject(signal!.reason);
       };
       this.#queued++;
-      this.#waiters.push(() => {
+      const place = line.add(() => {
         signal?.removeEventListener("abort", abort);
         resolve(this.#release());
       });
@@ -131,20 +133,14 @@ export class Slots {
   }
 
   #admit(): void {
-    while (this.#head < this.#waiters.length && this.#free()) {
-      const waiter = this.#waiters[this.#head];
-      this.#waiters[this.#head++] = undefined;
-      if (!waiter) continue;
+    while (this.#free()) {
+      const waiter = this.#ahead.next() ?? this.#behind.next();
+      if (!waiter) break;
       this.#taken++;
       this.#queued--;
       waiter();
     }
     this.#notifyShorter();
-    // The array is compacted only once drained, so that places stay fixed while cancellations refer to them.
-    if (this.#head === this.#waiters.length) {
-      this.#waiters.length = 0;
-      this.#head = 0;
-    }
   }
 
   #notifyShorter(): void {
@@ -160,5 +156,33 @@ export class Slots {
       throw new RangeError(`${this.#what} must be a whole number of at least 1, or null for no limit; it is ${limit}.`);
     }
     return limit;
+  }
+}
+
+/** Waiters in order of arrival; a cancelled one leaves its place empty. */
+class Line {
+  readonly #waiters: ((() => void) | undefined)[] = [];
+  #head = 0;
+
+  /** Adds a waiter at the end; returns its place, for {@linkcode Line.cancel}. */
+  add(waiter: () => void): number {
+    return this.#waiters.push(waiter) - 1;
+  }
+
+  cancel(place: number): void {
+    this.#waiters[place] = undefined;
+  }
+
+  /** Takes the first waiter still in place, if any. */
+  next(): (() => void) | undefined {
+    while (this.#head < this.#waiters.length) {
+      const waiter = this.#waiters[this.#head];
+      this.#waiters[this.#head++] = undefined;
+      if (waiter) return waiter;
+    }
+    // Compacted only once drained, so that places stay fixed while cancellations refer to them.
+    this.#waiters.length = 0;
+    this.#head = 0;
+    return undefined;
   }
 }

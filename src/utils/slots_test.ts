@@ -100,3 +100,37 @@ Deno.test("tryTake takes a free slot at once and gives none while all are taken"
   (await waiter)();
   assert.equal(slots.taken, 0);
 });
+
+Deno.test("those who ask to go ahead get slots before the others, in the order they came; a cancelled one is skipped", async () => {
+  const slots = new Slots(1);
+  const order: string[] = [];
+  const held = await slots.take();
+  const controller = new AbortController();
+  const taking = (name: string, ahead: boolean, signal?: AbortSignal) =>
+    slots.take(signal, ahead).then((release) => {
+      order.push(name);
+      release();
+    });
+  const waiting = [
+    taking("behind-1", false),
+    taking("ahead-1", true),
+    taking("behind-2", false),
+    taking("ahead-2", true),
+  ];
+  const cancelled = taking("ahead-cancelled", true, controller.signal);
+  waiting.push(taking("ahead-3", true));
+  assert.equal(slots.waiting, 6);
+  controller.abort(new Error("stopping"));
+  await assert.rejects(cancelled, /stopping/);
+  assert.equal(slots.waiting, 5);
+  held();
+  await Promise.all(waiting);
+  await nextTurn();
+  assert.deepEqual(order, ["ahead-1", "ahead-2", "ahead-3", "behind-1", "behind-2"]);
+  assert.equal(slots.taken, 0);
+  assert.equal(slots.waiting, 0);
+  // Drained, each line starts afresh: a new waiter is admitted as before.
+  const again = await slots.take(undefined, true);
+  assert.equal(slots.taken, 1);
+  again();
+});
