@@ -19,11 +19,11 @@ export class NetworkingSettings {
   enforceRetryAfter = false;
   /**
    * How many requests (not watch streams) are under way at once; the others wait, in order, before
-   * their timeouts start -- the status part of a patch whose main part is sent ahead of the writes that
-   * begin new work, so that a begun cycle ends before more start. `null`: no limit (as Kopf). With no limit, 1,000 objects found at start
-   * are 1,000 PATCHes in flight at once, whose buffers stay in the process's memory afterwards
-   * (~20 MiB of the malloc heap, measured); the API server answers no sooner when more requests
-   * queue inside it than in the operator.
+   * their timeouts start -- the status part of a patch whose main part is sent ahead of the writes
+   * that begin new work, so that a begun cycle ends before more start. `null`: no limit (as Kopf).
+   * With no limit, 1,000 objects found at start are 1,000 PATCHes in flight at once, whose buffers
+   * stay in the process's memory afterwards (~20 MiB of the malloc heap, measured); the API server
+   * answers no sooner when more requests queue inside it than in the operator.
    */
   concurrentRequests: number | null = 32;
 }
