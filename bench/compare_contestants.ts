@@ -276,7 +276,7 @@ export function checkPrerequisites(names: readonly string[]): void {
 }
 
 /** The image's allocator, jemalloc (`LD_PRELOAD` by its name, as the Dockerfile of `kopf init` sets it). */
-function jemalloc(): string {
+export function jemalloc(): string {
   const name = "libjemalloc.so.2";
   const installed = [`/usr/lib/${Deno.build.arch}-linux-gnu/${name}`, `/usr/lib64/${name}`, `/usr/lib/${name}`];
   if (!installed.some((path) => existsSync(path))) {

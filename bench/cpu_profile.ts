@@ -7,14 +7,16 @@
  * With `--after SECONDS`, only the samples taken that long after the process started (bench/compare.ts
  * starts its burst 11 s after the spawn with `--idle 1`: `--after 11` leaves the start-up out;
  * bench/operator_path.ts adds its objects about 2.5 s after it: `--after 2`, since a later cut
- * leaves out most of a run whose objects all come at once).
+ * leaves out most of a run whose objects all come at once). With `--until SECONDS`, only those taken
+ * before then (a pre-created run of bench/compare.ts idles 10 s after its last object: the cut leaves
+ * that idling and its collection out).
  * With `--inclusive`, total instead of self time (a function's callees included); with `--groups`,
  * self time by where the code comes from (our src/, node_modules, each Deno extension, V8's own).
  * With `--callers TEXT`, instead: the self time of the functions whose label contains TEXT, by the
  * chain of their callers (`--depth` of them); with `--lines TEXT`, by source line (sampled ticks).
  *
  * Usage: `deno run -A bench/cpu_profile.ts [--top 40] [--objects 500] [--callers TEXT [--depth 3]]
- * [--lines TEXT] [--after 11] [--inclusive | --groups] DIR…`
+ * [--lines TEXT] [--after 11] [--until 3] [--inclusive | --groups] DIR…`
  *
  * @module
  */
@@ -44,6 +46,7 @@ const { values, positionals } = commandLine({
     lines: { type: "string" },
     depth: { type: "string", default: "3" },
     after: { type: "string", default: "0" },
+    until: { type: "string", default: "Infinity" },
     inclusive: { type: "boolean", default: false },
     groups: { type: "boolean", default: false },
   },
@@ -110,10 +113,11 @@ async function selfTimes(dir: string): Promise<Map<string, number>> {
     // machine, a sample taken after the process was descheduled carries that wait as its delta.
     const interval = median(profile.timeDeltas);
     const after = Number(values.after) * 1e6;
+    const until = Number(values.until) * 1e6;
     let at = 0;
     profile.samples.forEach((id, index) => {
       at += profile.timeDeltas[index] ?? 0;
-      if (at < after) return;
+      if (at < after || at >= until) return;
       for (const name of stackOf.get(id) ?? [keyOf.get(id)]) {
         if (name) times.set(name, (times.get(name) ?? 0) + interval);
       }

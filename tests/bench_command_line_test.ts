@@ -72,3 +72,12 @@ Deno.test("a bench run with --help, a wrong option or a value it cannot take: th
     /--only takes ours, lean, raw, raw2, cr and rs; not nobody\.\n\(bench\/warm_up\.ts --help lists the options\)/,
   );
 });
+
+Deno.test("bench/bundle_forms.ts refuses a form or an allocator it does not know before it builds anything", async () => {
+  const wrong = await bench("bench/bundle_forms.ts", ["--only", "module-jemalloc,file-glibc"]);
+  assert.equal(wrong.code, 2, wrong.stderr);
+  assert.match(wrong.stderr, /Unknown contestant file-glibc: a form \(module, script, inline, packed\)/);
+  const settle = await bench("bench/bundle_forms.ts", ["--settle", "5"]);
+  assert.equal(settle.code, 2, settle.stderr);
+  assert.match(settle.stderr, /--settle takes seconds, 10 or more/);
+});
