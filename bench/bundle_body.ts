@@ -176,6 +176,25 @@ export function inlineEntry(body: string, meta: string): string {
 }
 
 /**
+ * One file that runs the body from a comment of its own: a function's text (`toString`) is a slice
+ * of the module's source, so the body is not parsed as a string literal nor held a second time as
+ * one; its `*` + `/` pairs are written with a marker the body does not hold, and restored.
+ *
+ * @param body The function's body, from {@linkcode functionBody}.
+ * @param meta Its parameter for `import.meta`.
+ */
+export function commentEntry(body: string, meta: string): string {
+  let marker = "@kopf-end@";
+  while (body.includes(marker)) marker += "@";
+  const close = "*" + "/";
+  const held = body.replaceAll(close, `*${marker}`);
+  const source = `holder.toString().slice(holder.toString().indexOf("/*") + 2, -3).replaceAll(${
+    JSON.stringify(`*${marker}`)
+  }, ${JSON.stringify(close)})`;
+  return `function holder() {/*${held}*/}\n${runEntry(source, meta)}`;
+}
+
+/**
  * A module that compiles a body, given as the JavaScript expression `source` (a string literal, or
  * an `await` of one read from elsewhere), as an async function and calls it with its `import.meta`.
  *

@@ -14,6 +14,7 @@
  * - `inline`: one file, the module's text as an async function's body in a string literal of a small
  *   entry module that compiles and calls it (V8 keeps the text twice: the entry's source and the
  *   function's own copy);
+ * - `comment`: one file, the body in a comment of a function whose text (`toString`) gives it back;
  * - `script`: that body in a file of its own, which the entry reads (two files);
  * - `packed`: one file, the body gzipped and in base64 in it, unpacked at the start;
  * - `eval`: one file, the body wrapped in an async arrow function by an indirect `eval` of the literal.
@@ -32,7 +33,8 @@
 import { commandLine, usageError } from "./command_line.ts";
 import { join } from "node:path";
 import { IMAGE_DENO_FLAGS, OPERATOR_PERMISSIONS, OPERATOR_V8_FLAGS } from "../cli/build.ts";
-import { functionBody, inlineEntry, metaName, moduleSyntax, runEntry } from "./bundle_body.ts";
+import { commentEntry, functionBody, inlineEntry, metaName, moduleSyntax, runEntry } from "./bundle_body.ts";
+import { exitOnSignals } from "./exit_on_signals.ts";
 import { jemalloc, spawn } from "./compare_contestants.ts";
 import { cpuSeconds, median, mib, peakRss, rss } from "./process_stats.ts";
 import { roundOrder } from "./round_order.ts";
@@ -55,6 +57,7 @@ const FORMS = {
   script: "entry.js",
   packed: "packed.js",
   eval: "eval.js",
+  comment: "comment.js",
 } as const;
 type Form = keyof typeof FORMS;
 const names = values.only.split(",");
@@ -62,11 +65,13 @@ for (const name of names) {
   const [form, allocator] = name.split("-");
   if (!(form in FORMS) || !["jemalloc", "glibc"].includes(allocator)) {
     usageError(
-      `Unknown contestant ${name}: a form (module, inline, script, packed, eval), a dash, an allocator (jemalloc, glibc).`,
+      `Unknown contestant ${name}: a form (module, inline, comment, script, packed, eval), a dash, an allocator (jemalloc, glibc).`,
     );
   }
 }
 const preload = names.some((name) => name.endsWith("-jemalloc")) ? jemalloc() : "";
+
+exitOnSignals();
 
 const folder = await Deno.makeTempDir({ prefix: "kopf-bench-bundle-forms-" });
 await buildForms(folder);
@@ -156,6 +161,7 @@ async function buildForms(folder: string): Promise<void> {
   const body = functionBody(text, await moduleSyntax(text, parsing), meta);
   await Deno.remove(parsing, { recursive: true });
   await Deno.writeTextFile(join(folder, FORMS.inline), inlineEntry(body, meta));
+  await Deno.writeTextFile(join(folder, FORMS.comment), commentEntry(body, meta));
   await Deno.writeTextFile(join(folder, "operator.body.js"), body);
   await Deno.writeTextFile(
     join(folder, FORMS.script),

@@ -2,7 +2,14 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { BundleBodyError, functionBody, inlineEntry, metaName, moduleSyntax } from "../bench/bundle_body.ts";
+import {
+  BundleBodyError,
+  commentEntry,
+  functionBody,
+  inlineEntry,
+  metaName,
+  moduleSyntax,
+} from "../bench/bundle_body.ts";
 
 /** A module with each kind of import of a built-in module, and the same texts where they are not syntax. */
 const MODULE = [
@@ -11,10 +18,11 @@ const MODULE = [
   'import whole, * as space from "node:util";',
   'import { default as again, "inspect" as show } from "node:util";',
   'import "node:timers";',
+  'const closing = "/* not a comment */ *@kopf-end@";',
   "// import.meta in a comment; import x from 'node:os';",
   "console.log(JSON.stringify({",
   "  url: import.meta.url, main: import.meta.main, resolved: import.meta.resolve('./x.js'), quoted,",
-  "  pattern: pattern.source, pa: typeof pa, whole: typeof whole.inspect, space: typeof space.inspect,",
+  "  pattern: pattern.source, closing, pa: typeof pa, whole: typeof whole.inspect, space: typeof space.inspect,",
   "  spaceDefault: space.default === whole, again: again === whole, show: typeof show,",
   "}));",
 ].join("\n");
@@ -47,36 +55,39 @@ Deno.test("moduleSyntax: Deno's parser finds the imports and import.meta in the 
   for (const meta of syntax.slice(4)) assert.equal(MODULE.slice(meta.start, meta.end), "import.meta");
 });
 
-Deno.test("functionBody and inlineEntry: the module runs as a function's body with the entry's import.meta", async () => {
+Deno.test("functionBody, inlineEntry and commentEntry: the module runs as a function's body with the entry's import.meta", async () => {
   const meta = metaName(MODULE);
   const body = functionBody(MODULE, await syntaxOf(MODULE), meta);
   assert.ok(body.startsWith('"use strict";'), "strict, as a module is");
   const folder = await Deno.makeTempDir({ prefix: "kopf-bundle-entry-test-" });
-  const entry = join(folder, "operator.js");
-  await Deno.writeTextFile(entry, inlineEntry(body, meta));
-  const output = await new Deno.Command(Deno.execPath(), { args: ["run", "--no-config", entry], stdin: "null" })
-    .output();
-  const stderr = new TextDecoder().decode(output.stderr);
-  assert.equal(output.code, 0, stderr);
-  const url = new URL(`file://${entry}`).href;
-  assert.deepEqual(JSON.parse(new TextDecoder().decode(output.stdout)), {
-    url,
-    main: false,
-    resolved: new URL("./x.js", url).href,
-    quoted: 'import a from "node:fs"; import.meta.url \u2014 caf\u00e9 \u{1f511}',
-    pattern: 'import\\.meta"',
-    pa: "function",
-    whole: "function",
-    space: "function",
-    spaceDefault: true,
-    again: true,
-    show: "function",
-  });
-  // Deno's graph holds the entry alone: the body is not a module it parses.
-  const info = await new Deno.Command(Deno.execPath(), { args: ["info", "--json", "--no-config", entry] }).output();
-  const graph = JSON.parse(new TextDecoder().decode(info.stdout)) as { modules: { dependencies?: unknown[] }[] };
-  assert.equal(graph.modules.length, 1);
-  assert.deepEqual(graph.modules[0].dependencies ?? [], []);
+  for (const [name, text] of [["inline.js", inlineEntry(body, meta)], ["comment.js", commentEntry(body, meta)]]) {
+    const entry = join(folder, name);
+    await Deno.writeTextFile(entry, text);
+    const output = await new Deno.Command(Deno.execPath(), { args: ["run", "--no-config", entry], stdin: "null" })
+      .output();
+    const stderr = new TextDecoder().decode(output.stderr);
+    assert.equal(output.code, 0, `${name}: ${stderr}`);
+    const url = new URL(`file://${entry}`).href;
+    assert.deepEqual(JSON.parse(new TextDecoder().decode(output.stdout)), {
+      url,
+      main: false,
+      resolved: new URL("./x.js", url).href,
+      quoted: 'import a from "node:fs"; import.meta.url \u2014 caf\u00e9 \u{1f511}',
+      pattern: 'import\\.meta"',
+      closing: "/* not a comment */ *@kopf-end@",
+      pa: "function",
+      whole: "function",
+      space: "function",
+      spaceDefault: true,
+      again: true,
+      show: "function",
+    }, name);
+    // Deno's graph holds the entry alone: the body is not a module it parses.
+    const info = await new Deno.Command(Deno.execPath(), { args: ["info", "--json", "--no-config", entry] }).output();
+    const graph = JSON.parse(new TextDecoder().decode(info.stdout)) as { modules: { dependencies?: unknown[] }[] };
+    assert.equal(graph.modules.length, 1, name);
+    assert.deepEqual(graph.modules[0].dependencies ?? [], [], name);
+  }
 });
 
 Deno.test("functionBody: exports, imports of anything but a built-in module, and module syntax left over are refused", async () => {
