@@ -4,36 +4,37 @@
  * (bench/scripted_api.ts): what Deno's parse of a bundle loaded as a module costs at each start.
  *
  * Deno builds a module graph of every module it loads, parsing each one in full to find its imports:
- * for the bundle (~0.6 MB minified) that parse's memory is the start's peak, which glibc's allocator
+ * for a bundle (~0.6 MB minified) that parse's memory is the start's peak, which glibc's allocator
  * keeps. Code that Deno does not load as a module is not parsed that way: V8 compiles a function's
- * body lazily (bench/bundle_body.ts). The forms, all of the fixture bench/fixtures/compare_create.ts,
+ * body lazily (cli/bundle_body.ts). The forms, all of the fixture bench/fixtures/compare_create.ts,
  * minified:
  *
- * - `module`: what `kopf build --minify` writes, the module `deno bundle` makes (the image runs it with
- *   jemalloc, which gives the parse's memory back);
- * - `inline`: one file, the module's text as an async function's body in a string literal of a small
- *   entry module that compiles and calls it (V8 keeps the text twice: the entry's source and the
- *   function's own copy);
+ * - `module`: the module `deno bundle` makes (what `kopf build --compile` embeds; the image's form
+ *   until 2026-12-04, which ran it with jemalloc to have the parse's memory back);
+ * - `inline`: what `kopf build` writes, the module's text as an async function's body in a string
+ *   literal of a small entry module that compiles and calls it;
  * - `comment`: one file, the body in a comment of a function whose text (`toString`) gives it back;
- * - `script`: that body in a file of its own, which the entry reads (two files);
+ * - `script`: the body in a file of its own, which the entry reads (two files);
  * - `packed`: one file, the body gzipped and in base64 in it, unpacked at the start;
  * - `eval`: one file, the body wrapped in an async arrow function by an indirect `eval` of the literal.
  *
- * Each with jemalloc preloaded (`-jemalloc`, the image's) or glibc's allocator (`-glibc`).
+ * Each with jemalloc preloaded (`-jemalloc`), glibc's allocator as it comes (`-glibc`), or glibc with
+ * the image's environment (`-image`: `IMAGE_ENVIRONMENT` of cli/build.ts).
  *
  * Per round and form (interleaved): the time from the spawn to its watch open, its CPU in the first
  * 10 s, its RSS after `--settle` seconds and its peak RSS by then (`VmHWM`).
  *
  * Usage: `deno run -A bench/bundle_forms.ts [--rounds 3] [--settle 20]
- * [--only module-jemalloc,module-glibc,inline-glibc,script-glibc]`
+ * [--only module-jemalloc,inline-image,inline-glibc,script-image]`
  *
  * @module
  */
 
 import { commandLine, usageError } from "./command_line.ts";
 import { join } from "node:path";
-import { IMAGE_DENO_FLAGS, OPERATOR_PERMISSIONS, OPERATOR_V8_FLAGS } from "../cli/build.ts";
-import { commentEntry, functionBody, inlineEntry, metaName, moduleSyntax, runEntry } from "./bundle_body.ts";
+import { bundle, IMAGE_DENO_FLAGS, IMAGE_ENVIRONMENT, OPERATOR_PERMISSIONS, OPERATOR_V8_FLAGS } from "../cli/build.ts";
+import { functionBody, metaName, moduleSyntax, runEntry } from "../cli/bundle_body.ts";
+import { commentEntry } from "./bundle_entries.ts";
 import { exitOnSignals } from "./exit_on_signals.ts";
 import { jemalloc, spawn } from "./compare_contestants.ts";
 import { cpuSeconds, median, mib, peakRss, rss } from "./process_stats.ts";
@@ -44,7 +45,7 @@ const { values } = commandLine({
   options: {
     rounds: { type: "string", default: "3" },
     settle: { type: "string", default: "20" },
-    only: { type: "string", default: "module-jemalloc,module-glibc,inline-glibc,script-glibc" },
+    only: { type: "string", default: "module-jemalloc,inline-image,inline-glibc,script-image" },
   },
 });
 const rounds = Number(values.rounds);
@@ -63,9 +64,9 @@ type Form = keyof typeof FORMS;
 const names = values.only.split(",");
 for (const name of names) {
   const [form, allocator] = name.split("-");
-  if (!(form in FORMS) || !["jemalloc", "glibc"].includes(allocator)) {
+  if (!(form in FORMS) || !["jemalloc", "glibc", "image"].includes(allocator)) {
     usageError(
-      `Unknown contestant ${name}: a form (module, inline, comment, script, packed, eval), a dash, an allocator (jemalloc, glibc).`,
+      `Unknown contestant ${name}: a form (module, inline, comment, script, packed, eval), a dash, an allocator (jemalloc, glibc, image).`,
     );
   }
 }
@@ -108,7 +109,7 @@ for (let round = 1; round <= rounds; round++) {
       KUBECONFIG: kubeconfig,
       DENO_NO_UPDATE_CHECK: "1",
       DENO_DIR: deno,
-      ...(allocator === "jemalloc" ? { LD_PRELOAD: preload } : {}),
+      ...(allocator === "jemalloc" ? { LD_PRELOAD: preload } : allocator === "image" ? IMAGE_ENVIRONMENT : {}),
     });
     try {
       await started.guard(api.watched, "its watch to open");
@@ -146,21 +147,17 @@ for (const [label, pick] of rows) {
 }
 await Deno.remove(folder, { recursive: true });
 
-/** Builds the fixture's minified bundle into `folder` with `kopf build` and writes the other forms beside it. */
+/** Builds the fixture's minified bundle into `folder` in each form. */
 async function buildForms(folder: string): Promise<void> {
+  const fixture = new URL("./fixtures/compare_create.ts", import.meta.url).href;
   const module = join(folder, FORMS.module);
-  const built = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "cli/main.ts", "build", "bench/fixtures/compare_create.ts", "--minify", "-o", module],
-    cwd: new URL("..", import.meta.url).pathname,
-    stdout: "null",
-  }).output();
-  if (!built.success) throw new Error(`kopf build failed: ${new TextDecoder().decode(built.stderr)}`);
+  await bundle([fixture], module, { minify: true, form: "module" });
+  await bundle([fixture], join(folder, FORMS.inline), { minify: true });
   const text = await Deno.readTextFile(module);
   const parsing = await Deno.makeTempDir({ prefix: "kopf-bench-syntax-" });
   const meta = metaName(text);
   const body = functionBody(text, await moduleSyntax(text, parsing), meta);
   await Deno.remove(parsing, { recursive: true });
-  await Deno.writeTextFile(join(folder, FORMS.inline), inlineEntry(body, meta));
   await Deno.writeTextFile(join(folder, FORMS.comment), commentEntry(body, meta));
   await Deno.writeTextFile(join(folder, "operator.body.js"), body);
   await Deno.writeTextFile(

@@ -12,7 +12,7 @@
 import { existsSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { IMAGE_DENO_FLAGS, OPERATOR_PERMISSIONS, OPERATOR_V8_FLAGS } from "../cli/build.ts";
+import { IMAGE_DENO_FLAGS, IMAGE_ENVIRONMENT, OPERATOR_PERMISSIONS, OPERATOR_V8_FLAGS } from "../cli/build.ts";
 import type { LocalCluster } from "../testing.ts";
 
 /** Who is compared. */
@@ -101,10 +101,10 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
   // With `KOPF_BENCH_BEFORE_ENV` (a JSON object), more environment for `before`: with `--before .`, one
   // checkout against itself with another setting (e.g. `{"KOPF_BENCH_CONCURRENT_REQUESTS":"none"}`).
   const beforeEnv = environmentOf("KOPF_BENCH_BEFORE_ENV");
-  // The bundle starts as a new container of the image does: with an empty DENO_DIR (Deno analyses the bundle at
-  // every start) and jemalloc preloaded. `KOPF_BENCH_BUNDLE_DENO_DIR` names the DENO_DIR instead: the machine's
-  // cache (`~/.cache/deno`, as later starts on one host) or a path that cannot be written (`/dev/null/none`);
-  // `KOPF_BENCH_BUNDLE_MALLOC=glibc` keeps glibc's allocator.
+  // The bundle starts as a new container of the image does: with an empty DENO_DIR and the image's environment.
+  // `KOPF_BENCH_BUNDLE_DENO_DIR` names the DENO_DIR instead: the machine's cache (`~/.cache/deno`, as later starts
+  // on one host) or a path that cannot be written (`/dev/null/none`); `KOPF_BENCH_BUNDLE_MALLOC=jemalloc` preloads
+  // jemalloc (what the image did while it ran the bundle as a module).
   const bundleDenoDir = (): Record<string, string> => ({
     DENO_DIR: Deno.env.get("KOPF_BENCH_BUNDLE_DENO_DIR") ?? emptyFolder("kopf-bench-deno-dir-"),
   });
@@ -112,7 +112,7 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
   const bundleDenoFlags = (): readonly string[] =>
     Deno.env.get("KOPF_BENCH_BUNDLE_CODE_CACHE") === "true" ? [] : IMAGE_DENO_FLAGS;
   const bundleMalloc = (): Record<string, string> =>
-    Deno.env.get("KOPF_BENCH_BUNDLE_MALLOC") === "glibc" ? {} : { LD_PRELOAD: jemalloc() };
+    Deno.env.get("KOPF_BENCH_BUNDLE_MALLOC") === "jemalloc" ? { LD_PRELOAD: jemalloc() } : { ...IMAGE_ENVIRONMENT };
   // With `KOPF_BENCH_PERF_MAP` set, every Deno contestant names its JavaScript frames for `perf` (V8's map in
   // /tmp/perf-PID.map, interpreted frames on the native stack): bench/operator_path.ts's `--perf` sets it.
   const perfMap = Deno.env.has("KOPF_BENCH_PERF_MAP") ? ",--perf-basic-prof,--interpreted-frames-native-stack" : "";
@@ -263,10 +263,10 @@ function emptyFolder(prefix: string): string {
 
 /**
  * Ends the bench at once, with what to install, when a chosen contestant needs what the machine
- * lacks (the bundle's jemalloc), rather than at its turn in the first round.
+ * lacks (jemalloc for the bundle, when asked for), rather than at its turn in the first round.
  */
 export function checkPrerequisites(names: readonly string[]): void {
-  if (!names.includes("bundle") || Deno.env.get("KOPF_BENCH_BUNDLE_MALLOC") === "glibc") return;
+  if (!names.includes("bundle") || Deno.env.get("KOPF_BENCH_BUNDLE_MALLOC") !== "jemalloc") return;
   try {
     jemalloc();
   } catch (error) {
@@ -275,14 +275,13 @@ export function checkPrerequisites(names: readonly string[]): void {
   }
 }
 
-/** The image's allocator, jemalloc (`LD_PRELOAD` by its name, as the Dockerfile of `kopf init` sets it). */
+/** jemalloc, to preload by its name (`LD_PRELOAD`), as the image did until 2026-12-04. */
 export function jemalloc(): string {
   const name = "libjemalloc.so.2";
   const installed = [`/usr/lib/${Deno.build.arch}-linux-gnu/${name}`, `/usr/lib64/${name}`, `/usr/lib/${name}`];
   if (!installed.some((path) => existsSync(path))) {
     throw new Error(
-      `The bundle runs with jemalloc, as the image of kopf init does, and ${name} is not installed: ` +
-        "apt-get install libjemalloc2, or set KOPF_BENCH_BUNDLE_MALLOC=glibc to run it with glibc's allocator.",
+      `jemalloc was asked for and ${name} is not installed: apt-get install libjemalloc2, or run without it.`,
     );
   }
   return name;

@@ -2,7 +2,8 @@
  * `kopf build FILES... [-m SPEC]... -o OUT.js [--minify] [--compile]`: one JavaScript file that runs the operator
  * with the handler files embedded (`deno run --allow-... OUT.js run -A`), made by `deno bundle` from an
  * entry module that imports the handler files and then the CLI, so the bundle holds one copy of
- * the library; `--compile` passes the bundle to `deno compile`.
+ * the library, and written as an async function's body that a small module runs (bundle_body.ts);
+ * `--compile` passes the bundle as a module to `deno compile`.
  *
  * @module
  */
@@ -10,6 +11,7 @@
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { asciiSource, builtinRequires } from "./bundle_text.ts";
+import { bodyEntry, BundleBodyError, functionBody, metaName, moduleSyntax } from "./bundle_body.ts";
 import { resolveSpecifier } from "./loading.ts";
 import { type OptionSpec, parseCommand, processEnvironment } from "./options.ts";
 import { UsageError } from "./usage.ts";
@@ -63,6 +65,14 @@ export const OPERATOR_V8_FLAGS = "--v8-flags=--max-semi-space-size=8,--expose-gc
  */
 export const IMAGE_DENO_FLAGS: readonly string[] = ["--no-code-cache"];
 
+/**
+ * The image's environment for glibc's allocator: blocks of 128 KiB and more mapped on their own and
+ * given back when freed. By default glibc raises that bound as it frees such blocks and then keeps
+ * them in its heap: the start reads the operator's code as one large string (see bundle_body.ts),
+ * and an idle operator held ~2 MiB more (docs/performance.md).
+ */
+export const IMAGE_ENVIRONMENT: Readonly<Record<string, string>> = { MALLOC_MMAP_THRESHOLD_: "131072" };
+
 const BUILD_OPTIONS: readonly OptionSpec[] = [
   { long: "module", short: "m", type: "string", multiple: true, env: false },
   { long: "output", short: "o", type: "string", env: false },
@@ -113,10 +123,24 @@ export async function build(args: string[]): Promise<BuildResult | undefined> {
     specifiers.push(pathToFileURL(path).href);
   }
   for (const module of modules) specifiers.push(resolveSpecifier(module));
-  const result = await bundle(specifiers, resolve(output), { minify: parsed.values.minify === true });
-  if (parsed.values.compile === true) result.executable = await compile(result.output);
+  const minify = parsed.values.minify === true;
+  const result = await bundle(specifiers, resolve(output), { minify });
+  if (parsed.values.compile === true) {
+    // The executable embeds the module form: `deno compile` stores its modules parsed already.
+    const folder = await Deno.makeTempDir({ prefix: "kopf-build-module-" });
+    try {
+      const module = join(folder, basename(result.output));
+      await bundle(specifiers, module, { minify, form: "module" });
+      result.executable = await compile(module, result.output);
+    } finally {
+      await Deno.remove(folder, { recursive: true });
+    }
+  }
   return result;
 }
+
+/** How {@linkcode bundle} writes the operator. */
+export type BundleForm = "function" | "module";
 
 /**
  * Bundles the handler modules and the CLI into `output`. The entry imports the handlers first, so
@@ -125,12 +149,15 @@ export async function build(args: string[]): Promise<BuildResult | undefined> {
  *
  * @param specifiers The handler modules as URLs (or names of the import map).
  * @param output The bundle's absolute path.
- * @param options `minify`: minified, with the names of functions and classes kept.
+ * @param options `minify`: minified, with the names of functions and classes kept. `form`: as an
+ *   async function's body in a small module (`function`, the default: Deno does not parse it at the
+ *   start, see bundle_body.ts), or as the module `deno bundle` makes (`module`: what `deno compile`
+ *   embeds, which it stores parsed).
  */
 export async function bundle(
   specifiers: readonly string[],
   output: string,
-  options: { minify?: boolean } = {},
+  options: { minify?: boolean; form?: BundleForm } = {},
 ): Promise<BuildResult> {
   const folder = await Deno.makeTempDir({ prefix: "kopf-build-" });
   try {
@@ -142,16 +169,27 @@ export async function bundle(
       `Deno.exit(await main(Deno.args, { embedded: true }));`,
     ];
     await Deno.writeTextFile(entry, lines.join("\n") + "\n");
-    await Deno.mkdir(dirname(output), { recursive: true });
     // Handler ids default to the functions' names: minified, they must keep them.
     const minify = options.minify ? ["--minify", "--keep-names"] : [];
-    await deno(["bundle", "--quiet", "--platform", "deno", ...minify, "-o", output, entry], "deno bundle");
+    const bundled = join(folder, "bundle.js");
+    await deno(["bundle", "--quiet", "--platform", "deno", ...minify, "-o", bundled, entry], "deno bundle");
+    let text = builtinRequires(asciiSource(await Deno.readTextFile(bundled)));
+    if ((options.form ?? "function") === "function") {
+      const parsing = join(folder, "syntax");
+      await Deno.mkdir(parsing);
+      const meta = metaName(text);
+      try {
+        text = bodyEntry(functionBody(text, await moduleSyntax(text, parsing), meta), meta);
+      } catch (error) {
+        if (error instanceof BundleBodyError) throw new BuildError(error.message);
+        throw error;
+      }
+    }
+    await Deno.mkdir(dirname(output), { recursive: true });
+    await Deno.writeTextFile(output, text);
   } finally {
     await Deno.remove(folder, { recursive: true });
   }
-  const text = await Deno.readTextFile(output);
-  const final = builtinRequires(asciiSource(text));
-  if (final !== text) await Deno.writeTextFile(output, final);
   const { size } = await Deno.stat(output);
   return { output, size };
 }
@@ -161,9 +199,10 @@ export async function bundle(
  * downloads `denort` (the runtime it embeds) unless `DENORT_BIN` names one; where neither works,
  * the error says so and that the bundle runs as it is with `deno run`.
  *
- * @param bundlePath The bundle made by {@linkcode bundle}.
+ * @param modulePath The bundle in the `module` form of {@linkcode bundle}.
+ * @param bundlePath The bundle that `kopf build` wrote: the executable goes beside it, without its extension.
  */
-export async function compile(bundlePath: string): Promise<string> {
+export async function compile(modulePath: string, bundlePath: string = modulePath): Promise<string> {
   const executable = join(dirname(bundlePath), basename(bundlePath, extname(bundlePath)));
   try {
     await deno(
@@ -174,7 +213,7 @@ export async function compile(bundlePath: string): Promise<string> {
         OPERATOR_V8_FLAGS,
         "-o",
         executable,
-        bundlePath,
+        modulePath,
       ],
       "deno compile",
     );

@@ -10,7 +10,7 @@ import { join, resolve } from "node:path";
 import { parseAllDocuments } from "yaml";
 import * as kopf from "@kopf/kopf";
 import { deploymentManifest, neededRules, rbacManifests, Registry, resolveHandledResources } from "@kopf/kopf/shipping";
-import { IMAGE_DENO_FLAGS, OPERATOR_V8_FLAGS } from "./build.ts";
+import { IMAGE_DENO_FLAGS, IMAGE_ENVIRONMENT, OPERATOR_V8_FLAGS } from "./build.ts";
 import { generateCrdCommand } from "./generate_crd.ts";
 import { manifestsYaml } from "./manifest_options.ts";
 import { type OptionSpec, parseCommand, processEnvironment } from "./options.ts";
@@ -312,11 +312,9 @@ COPY --from=build /src/dist/operator.js /app/operator.js
 # Deno looks for a newer release of itself in the background at every start of a fresh container
 # (a DNS lookup and an HTTPS request to dl.deno.land); an operator has no use for it.
 ENV DENO_NO_UPDATE_CHECK=1
-# jemalloc instead of glibc's allocator: a new container's Deno has no cache yet and analyses the
-# bundle at its start, and glibc would keep the ~15 MiB that took for as long as the operator runs;
-# jemalloc gives them back (idle RSS 56 MiB instead of 70).
-RUN apt-get update && apt-get install -y --no-install-recommends libjemalloc2 && rm -rf /var/lib/apt/lists/*
-ENV LD_PRELOAD=libjemalloc.so.2
+# glibc's allocator gives blocks of 128 KiB and more back when they are freed (by default it keeps
+# them once it has freed one): the start reads the operator's code as one large string.
+${Object.entries(IMAGE_ENVIRONMENT).map(([name, value]) => `ENV ${name}=${value}`).join("\n")}
 USER deno
 # No V8 code cache: each new container starts with an empty Deno cache, so where it can write one, one
 # would be made at every start and never read (2 MiB of memory).

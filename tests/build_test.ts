@@ -32,6 +32,14 @@ async function alone(file: string): Promise<string> {
   return copy;
 }
 
+/** The operator's code in a bundle: the async function's body that its entry module holds as a string. */
+function bodyOf(bundle: string): string {
+  const literal = bundle.split("\n").find((line) => line.startsWith("await new (async () => {}).constructor("));
+  assert.ok(literal, "the entry's call of the body");
+  const start = literal.indexOf(", ") + 2;
+  return JSON.parse(literal.slice(start, literal.lastIndexOf(")({")));
+}
+
 /** Writes a JSON kubeconfig again as YAML, in a file of its own; returns its path. */
 async function asYaml(kubeconfig: string): Promise<string> {
   const path = join(await Deno.makeTempDir({ prefix: "kopf-yaml-kubeconfig-" }), "config");
@@ -107,7 +115,7 @@ async function handlesAloneWithMinimalPermissions(
 Deno.test("kopf build: the bundle holds one copy of the library and runs from an empty folder with --allow-net --allow-env --allow-read=KUBECONFIG", async () => {
   const bundle = await buildMinimal();
   const text = await Deno.readTextFile(bundle);
-  assert.equal(text.split('"default-registry"').length - 1, 1, "exactly one copy of the registry's module");
+  assert.equal(bodyOf(text).split('"default-registry"').length - 1, 1, "exactly one copy of the registry's module");
   // One character outside Latin-1 would make V8 keep the whole bundle as two bytes per character.
   assert.match(text, /^[^\u0080-\uffff]*$/, "the bundle is ASCII: its other characters are escaped");
   const output = await handlesAloneWithMinimalPermissions(bundle, "build");
@@ -129,11 +137,50 @@ Deno.test("kopf build --minify: half the size or less, and the handlers keep the
 Deno.test("kopf build: neither bundle loads Node's module loader (node:module) at its start", async () => {
   for (const bundle of await Promise.all([buildMinimal(), buildMinimal("--minify")])) {
     assert.doesNotMatch(
-      await Deno.readTextFile(bundle),
-      /\bfrom\s*["']node:module["']|import\(\s*["']node:module/,
+      bodyOf(await Deno.readTextFile(bundle)),
+      /getBuiltinModule\("node:module"\)|import\(\s*["']node:module/,
       bundle,
     );
   }
+});
+
+Deno.test("kopf build: Deno's module graph holds the small entry alone, and the bundled `kopf init` writes what it writes from source", async () => {
+  const bundle = await alone(await buildMinimal("--minify"));
+  const info = await new Deno.Command(Deno.execPath(), { args: ["info", "--json", "--no-config", bundle] }).output();
+  const graph = JSON.parse(new TextDecoder().decode(info.stdout)) as { modules: { dependencies?: unknown[] }[] };
+  assert.equal(graph.modules.length, 1, "no module besides the entry");
+  assert.deepEqual(graph.modules[0].dependencies ?? [], []);
+  // Its templates quote `import` declarations of Node's modules and `import.meta`: the rewrite left them as they are.
+  const folders = await Promise.all(
+    ["bundle", "source"].map((name) => Deno.makeTempDir({ prefix: `kopf-init-${name}-` })),
+  );
+  const [fromBundle, fromSource] = folders.map((folder) => join(folder, "project"));
+  const runs = [[[bundle, "init", fromBundle], join(bundle, "..")], [
+    ["cli/main.ts", "init", fromSource],
+    ROOT,
+  ]] as const;
+  for (const [args, cwd] of runs) {
+    const result = await new Deno.Command(Deno.execPath(), { args: ["run", "-A", ...args], cwd, stdin: "null" })
+      .output();
+    assert.equal(result.code, 0, new TextDecoder().decode(result.stderr));
+  }
+  const files = (root: string): string[] =>
+    [...Deno.readDirSync(root)].flatMap((entry) =>
+      entry.isDirectory ? files(join(root, entry.name)).map((name) => `${entry.name}/${name}`) : [entry.name]
+    ).sort();
+  assert.deepEqual(files(fromBundle), files(fromSource));
+  assert.ok(files(fromSource).length >= 5, files(fromSource).join(", "));
+  for (const name of files(fromSource)) {
+    assert.equal(
+      await Deno.readTextFile(join(fromBundle, name)),
+      await Deno.readTextFile(join(fromSource, name)),
+      name,
+    );
+  }
+  assert.match(
+    await Deno.readTextFile(join(fromBundle, "handlers_test.ts")),
+    /^import assert from "node:assert\/strict";/,
+  );
 });
 
 Deno.test("kopf build: without one of the minimal permissions, the bundle stops at once and names the flag", async () => {

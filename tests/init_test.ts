@@ -110,7 +110,7 @@ Deno.test("kopf init: the project's deno task build writes the image's bundle, m
   const text = await Deno.readTextFile(bundle);
   assert.match(text, /^[^\u0080-\uffff]*$/, "ASCII: one other character would double its size in V8's heap");
   assert.ok(text.split("\n").length < 1000, `minified: ${text.split("\n").length} lines`);
-  // As the image runs it: the Dockerfile's ENTRYPOINT (its permissions and V8 flags) and its allocator.
+  // As the image runs it: the Dockerfile's ENTRYPOINT (its permissions and V8 flags) and its environment.
   const dockerfile = await Deno.readTextFile(join(folder, "deploy", "Dockerfile"));
   const entrypoint = dockerfile.match(/^ENTRYPOINT (\[[^\]]*\])/m)?.[1].replaceAll("\\\n", "");
   assert.ok(entrypoint, dockerfile);
@@ -118,11 +118,14 @@ Deno.test("kopf init: the project's deno task build writes the image's bundle, m
   assert.equal(deno, "deno");
   assert.ok(args.includes("--v8-flags=--max-semi-space-size=8,--expose-gc"), entrypoint);
   assert.ok(args.includes("--no-code-cache"), entrypoint); // a new container's Deno cache is always empty
-  const preload = dockerfile.match(/^ENV LD_PRELOAD=(.+)$/m)?.[1];
-  assert.equal(preload, "libjemalloc.so.2");
+  const environment = Object.fromEntries(
+    [...dockerfile.matchAll(/^ENV (\w+)=(.+)$/gm)].map((match) => [match[1], match[2]]),
+  );
+  assert.equal(environment.MALLOC_MMAP_THRESHOLD_, "131072", dockerfile);
+  assert.doesNotMatch(dockerfile, /LD_PRELOAD|jemalloc/, "glibc's allocator, no other one to install");
   const help = await new Deno.Command(Deno.execPath(), {
     args: [...args.map((arg) => arg === "/app/operator.js" ? bundle : arg), "run", "--help"],
-    env: { LD_PRELOAD: preload }, // where it is not installed, the loader says so and goes on with glibc's
+    env: environment,
     stdin: "null",
     stdout: "piped",
     stderr: "piped",

@@ -1,15 +1,9 @@
-/** bench/bundle_body.ts: a bundle's module syntax found by Deno's parser, and the bundle run as a function's body. */
+/** cli/bundle_body.ts: a bundle's module syntax found by Deno's parser, and the bundle run as a function's body. */
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  BundleBodyError,
-  commentEntry,
-  functionBody,
-  inlineEntry,
-  metaName,
-  moduleSyntax,
-} from "../bench/bundle_body.ts";
+import { bodyEntry, BundleBodyError, functionBody, metaName, moduleSyntax } from "./bundle_body.ts";
+import { commentEntry } from "../bench/bundle_entries.ts";
 
 /** A module with each kind of import of a built-in module, and the same texts where they are not syntax. */
 const MODULE = [
@@ -55,12 +49,12 @@ Deno.test("moduleSyntax: Deno's parser finds the imports and import.meta in the 
   for (const meta of syntax.slice(4)) assert.equal(MODULE.slice(meta.start, meta.end), "import.meta");
 });
 
-Deno.test("functionBody, inlineEntry and commentEntry: the module runs as a function's body with the entry's import.meta", async () => {
+Deno.test("functionBody and bodyEntry (and the bench's commentEntry): the module runs as a function's body with the entry's import.meta", async () => {
   const meta = metaName(MODULE);
   const body = functionBody(MODULE, await syntaxOf(MODULE), meta);
   assert.ok(body.startsWith('"use strict";'), "strict, as a module is");
   const folder = await Deno.makeTempDir({ prefix: "kopf-bundle-entry-test-" });
-  for (const [name, text] of [["inline.js", inlineEntry(body, meta)], ["comment.js", commentEntry(body, meta)]]) {
+  for (const [name, text] of [["operator.js", bodyEntry(body, meta)], ["comment.js", commentEntry(body, meta)]]) {
     const entry = join(folder, name);
     await Deno.writeTextFile(entry, text);
     const output = await new Deno.Command(Deno.execPath(), { args: ["run", "--no-config", entry], stdin: "null" })

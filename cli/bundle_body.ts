@@ -1,14 +1,18 @@
 /**
- * A bundle of `kopf build` made the body of an async function, for bench/bundle_forms.ts: code
- * that V8 compiles from a string is not a module of Deno's graph, which Deno parses in full at
- * each start.
+ * The bundle of `kopf build` as the body of an async function, held as a string by a small entry
+ * module that compiles and runs it: V8 compiles it, lazily, and Deno does not parse it.
+ *
+ * Deno parses every module it loads in full to find its imports, and a container of the image starts
+ * with an empty Deno cache: the bundle (~0.6 MB minified) was parsed as a module at every start,
+ * which made the start's peak memory (~20 MiB above the idle operator's) and which glibc's allocator
+ * kept (docs/performance.md, "The bundle outside Deno's module graph").
  *
  * A function's body cannot hold the module syntax that `deno bundle` leaves: its `import`
  * declarations of Node's built-in modules become `process.getBuiltinModule` calls (hoisted, as
  * imports are), and `import.meta` the entry module's, passed in. Their places come from Deno's own
  * parser (a lint plugin run by `deno lint`), so the same text inside a string, a template or a
- * regular expression stays as it is; the body is compiled once, which fails on any module syntax
- * left.
+ * regular expression stays as it is; the body is compiled once at build time, which fails on any
+ * module syntax left.
  *
  * @module
  */
@@ -165,33 +169,23 @@ export function functionBody(text: string, syntax: readonly ModuleSyntax[], meta
 }
 
 /**
- * One file that runs the body: a module holding it as a string literal, compiled as an async
- * function and called with the module's `import.meta`.
+ * The entry module: the body as a string literal, compiled as an async function and called with the
+ * entry's `import.meta` (its `main` false: the body is not the program's main module, the entry is).
  *
  * @param body The function's body, from {@linkcode functionBody}.
  * @param meta Its parameter for `import.meta`.
  */
-export function inlineEntry(body: string, meta: string): string {
-  return runEntry(JSON.stringify(body), meta);
-}
-
-/**
- * One file that runs the body from a comment of its own: a function's text (`toString`) is a slice
- * of the module's source, so the body is not parsed as a string literal nor held a second time as
- * one; its `*` + `/` pairs are written with a marker the body does not hold, and restored.
- *
- * @param body The function's body, from {@linkcode functionBody}.
- * @param meta Its parameter for `import.meta`.
- */
-export function commentEntry(body: string, meta: string): string {
-  let marker = "@kopf-end@";
-  while (body.includes(marker)) marker += "@";
-  const close = "*" + "/";
-  const held = body.replaceAll(close, `*${marker}`);
-  const source = `holder.toString().slice(holder.toString().indexOf("/*") + 2, -3).replaceAll(${
-    JSON.stringify(`*${marker}`)
-  }, ${JSON.stringify(close)})`;
-  return `function holder() {/*${held}*/}\n${runEntry(source, meta)}`;
+export function bodyEntry(body: string, meta: string): string {
+  // Escaped: one character outside Latin-1 would make V8 keep the entry as two bytes per character.
+  const literal = JSON.stringify(body).replace(
+    /[\u0080-\uffff]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+  return [
+    "// Made by `kopf build`: the operator as an async function's body, which V8 compiles lazily; as a",
+    "// module, Deno would parse it in full at every start (docs/performance.md).",
+    runEntry(literal, meta),
+  ].join("\n");
 }
 
 /**
@@ -202,8 +196,9 @@ export function commentEntry(body: string, meta: string): string {
  * @param meta Its parameter for `import.meta`.
  */
 export function runEntry(source: string, meta: string): string {
-  return `await new (async () => {}).constructor(${JSON.stringify(meta)}, ${source})(` +
-    `{ url: import.meta.url, main: false, resolve: (specifier) => import.meta.resolve(specifier) });\n`;
+  return `await new (async () => {}).constructor(${JSON.stringify(meta)}, ${source})({\n` +
+    `  url: import.meta.url,\n  filename: import.meta.filename,\n  dirname: import.meta.dirname,\n  main: false,\n` +
+    `  resolve: (specifier) => import.meta.resolve(specifier),\n});\n`;
 }
 
 const AsyncFunction = (async () => {}).constructor as FunctionConstructor;
