@@ -181,7 +181,12 @@ export async function bundle(
       try {
         text = bodyEntry(functionBody(text, await moduleSyntax(text, parsing), meta), meta);
       } catch (error) {
-        if (error instanceof BundleBodyError) throw new BuildError(error.message);
+        if (error instanceof BundleBodyError) {
+          throw new BuildError(
+            `kopf build could not make the bundle's code a function's body: ${error.message}\n` +
+              "That is a defect of kopf build, not of the handlers: please report it with the handler files.",
+          );
+        }
         throw error;
       }
     }

@@ -151,7 +151,8 @@ export function functionBody(text: string, syntax: readonly ModuleSyntax[], meta
     }
     if (!piece.source.startsWith("node:")) {
       throw new BundleBodyError(
-        `The bundle imports ${piece.source}, which it should hold: only Node's built-in modules are left outside.`,
+        `The bundle imports ${piece.source}, which it should hold: only Node's built-in modules are left outside.` +
+          " Import it from the handlers by a path, a URL or an npm: name that deno bundle can read.",
       );
     }
     declarations.push(builtinDeclaration(piece.source, piece.bindings));
