@@ -11,12 +11,14 @@
  *
  * - `module`: the module `deno bundle` makes (what `kopf build --compile` embeds; the image's form
  *   until 2026-12-04, which ran it with jemalloc to have the parse's memory back);
- * - `inline`: what `kopf build` writes, the module's text as an async function's body in a string
- *   literal of a small entry module that compiles and calls it;
- * - `comment`: one file, the body in a comment of a function whose text (`toString`) gives it back;
+ * - `inline`: what `kopf build` writes, the module's text as an async function's body in a comment
+ *   of a small entry module, which reads it back through a function's text (`toString`), compiles it
+ *   and calls it;
+ * - `function`: one file, the body in a string literal instead (what `kopf build` wrote before, on
+ *   2026-12-04), which the function constructor copies into a source of its own;
+ * - `eval`: one file, the literal a script that declares the function, run by an indirect `eval`;
  * - `script`: the body in a file of its own, which the entry reads (two files);
- * - `packed`: one file, the body gzipped and in base64 in it, unpacked at the start;
- * - `eval`: one file, the body wrapped in an async arrow function by an indirect `eval` of the literal.
+ * - `packed`: one file, the body gzipped and in base64 in it, unpacked at the start.
  *
  * Each with jemalloc preloaded (`-jemalloc`), glibc's allocator as it comes (`-glibc`), or glibc with
  * the image's environment (`-image`: `IMAGE_ENVIRONMENT` of cli/build.ts).
@@ -25,7 +27,7 @@
  * 10 s, its RSS after `--settle` seconds and its peak RSS by then (`VmHWM`).
  *
  * Usage: `deno run -A bench/bundle_forms.ts [--rounds 3] [--settle 20]
- * [--only module-jemalloc,inline-image,inline-glibc,script-image]`
+ * [--only module-jemalloc,inline-image,function-image,script-image]`
  *
  * @module
  */
@@ -34,7 +36,7 @@ import { commandLine, usageError } from "./command_line.ts";
 import { join } from "node:path";
 import { bundle, IMAGE_DENO_FLAGS, IMAGE_ENVIRONMENT, OPERATOR_PERMISSIONS, OPERATOR_V8_FLAGS } from "../cli/build.ts";
 import { functionBody, metaName, moduleSyntax, runEntry } from "../cli/bundle_body.ts";
-import { commentEntry } from "./bundle_entries.ts";
+import { evalEntry, literalEntry } from "./bundle_entries.ts";
 import { exitOnSignals } from "./exit_on_signals.ts";
 import { jemalloc, spawn } from "./compare_contestants.ts";
 import { cpuSeconds, median, mib, peakRss, rss } from "./process_stats.ts";
@@ -45,7 +47,7 @@ const { values } = commandLine({
   options: {
     rounds: { type: "string", default: "3" },
     settle: { type: "string", default: "20" },
-    only: { type: "string", default: "module-jemalloc,inline-image,inline-glibc,script-image" },
+    only: { type: "string", default: "module-jemalloc,inline-image,function-image,script-image" },
   },
 });
 const rounds = Number(values.rounds);
@@ -57,8 +59,8 @@ const FORMS = {
   inline: "inline.js",
   script: "entry.js",
   packed: "packed.js",
+  function: "function.js",
   eval: "eval.js",
-  comment: "comment.js",
 } as const;
 type Form = keyof typeof FORMS;
 const names = values.only.split(",");
@@ -66,7 +68,7 @@ for (const name of names) {
   const [form, allocator] = name.split("-");
   if (!(form in FORMS) || !["jemalloc", "glibc", "image"].includes(allocator)) {
     usageError(
-      `Unknown contestant ${name}: a form (module, inline, comment, script, packed, eval), a dash, an allocator (jemalloc, glibc, image).`,
+      `Unknown contestant ${name}: a form (module, inline, function, eval, script, packed), a dash, an allocator (jemalloc, glibc, image).`,
     );
   }
 }
@@ -157,27 +159,22 @@ async function buildForms(folder: string): Promise<void> {
   const parsing = await Deno.makeTempDir({ prefix: "kopf-bench-syntax-" });
   const meta = metaName(text);
   const body = functionBody(text, await moduleSyntax(text, parsing), meta);
+  const { builtins } = body;
   await Deno.remove(parsing, { recursive: true });
-  await Deno.writeTextFile(join(folder, FORMS.comment), commentEntry(body, meta));
-  await Deno.writeTextFile(join(folder, "operator.body.js"), body);
+  await Deno.writeTextFile(join(folder, "operator.body.js"), body.body);
   await Deno.writeTextFile(
     join(folder, FORMS.script),
-    runEntry(`await Deno.readTextFile(new URL("./operator.body.js", import.meta.url))`, meta),
+    runEntry(`await Deno.readTextFile(new URL("./operator.body.js", import.meta.url))`, meta, builtins),
   );
   const packed = await new Response(
-    new Blob([body]).stream().pipeThrough(new CompressionStream("gzip")),
+    new Blob([body.body]).stream().pipeThrough(new CompressionStream("gzip")),
   ).bytes();
   const unpack = `await new Response(new Blob([Uint8Array.from(atob(${
     JSON.stringify(packed.toBase64())
   }), (char) => char.charCodeAt(0))]).stream().pipeThrough(new DecompressionStream("gzip"))).text()`;
-  await Deno.writeTextFile(join(folder, FORMS.packed), runEntry(unpack, meta));
-  // An indirect eval compiles the literal itself as the script's source, where the function constructor copies it.
-  const script = `(async (${meta}) => {\n${body}\n})`;
-  await Deno.writeTextFile(
-    join(folder, FORMS.eval),
-    `await (0, eval)(${JSON.stringify(script)})({ url: import.meta.url, main: false, ` +
-      `resolve: (specifier) => import.meta.resolve(specifier) });\n`,
-  );
+  await Deno.writeTextFile(join(folder, FORMS.packed), runEntry(unpack, meta, builtins));
+  await Deno.writeTextFile(join(folder, FORMS.function), literalEntry(body, meta));
+  await Deno.writeTextFile(join(folder, FORMS.eval), evalEntry(body, meta));
 }
 
 function sleepUntil(time: number): Promise<void> {

@@ -8,11 +8,11 @@
  * kept (docs/performance.md, "The bundle outside Deno's module graph").
  *
  * A function's body cannot hold the module syntax that `deno bundle` leaves: its `import`
- * declarations of Node's built-in modules become `process.getBuiltinModule` calls (hoisted, as
- * imports are), and `import.meta` the entry module's, passed in. Their places come from Deno's own
- * parser (a lint plugin run by `deno lint`), so the same text inside a string, a template or a
- * regular expression stays as it is; the body is compiled once at build time, which fails on any
- * module syntax left.
+ * declarations of Node's built-in modules move to the entry, which passes their namespaces in (the
+ * body declares its bindings from them, hoisted, as imports are), and `import.meta` becomes the
+ * entry module's, passed in too. Their places come from Deno's own parser (a lint plugin run by
+ * `deno lint`), so the same text inside a string, a template or a regular expression stays as it
+ * is; the body is compiled once at build time, which fails on any module syntax left.
  *
  * @module
  */
@@ -125,19 +125,39 @@ export function metaName(text: string): string {
   return name;
 }
 
+/** A bundle's code as an async function's body, and the built-in modules it takes as its second parameter. */
+export interface BundleBody {
+  /** The function's body. */
+  body: string;
+  /** The built-in modules the bundle imported (e.g. `node:path`), in the order of their first import. */
+  builtins: string[];
+}
+
 /**
- * The bundle's text as an async function's body: its imports of built-in modules hoisted as
- * `process.getBuiltinModule` calls, its `import.meta` the parameter `meta`, strict as a module is.
- * Compiled (not run) before it is returned.
+ * The name of the body's second parameter, which holds the namespaces of the built-in modules by
+ * their specifiers: not in the bundle's text, as `meta` is not.
+ *
+ * @param meta The parameter for `import.meta` (see {@linkcode metaName}).
+ */
+export function builtinsName(meta: string): string {
+  return `${meta}_builtins`;
+}
+
+/**
+ * The bundle's text as an async function's body: its `import.meta` the parameter `meta`, its imports
+ * of built-in modules declarations (hoisted, as imports are) that read the namespaces the entry
+ * imported and passed in; strict as a module is. Compiled (not run) before it is returned.
  *
  * @param text The bundle, a module.
  * @param syntax Its module syntax, as {@linkcode moduleSyntax} found it.
  * @param meta The parameter that stands for `import.meta` (see {@linkcode metaName}).
  * @throws {BundleBodyError} For an export, or an import of anything but a built-in module.
  */
-export function functionBody(text: string, syntax: readonly ModuleSyntax[], meta: string): string {
+export function functionBody(text: string, syntax: readonly ModuleSyntax[], meta: string): BundleBody {
+  const builtins = builtinsName(meta);
   const declarations: string[] = [];
   const pieces: string[] = [];
+  const modules = new Set<string>();
   let at = 0;
   for (const piece of syntax) {
     if (piece.kind === "export") {
@@ -155,72 +175,101 @@ export function functionBody(text: string, syntax: readonly ModuleSyntax[], meta
           " Import it from the handlers by a path, a URL or an npm: name that deno bundle can read.",
       );
     }
-    declarations.push(builtinDeclaration(piece.source, piece.bindings));
+    modules.add(piece.source);
+    declarations.push(builtinDeclaration(`${builtins}[${JSON.stringify(piece.source)}]`, piece.bindings));
     // The declaration's place keeps a statement's end, in case the code before it needs one.
     pieces.push(";");
   }
   pieces.push(text.slice(at));
   const body = `"use strict";${declarations.join("")}\n${pieces.join("")}`;
   try {
-    new AsyncFunction(meta, body);
+    new AsyncFunction(meta, builtins, body);
   } catch (error) {
     throw new BundleBodyError(`The bundle does not compile as a function's body: ${(error as Error).message}`);
   }
-  return body;
+  return { body, builtins: [...modules] };
 }
 
 /**
- * The entry module: the body as a string literal, compiled as an async function and called with the
- * entry's `import.meta` (its `main` false: the body is not the program's main module, the entry is).
+ * The entry module: the body in a comment of a function of its own (`holder`), whose text
+ * (`Function.prototype.toString`, a slice of the module's source) gives it back to the async
+ * function constructor, called with the entry's `import.meta` (its `main` false: the body is not the
+ * program's main module, the entry is) and the built-in modules, which the entry imports.
+ *
+ * In a comment, the code is neither scanned as a string literal at the start nor kept as one beside
+ * the module's source and the function's (0.6 MiB less V8 heap at idle than a literal,
+ * docs/performance.md). The comment's `*` + `/` pairs are written with a marker that the body does
+ * not hold, and restored.
  *
  * @param body The function's body, from {@linkcode functionBody}.
  * @param meta Its parameter for `import.meta`.
  */
-export function bodyEntry(body: string, meta: string): string {
-  // Escaped: one character outside Latin-1 would make V8 keep the entry as two bytes per character.
-  const literal = JSON.stringify(body).replace(
-    /[\u0080-\uffff]/g,
-    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
+export function bodyEntry({ body, builtins }: BundleBody, meta: string): string {
+  let marker = "@kopf-end@";
+  while (body.includes(marker)) marker += "@";
+  const close = "*" + "/";
+  const held = body.replaceAll(close, `*${marker}`);
+  const source = `holder.toString().slice(holder.toString().indexOf("/*") + 2, -3).replaceAll(${
+    JSON.stringify(`*${marker}`)
+  }, ${JSON.stringify(close)})`;
   return [
     "// Made by `kopf build`: the operator as an async function's body, which V8 compiles lazily; as a",
     "// module, Deno would parse it in full at every start (docs/performance.md).",
-    runEntry(literal, meta),
+    `function holder() {/*${held}*/}`,
+    runEntry(source, meta, builtins),
   ].join("\n");
 }
 
 /**
  * A module that compiles a body, given as the JavaScript expression `source` (a string literal, or
- * an `await` of one read from elsewhere), as an async function and calls it with its `import.meta`.
+ * an `await` of one read from elsewhere), with the async function constructor and calls it with its
+ * `import.meta` and the namespaces of the built-in modules it uses.
  *
  * @param source The expression that gives the body.
  * @param meta Its parameter for `import.meta`.
+ * @param builtins The built-in modules the body uses ({@linkcode BundleBody}).
  */
-export function runEntry(source: string, meta: string): string {
-  return `await new (async () => {}).constructor(${JSON.stringify(meta)}, ${source})({\n` +
-    `  url: import.meta.url,\n  filename: import.meta.filename,\n  dirname: import.meta.dirname,\n  main: false,\n` +
-    `  resolve: (specifier) => import.meta.resolve(specifier),\n});\n`;
+export function runEntry(source: string, meta: string, builtins: readonly string[]): string {
+  return `${builtinImports(builtins)}await new (async () => {}).constructor(${JSON.stringify(meta)}, ` +
+    `${JSON.stringify(builtinsName(meta))}, ${source})(${bodyArguments(builtins)});\n`;
+}
+
+/**
+ * The entry's import of each built-in module, as `kopf$builtinN` (the entry holds nothing else that
+ * could be named so: the body is a string). `process.getBuiltinModule` in the body would do as well,
+ * but the first use of `process` sets up Node's process object (~2 MiB more at idle).
+ *
+ * @param builtins The built-in modules the body uses ({@linkcode BundleBody}).
+ */
+export function builtinImports(builtins: readonly string[]): string {
+  return builtins.map((specifier, index) => `import * as kopf$builtin${index} from ${JSON.stringify(specifier)};\n`)
+    .join("");
+}
+
+/**
+ * The arguments of the body's call in the entry: its `import.meta`, and the namespaces that
+ * {@linkcode builtinImports} imported by their specifiers.
+ *
+ * @param builtins The built-in modules the body uses ({@linkcode BundleBody}).
+ */
+export function bodyArguments(builtins: readonly string[]): string {
+  const namespaces = builtins.map((specifier, index) => `${JSON.stringify(specifier)}: kopf$builtin${index}`);
+  return `{\n  url: import.meta.url,\n  filename: import.meta.filename,\n  dirname: import.meta.dirname,\n` +
+    `  main: false,\n  resolve: (specifier) => import.meta.resolve(specifier),\n}, { ${namespaces.join(", ")} }`;
 }
 
 const AsyncFunction = (async () => {}).constructor as FunctionConstructor;
 
 function builtinDeclaration(
-  source: string,
+  namespace: string,
   bindings: readonly { type: "default" | "namespace" | "named"; local: string; imported?: string }[],
 ): string {
-  const module = `globalThis.process.getBuiltinModule(${JSON.stringify(source)})`;
-  if (bindings.length === 0) return `${module};`;
-  // A built-in module's default export is the module itself; its namespace holds it as `default` too.
-  const isDefault = (binding: { type: string; imported?: string }) =>
-    binding.type === "default" || binding.imported === "default";
-  const named = bindings.filter((binding) => binding.type === "named" && !isDefault(binding));
-  const parts = bindings.filter(isDefault).map((binding) => `var ${binding.local}=${module};`);
-  for (const binding of bindings.filter((binding) => binding.type === "namespace")) {
-    parts.push(`var ${binding.local}=((m)=>({...m,default:m}))(${module});`);
-  }
-  if (named.length) {
-    const pattern = named.map((binding) => `${JSON.stringify(binding.imported)}:${binding.local}`).join(",");
-    parts.push(`var{${pattern}}=${module};`);
-  }
+  const parts = bindings.filter((binding) => binding.type === "namespace").map((binding) =>
+    `var ${binding.local}=${namespace};`
+  );
+  const named = bindings.filter((binding) => binding.type !== "namespace").map((binding) =>
+    `${JSON.stringify(binding.type === "default" ? "default" : binding.imported)}:${binding.local}`
+  );
+  if (named.length) parts.push(`var{${named.join(",")}}=${namespace};`);
   return parts.join("");
 }

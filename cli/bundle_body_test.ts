@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { bodyEntry, BundleBodyError, functionBody, metaName, moduleSyntax } from "./bundle_body.ts";
-import { commentEntry } from "../bench/bundle_entries.ts";
+import { evalEntry, literalEntry } from "../bench/bundle_entries.ts";
 
 /** A module with each kind of import of a built-in module, and the same texts where they are not syntax. */
 const MODULE = [
@@ -49,12 +49,20 @@ Deno.test("moduleSyntax: Deno's parser finds the imports and import.meta in the 
   for (const meta of syntax.slice(4)) assert.equal(MODULE.slice(meta.start, meta.end), "import.meta");
 });
 
-Deno.test("functionBody and bodyEntry (and the bench's commentEntry): the module runs as a function's body with the entry's import.meta", async () => {
+Deno.test("functionBody and bodyEntry (and the bench's other entries): the module runs as a function's body with the entry's import.meta", async () => {
   const meta = metaName(MODULE);
   const body = functionBody(MODULE, await syntaxOf(MODULE), meta);
-  assert.ok(body.startsWith('"use strict";'), "strict, as a module is");
+  assert.ok(body.body.startsWith('"use strict";'), "strict, as a module is");
+  assert.deepEqual(body.builtins, ["node:util", "node:timers"]);
+  // The entry imports them: the first use of `process` would set up Node's process object.
+  assert.ok(!body.body.includes("process"), "the body does not use process.getBuiltinModule");
   const folder = await Deno.makeTempDir({ prefix: "kopf-bundle-entry-test-" });
-  for (const [name, text] of [["operator.js", bodyEntry(body, meta)], ["comment.js", commentEntry(body, meta)]]) {
+  const entries = [
+    ["operator.js", bodyEntry(body, meta)],
+    ["literal.js", literalEntry(body, meta)],
+    ["eval.js", evalEntry(body, meta)],
+  ];
+  for (const [name, text] of entries) {
     const entry = join(folder, name);
     await Deno.writeTextFile(entry, text);
     const output = await new Deno.Command(Deno.execPath(), { args: ["run", "--no-config", entry], stdin: "null" })
@@ -76,11 +84,14 @@ Deno.test("functionBody and bodyEntry (and the bench's commentEntry): the module
       again: true,
       show: "function",
     }, name);
-    // Deno's graph holds the entry alone: the body is not a module it parses.
+    // Deno's graph holds the entry and the built-in modules alone: the body is not a module it parses.
     const info = await new Deno.Command(Deno.execPath(), { args: ["info", "--json", "--no-config", entry] }).output();
-    const graph = JSON.parse(new TextDecoder().decode(info.stdout)) as { modules: { dependencies?: unknown[] }[] };
-    assert.equal(graph.modules.length, 1, name);
-    assert.deepEqual(graph.modules[0].dependencies ?? [], [], name);
+    const graph = JSON.parse(new TextDecoder().decode(info.stdout)) as {
+      modules: { kind: string; dependencies?: { specifier: string }[] }[];
+    };
+    assert.deepEqual(graph.modules.map((module) => module.kind).sort(), ["esm", "node", "node"], name);
+    const dependencies = graph.modules.find((module) => module.kind === "esm")!.dependencies ?? [];
+    assert.deepEqual(dependencies.map((dependency) => dependency.specifier), ["node:util", "node:timers"], name);
   }
 });
 

@@ -32,12 +32,19 @@ async function alone(file: string): Promise<string> {
   return copy;
 }
 
-/** The operator's code in a bundle: the async function's body that its entry module holds as a string. */
+/** The operator's code in a bundle: the async function's body that its entry module holds in a comment. */
 function bodyOf(bundle: string): string {
-  const literal = bundle.split("\n").find((line) => line.startsWith("await new (async () => {}).constructor("));
-  assert.ok(literal, "the entry's call of the body");
-  const start = literal.indexOf(", ") + 2;
-  return JSON.parse(literal.slice(start, literal.lastIndexOf(")({")));
+  const start = bundle.indexOf("\nfunction holder() {/*") + "\nfunction holder() {/*".length;
+  const end = bundle.indexOf("*/}\n", start);
+  assert.ok(start > 0 && end > start, "the entry's function that holds the body");
+  const marker = bundle.slice(end).match(/\.replaceAll\(("\*@kopf-end@*")/);
+  assert.ok(marker, "the entry's marker of the comment's ends");
+  return bundle.slice(start, end).replaceAll(JSON.parse(marker[1]), "*/");
+}
+
+/** The built-in modules that a bundle's entry imports (for its body). */
+function entryImports(bundle: string): string[] {
+  return [...bundle.matchAll(/^import \* as \S+ from ("node:[^"]+");$/gm)].map((match) => JSON.parse(match[1]));
 }
 
 /** Writes a JSON kubeconfig again as YAML, in a file of its own; returns its path. */
@@ -136,20 +143,29 @@ Deno.test("kopf build --minify: half the size or less, and the handlers keep the
 
 Deno.test("kopf build: neither bundle loads Node's module loader (node:module) at its start", async () => {
   for (const bundle of await Promise.all([buildMinimal(), buildMinimal("--minify")])) {
-    assert.doesNotMatch(
-      bodyOf(await Deno.readTextFile(bundle)),
-      /getBuiltinModule\("node:module"\)|import\(\s*["']node:module/,
-      bundle,
-    );
+    const text = await Deno.readTextFile(bundle);
+    assert.doesNotMatch(bodyOf(text), /getBuiltinModule\("node:module"\)|import\(\s*["']node:module/, bundle);
+    assert.ok(!entryImports(text).includes("node:module"), bundle);
   }
 });
 
 Deno.test("kopf build: Deno's module graph holds the small entry alone, and the bundled `kopf init` writes what it writes from source", async () => {
   const bundle = await alone(await buildMinimal("--minify"));
   const info = await new Deno.Command(Deno.execPath(), { args: ["info", "--json", "--no-config", bundle] }).output();
-  const graph = JSON.parse(new TextDecoder().decode(info.stdout)) as { modules: { dependencies?: unknown[] }[] };
-  assert.equal(graph.modules.length, 1, "no module besides the entry");
-  assert.deepEqual(graph.modules[0].dependencies ?? [], []);
+  const graph = JSON.parse(new TextDecoder().decode(info.stdout)) as {
+    modules: { kind: string; specifier: string; dependencies?: { specifier: string }[] }[];
+  };
+  const [entry, ...others] = graph.modules.sort((a, b) => a.kind === "esm" ? -1 : b.kind === "esm" ? 1 : 0);
+  assert.equal(entry.kind, "esm");
+  assert.deepEqual(
+    others.map((module) => module.kind),
+    others.map(() => "node"),
+    "no module besides the entry and built-ins",
+  );
+  assert.deepEqual(
+    (entry.dependencies ?? []).map((dependency) => dependency.specifier),
+    entryImports(await Deno.readTextFile(bundle)),
+  );
   // Its templates quote `import` declarations of Node's modules and `import.meta`: the rewrite left them as they are.
   const folders = await Promise.all(
     ["bundle", "source"].map((name) => Deno.makeTempDir({ prefix: `kopf-init-${name}-` })),
