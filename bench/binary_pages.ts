@@ -22,6 +22,7 @@ import { exitOnSignals } from "./exit_on_signals.ts";
 import { median, mib, rss } from "./process_stats.ts";
 import { roundOrder } from "./round_order.ts";
 import { ScriptedApi, scriptedContestants } from "./scripted_api.ts";
+import { elfSections, residentBySection } from "./binary_sections.ts";
 
 const KNOWN: readonly ContestantName[] = ["raw", "raw2", "ours", "lean", "bundle"];
 const { values } = commandLine({
@@ -41,7 +42,6 @@ if (unknown.length) usageError(`Unknown contestants in --only: ${unknown.join(",
 
 exitOnSignals();
 
-const PAGE = 4096;
 const sections = elfSections(Deno.execPath());
 await using api = await ScriptedApi.start();
 const logs = await Deno.makeTempDir({ prefix: "kopf-binary-pages-" });
@@ -57,7 +57,7 @@ for (let round = 1; round <= rounds; round++) {
     try {
       await started.guard(api.watched, "its watch to open");
       await started.guard(new Promise((resolve) => setTimeout(resolve, settle * 1000)), `${settle} s`);
-      const resident = await residentBySection(started.pid);
+      const resident = residentBySection(started.pid, sections);
       resident.set("RSS", await rss(started.pid));
       measured.get(name)!.push(resident);
       console.error(
@@ -93,77 +93,3 @@ for (const [label, pick] of rows) {
   console.log(`| ${label} | ${names.map((name) => mib(medianOf(name, pick))).join(" | ")} |`);
 }
 await Deno.remove(logs, { recursive: true });
-
-/** The binary's sections that occupy the file: their names and ranges of file offsets. */
-function elfSections(path: string): { name: string; start: number; end: number }[] {
-  const file = Deno.openSync(path);
-  try {
-    const read = (offset: number, length: number): DataView => {
-      const bytes = new Uint8Array(length);
-      file.seekSync(offset, Deno.SeekMode.Start);
-      let done = 0;
-      while (done < length) done += file.readSync(bytes.subarray(done)) ?? length;
-      return new DataView(bytes.buffer);
-    };
-    const header = read(0, 64);
-    if (header.getUint32(0) !== 0x7f454c46 || header.getUint8(4) !== 2) {
-      throw new Error(`${path} is not a 64-bit ELF file: this bench reads Linux binaries only.`);
-    }
-    const offset = Number(header.getBigUint64(0x28, true));
-    const size = header.getUint16(0x3a, true);
-    const count = header.getUint16(0x3c, true);
-    const table = read(offset, size * count);
-    const field = (index: number, at: number) => Number(table.getBigUint64(index * size + at, true));
-    const namesAt = field(header.getUint16(0x3e, true), 24);
-    const namesSize = field(header.getUint16(0x3e, true), 32);
-    const strings = new Uint8Array(read(namesAt, namesSize).buffer);
-    const nameAt = (start: number) => new TextDecoder().decode(strings.subarray(start, strings.indexOf(0, start)));
-    const found = [];
-    for (let index = 0; index < count; index++) {
-      const type = table.getUint32(index * size + 4, true);
-      const start = field(index, 24);
-      const length = field(index, 32);
-      // NOBITS (8) sections take no room in the file.
-      if (type !== 8 && length > 0) {
-        found.push({ name: nameAt(table.getUint32(index * size, true)), start, end: start + length });
-      }
-    }
-    return found;
-  } finally {
-    file.close();
-  }
-}
-
-/** The bytes of the binary resident in a process, by section (its pages mapped from the file). */
-async function residentBySection(pid: number): Promise<Map<string, number>> {
-  const executable = await Deno.readLink(`/proc/${pid}/exe`);
-  const mappings = (await Deno.readTextFile(`/proc/${pid}/maps`)).split("\n")
-    .map((line) => line.trim().split(/\s+/))
-    .filter((fields) => fields[5] === executable)
-    .map(([range, , offset]) => {
-      const [start, end] = range.split("-").map((hex) => parseInt(hex, 16));
-      return { start, end, offset: parseInt(offset, 16) };
-    });
-  const resident = new Map<string, number>();
-  const pagemap = await Deno.open(`/proc/${pid}/pagemap`);
-  try {
-    for (const mapping of mappings) {
-      const pages = (mapping.end - mapping.start) / PAGE;
-      const entries = new Uint8Array(pages * 8);
-      await pagemap.seek(mapping.start / PAGE * 8, Deno.SeekMode.Start);
-      let done = 0;
-      while (done < entries.length) done += (await pagemap.read(entries.subarray(done))) ?? entries.length;
-      const view = new DataView(entries.buffer);
-      for (let page = 0; page < pages; page++) {
-        // Bit 63 of an entry: the page is present in memory.
-        if ((view.getUint32(page * 8 + 4, true) & 0x80000000) === 0) continue;
-        const at = mapping.offset + page * PAGE;
-        const section = sections.find((each) => each.start <= at && at < each.end)?.name ?? "(between sections)";
-        resident.set(section, (resident.get(section) ?? 0) + PAGE);
-      }
-    }
-  } finally {
-    pagemap.close();
-  }
-  return resident;
-}
