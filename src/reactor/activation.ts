@@ -47,9 +47,11 @@ export interface ActivationOptions {
   settings: Settings;
   /**
    * This operator's identity in the Lease, and in peering records without leader election (with
-   * it, the leader's records are the Lease's: {@linkcode leasePeeringIdentity}).
+   * it, the leader's records are the Lease's: {@linkcode leasePeeringIdentity}). Asked for only
+   * when one of them starts: a standalone operator never makes it (the default one reads the clock,
+   * random numbers and the host's name, whose code costs an idle operator ~1 MiB: docs/performance.md).
    */
-  identity: string;
+  identity: () => string;
   /** The streams to pause and resume. */
   orchestrator: Orchestrator;
   /** The namespaces served now (for namespaced peering); empty when cluster-wide. */
@@ -76,7 +78,8 @@ export class Activation {
   #peering: Peering | undefined;
   #elector: LeaderElector | undefined;
   #sharding: Sharding | undefined;
-  #peeringIdentity: string;
+  /** The identity of peering records, when it is not this operator's own (leader election, sharding). */
+  #peeringIdentity: string | undefined;
   #closed = false;
   /** Transitions, one after another: each one awaits the streams' stops and starts. */
   #queue: Promise<unknown> = Promise.resolve();
@@ -86,7 +89,6 @@ export class Activation {
   private constructor(options: ActivationOptions) {
     this.#options = options;
     this.#namespaces = options.namespaces;
-    this.#peeringIdentity = options.identity;
     this.gate = options.settings.leaderElection.enabled ? new Gate(false) : undefined;
   }
 
@@ -103,17 +105,18 @@ export class Activation {
     // without them does not keep their code (~1 MiB of RSS) for its lifetime.
     if (settings.leaderElection.enabled) {
       const { LeaderElector } = await import("../engines/leader_election.ts");
+      const identity = options.identity();
       activation.#elector = LeaderElector.start({
         client: options.client,
         settings: settings.leaderElection,
         watching: settings.watching,
-        identity: options.identity,
+        identity,
         onChange: (leading) => activation.#enqueue(() => activation.#lead(leading)),
       });
       activation.#peeringIdentity = leasePeeringIdentity(activation.#elector.lease);
       logger.info("Standing by for the leadership (Lease {lease}) as {identity}.", {
         lease: activation.#elector.lease,
-        identity: options.identity,
+        identity,
       });
     } else {
       if (settings.sharding.group !== null) {
@@ -169,7 +172,7 @@ export class Activation {
         client,
         settings: settings.peering,
         watching: settings.watching,
-        identity: this.#peeringIdentity,
+        identity: this.#peeringIdentity ?? this.#options.identity(),
         namespaces: this.#namespaces,
         signal: starting.signal,
         onChange: (paused) => {

@@ -205,11 +205,12 @@ async function wire(wiring: Wiring, onAdmissionFailure: (error: unknown) => void
   await startAdmissionIfNeeded(wiring, late, onAdmissionFailure);
   const namespaces = await observeServedNamespaces(wiring, late, orchestrator, observers);
   if (signal.aborted) return;
+  let identity = options.identity;
   // Before any stream starts: an operator that a peer pauses must not touch a single object.
   late.activation = await Activation.start({
     client,
     settings,
-    identity: options.identity ?? operatorIdentity(),
+    identity: () => identity ??= operatorIdentity(),
     orchestrator,
     namespaces: late.namespaces ? [...late.namespaces] : [],
     signal,
