@@ -20,7 +20,7 @@
  *
  * Needs Linux's `perf` (Debian: linux-perf) and the right to trace one's own processes.
  *
- * Usage: `deno run -A bench/code_pages.ts [--only bare,raw,bundle] [--seconds 12] [--top 20]`
+ * Usage: `deno run -A bench/code_pages.ts [--only bare,raw,bundle] [--rounds 3] [--seconds 12] [--top 20]`
  *
  * @module
  */
@@ -30,6 +30,8 @@ import { join } from "node:path";
 import { bundle, IMAGE_DENO_FLAGS, IMAGE_ENVIRONMENT, OPERATOR_PERMISSIONS, OPERATOR_V8_FLAGS } from "../cli/build.ts";
 import { elfSections, type Section } from "./binary_sections.ts";
 import { exitOnSignals } from "./exit_on_signals.ts";
+import { median } from "./process_stats.ts";
+import { roundOrder } from "./round_order.ts";
 import { ScriptedApi } from "./scripted_api.ts";
 
 const KNOWN = ["bare", "raw", "bundle", "ours"] as const;
@@ -37,12 +39,15 @@ type Name = typeof KNOWN[number];
 const { values } = commandLine({
   options: {
     only: { type: "string", default: "bare,raw,bundle" },
+    rounds: { type: "string", default: "3" },
     seconds: { type: "string", default: "12" },
     top: { type: "string", default: "20" },
   },
 });
 const seconds = Number(values.seconds);
 if (!(seconds > 0)) usageError(`--seconds takes a number of seconds above 0; got ${values.seconds}.`);
+const rounds = Number(values.rounds);
+if (!(rounds >= 1)) usageError(`--rounds takes a number of rounds, 1 or more; got ${values.rounds}.`);
 const top = Number(values.top);
 if (!(top >= 1)) usageError(`--top takes a number of rows, 1 or more; got ${values.top}.`);
 const names = values.only.split(",") as Name[];
@@ -129,10 +134,10 @@ function command(name: Name, namespace: string): { cwd: string; args: string[]; 
 }
 
 /** Runs a contestant under `perf record` of its page faults for `--seconds`, and returns the file. */
-async function record(name: Name): Promise<string> {
-  const namespace = `code-pages-${name}`;
+async function record(name: Name, round: number): Promise<string> {
+  const namespace = `code-pages-${name}-${round}`;
   api.serve(namespace);
-  const data = join(folder, `${name}.data`);
+  const data = join(folder, `${name}-${round}.data`);
   const { cwd, args, env } = command(name, namespace);
   const perf = new Deno.Command("perf", {
     args: [
@@ -272,41 +277,54 @@ async function attribute(name: Name, data: string): Promise<Attribution> {
   return { bySection, byLabel };
 }
 
-const results = new Map<Name, Attribution>();
-for (const name of names) {
-  const data = await record(name);
-  const attribution = await attribute(name, data);
-  results.set(name, attribution);
-  const total = [...attribution.bySection.values()].reduce((sum, bytes) => sum + bytes, 0);
-  console.error(
-    `${name}: ${kib(total)} KiB in ${[...attribution.bySection].map(([s, b]) => `${s} ${kib(b)}`).join(", ")}`,
-  );
+const results = new Map<Name, Attribution[]>(names.map((name) => [name, []]));
+for (let round = 1; round <= rounds; round++) {
+  for (const name of roundOrder(names, round)) {
+    const data = await record(name, round);
+    const attribution = await attribute(name, data);
+    await Deno.remove(data);
+    results.get(name)!.push(attribution);
+    const total = [...attribution.bySection.values()].reduce((sum, bytes) => sum + bytes, 0);
+    const parts = [...attribution.bySection].map(([section, bytes]) => `${section} ${kib(bytes)}`).join(", ");
+    console.error(`[round ${round}] ${name}: ${kib(total)} KiB in ${parts}`);
+  }
 }
 
-function kib(bytes: number | undefined): string {
-  return bytes === undefined ? "" : String(Math.round(bytes / 1024));
+/** The median over the rounds of one contestant's figure (a label it lacks in a round counts 0 there). */
+function medianOf(name: Name, pick: (attribution: Attribution) => number | undefined): number {
+  return median(results.get(name)!.map((attribution) => pick(attribution) ?? 0));
+}
+
+function kib(bytes: number): string {
+  return String(Math.round(bytes / 1024));
 }
 
 console.log(
-  `\nBlocks of 64 KiB of the deno binary that each process faulted in within ${seconds} s, KiB, by section and by ` +
-    "what touched them first (the innermost JavaScript frame; the runtime's own, with the program's frame that called it).\n",
+  `\nBlocks of 64 KiB of the deno binary that each process faulted in within ${seconds} s, KiB, medians of ${rounds} ` +
+    "round(s), by section and by what touched them first (the innermost JavaScript frame; the runtime's own, with " +
+    "the program's frame that called it).\n",
 );
 console.log(`| section | ${names.join(" | ")} |`);
 console.log(`|---|${names.map(() => "--:|").join("")}`);
 for (const section of [".text", ".rodata"]) {
-  console.log(
-    `| \`${section}\` | ${names.map((name) => kib(results.get(name)!.bySection.get(section) ?? 0)).join(" | ")} |`,
-  );
+  const cells = names.map((name) => kib(medianOf(name, ({ bySection }) => bySection.get(section))));
+  console.log(`| \`${section}\` | ${cells.join(" | ")} |`);
 }
 const labels = new Map<string, number>();
-for (const { byLabel } of results.values()) {
-  for (const [label, bytes] of byLabel) labels.set(label, Math.max(labels.get(label) ?? 0, bytes));
+for (const name of names) {
+  for (const label of new Set(results.get(name)!.flatMap(({ byLabel }) => [...byLabel.keys()]))) {
+    labels.set(label, Math.max(labels.get(label) ?? 0, medianOf(name, ({ byLabel }) => byLabel.get(label))));
+  }
 }
-const rows = [...labels].sort((a, b) => b[1] - a[1]).slice(0, top).map(([label]) => label);
+const rows = [...labels].filter(([, bytes]) => bytes > 0).sort((a, b) => b[1] - a[1]).slice(0, top)
+  .map(([label]) => label);
 console.log(`\n| first touched by (section, frame) | ${names.join(" | ")} |`);
 console.log(`|---|${names.map(() => "--:|").join("")}`);
 for (const label of rows) {
-  const cells = names.map((name) => kib(results.get(name)!.byLabel.get(label)));
+  const cells = names.map((name) => {
+    const bytes = medianOf(name, ({ byLabel }) => byLabel.get(label));
+    return bytes ? kib(bytes) : "";
+  });
   console.log(`| ${label.replaceAll("|", "\\|")} | ${cells.join(" | ")} |`);
 }
 await Deno.remove(folder, { recursive: true });
