@@ -154,6 +154,24 @@ Deno.test("--peering NAME without the object: nothing is handled until it is cre
   assert.ok((await peeringStatus(namespace, name))["op-mandatory"], "a keep-alive record once the object exists");
 });
 
+Deno.test("without POD_ID the record is keyed by the identity the operator makes: <user>@<host>/<time>/<3 characters>", async () => {
+  const { client } = await testCluster();
+  const namespace = await freshNamespace(client, "peer-madeid");
+  const name = freshPeeringName();
+  await applyPeeringCrds();
+  await createPeering(namespace, { name });
+  await using _kopf = await KopfProcess.command(["run", "-n", namespace, "-P", name, HANDLERS], {
+    POD_ID: "",
+    USER: "tester",
+  });
+  const keys = await eventually("the operator's keep-alive record", async () => {
+    const found = Object.keys(await peeringStatus(namespace, name));
+    return found.length ? found : undefined;
+  });
+  assert.equal(keys.length, 1, JSON.stringify(keys));
+  assert.match(keys[0], /^tester@[^/]+\/\d{14}\/[a-z0-9]{3}$/);
+});
+
 Deno.test("settings.peering.mandatory at startup: paused while the peering object is missing", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "peer-mandset");
