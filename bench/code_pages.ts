@@ -74,6 +74,9 @@ const bareScript = join(folder, "bare.js");
 await Deno.writeTextFile(bareScript, 'console.log("kopf 0.0.0");\nsetTimeout(() => {}, 1e9);\n');
 const bundlePath = join(folder, "compare_create.js");
 if (names.includes("bundle")) await bundle([fixture], bundlePath, { minify: true });
+const bundleNames = names.includes("bundle")
+  ? keptNames(await Deno.readTextFile(bundlePath))
+  : new Map<string, string>();
 
 /** The command of a contestant, its folder and environment, serving `namespace`. */
 function command(name: Name, namespace: string): { cwd: string; args: string[]; env: Record<string, string> } {
@@ -191,13 +194,16 @@ async function binaryMappings(data: string): Promise<Mapping[]> {
     const start = parseInt(found[1], 16);
     mappings.push({ start, end: start + parseInt(found[2], 16), offset: Number(found[3]) });
   }
+  if (mappings.length === 0) throw new Error(`${data} holds no mapping of ${executable}: nothing to attribute.`);
   return mappings;
 }
 
 async function perfScript(args: string[]): Promise<string> {
-  const output = await new Deno.Command("perf", { args: ["script", ...args], stdout: "piped", stderr: "null" })
+  const output = await new Deno.Command("perf", { args: ["script", ...args], stdout: "piped", stderr: "piped" })
     .output();
-  return new TextDecoder().decode(output.stdout);
+  const decoder = new TextDecoder();
+  if (!output.success) throw new Error(`perf script ${args.join(" ")} failed: ${decoder.decode(output.stderr)}`);
+  return decoder.decode(output.stdout);
 }
 
 /**
@@ -236,7 +242,7 @@ interface Attribution {
 
 async function attribute(name: Name, data: string): Promise<Attribution> {
   const mappings = await binaryMappings(data);
-  const kept = name === "bundle" ? keptNames(await Deno.readTextFile(bundlePath)) : new Map<string, string>();
+  const kept = name === "bundle" ? bundleNames : new Map<string, string>();
   const text = await perfScript(["-i", data, "-F", "comm,tid,ip,sym,dso,addr"]);
   const seen = new Set<number>();
   const bySection = new Map<string, number>();
