@@ -35,7 +35,8 @@
 import { commandLine, usageError } from "./command_line.ts";
 import { join } from "node:path";
 import { bundle, IMAGE_DENO_FLAGS, IMAGE_ENVIRONMENT, OPERATOR_PERMISSIONS, OPERATOR_V8_FLAGS } from "../cli/build.ts";
-import { functionBody, metaName, moduleSyntax, runEntry } from "../cli/bundle_body.ts";
+import { functionBody, metaName, runEntry } from "../cli/bundle_body.ts";
+import { moduleSyntax } from "../cli/bundle_syntax.ts";
 import { evalEntry, literalEntry } from "./bundle_entries.ts";
 import { exitOnSignals } from "./exit_on_signals.ts";
 import { jemalloc, spawn } from "./compare_contestants.ts";

@@ -209,14 +209,20 @@ async function perfScript(args: string[]): Promise<string> {
 /**
  * The bundle's minified names of functions and classes, by the names that its helper of kept names
  * gives them (`var o=(n,e)=>Ko(n,"name",{value:e,configurable:!0})`, then `o(qm,"operatorIdentity")`).
+ * Each chunk of the bundle binds the helper to a name of its own and minifies apart, so a helper is
+ * any name called so at least 20 times, and a minified name that stands for several gets them all.
  */
 function keptNames(text: string): Map<string, string> {
-  const kept = new Map<string, string>();
-  const helper = text.match(/var ([\w$]+)=\((\w),(\w)\)=>[\w$]+\(\2,"name",\{value:\3,configurable:!0\}\)/)?.[1];
-  if (!helper) return kept;
-  const call = new RegExp(`(?<![\\w$.])${helper.replaceAll("$", "\\$")}\\(([\\w$]+),"([\\w$#]+)"\\)`, "g");
-  for (const found of text.matchAll(call)) kept.set(found[1], found[2]);
-  return kept;
+  const calls = [...text.matchAll(/(?<![\w$.])([\w$]+)\(([\w$]+),"([\w$#]+)"\)/g)];
+  const counts = new Map<string, number>();
+  for (const [, helper] of calls) counts.set(helper, (counts.get(helper) ?? 0) + 1);
+  const kept = new Map<string, Set<string>>();
+  for (const [, helper, minified, name] of calls) {
+    if (counts.get(helper)! < 20) continue;
+    if (!kept.has(minified)) kept.set(minified, new Set());
+    kept.get(minified)!.add(name);
+  }
+  return new Map([...kept].map(([minified, names]) => [minified, [...names].join("|")]));
 }
 
 /** A frame of V8's perf map as a row's label: the function and where it is, shortened. */

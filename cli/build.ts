@@ -2,8 +2,9 @@
  * `kopf build FILES... [-m SPEC]... -o OUT.js [--minify] [--compile]`: one JavaScript file that runs the operator
  * with the handler files embedded (`deno run --allow-... OUT.js run -A`), made by `deno bundle` from an
  * entry module that imports the handler files and then the CLI, so the bundle holds one copy of
- * the library, and written as an async function's body that a small module runs (bundle_body.ts);
- * `--compile` passes the bundle as a module to `deno compile`.
+ * the library, split where the code is imported on demand, and written as chunks in comments of one
+ * module that compiles each at its first load (bundle_chunks.ts); `--compile` passes the bundle as a
+ * module to `deno compile`.
  *
  * @module
  */
@@ -11,7 +12,8 @@
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { asciiSource, builtinRequires } from "./bundle_text.ts";
-import { bodyEntry, BundleBodyError, functionBody, metaName, moduleSyntax } from "./bundle_body.ts";
+import { chunksEntry } from "./bundle_chunks.ts";
+import { BundleBodyError, moduleSyntaxes } from "./bundle_syntax.ts";
 import { resolveSpecifier } from "./loading.ts";
 import { type OptionSpec, parseCommand, processEnvironment } from "./options.ts";
 import { UsageError } from "./usage.ts";
@@ -149,10 +151,10 @@ export type BundleForm = "function" | "module";
  *
  * @param specifiers The handler modules as URLs (or names of the import map).
  * @param output The bundle's absolute path.
- * @param options `minify`: minified, with the names of functions and classes kept. `form`: as an
- *   async function's body in a small module (`function`, the default: Deno does not parse it at the
- *   start, see bundle_body.ts), or as the module `deno bundle` makes (`module`: what `deno compile`
- *   embeds, which it stores parsed).
+ * @param options `minify`: minified, with the names of functions and classes kept. `form`: as async
+ *   functions' bodies held in comments of one module (`function`, the default: Deno does not parse
+ *   them at the start, see bundle_body.ts and bundle_chunks.ts), or as the module `deno bundle` makes
+ *   (`module`: what `deno compile` embeds, which it stores parsed).
  */
 export async function bundle(
   specifiers: readonly string[],
@@ -170,25 +172,14 @@ export async function bundle(
     ];
     await Deno.writeTextFile(entry, lines.join("\n") + "\n");
     // Handler ids default to the functions' names: minified, they must keep them.
-    const minify = options.minify ? ["--minify", "--keep-names"] : [];
-    const bundled = join(folder, "bundle.js");
-    await deno(["bundle", "--quiet", "--platform", "deno", ...minify, "-o", bundled, entry], "deno bundle");
-    let text = builtinRequires(asciiSource(await Deno.readTextFile(bundled)));
-    if ((options.form ?? "function") === "function") {
-      const parsing = join(folder, "syntax");
-      await Deno.mkdir(parsing);
-      const meta = metaName(text);
-      try {
-        text = bodyEntry(functionBody(text, await moduleSyntax(text, parsing), meta), meta);
-      } catch (error) {
-        if (error instanceof BundleBodyError) {
-          throw new BuildError(
-            `kopf build could not make the bundle's code a function's body: ${error.message}\n` +
-              "That is a defect of kopf build, not of the handlers: please report it with the handler files.",
-          );
-        }
-        throw error;
-      }
+    const flags = ["bundle", "--quiet", "--platform", "deno", ...(options.minify ? ["--minify", "--keep-names"] : [])];
+    let text: string;
+    if ((options.form ?? "function") === "module") {
+      const bundled = join(folder, "bundle.js");
+      await deno([...flags, "-o", bundled, entry], "deno bundle");
+      text = builtinRequires(asciiSource(await Deno.readTextFile(bundled)));
+    } else {
+      text = await chunkedBundle(folder, entry, flags);
     }
     await Deno.mkdir(dirname(output), { recursive: true });
     await Deno.writeTextFile(output, text);
@@ -197,6 +188,47 @@ export async function bundle(
   }
   const { size } = await Deno.stat(output);
   return { output, size };
+}
+
+/**
+ * The bundle in the `function` form of {@linkcode bundle}: split into chunks where the code is imported
+ * on demand, each an async function's body in one entry module (bundle_chunks.ts), so that an
+ * operator compiles only the code it loads. Where the chunks cannot be held so (chunks that import
+ * each other in a cycle, or a name whose variable changes after its chunk ran), the whole bundle is
+ * one chunk.
+ */
+async function chunkedBundle(folder: string, entry: string, flags: readonly string[]): Promise<string> {
+  const attempt = async (split: boolean, name: string): Promise<string> => {
+    const out = join(folder, split ? "chunks" : "whole");
+    await deno(
+      split ? [...flags, "--code-splitting", "--outdir", out, entry] : [...flags, "-o", join(out, name), entry],
+      "deno bundle",
+    );
+    const texts = new Map<string, string>();
+    for await (const file of Deno.readDir(out)) {
+      if (!file.isFile || !file.name.endsWith(".js")) continue;
+      texts.set(file.name, builtinRequires(asciiSource(await Deno.readTextFile(join(out, file.name)))));
+    }
+    const parsing = join(folder, split ? "syntax-chunks" : "syntax-whole");
+    await Deno.mkdir(parsing);
+    return chunksEntry(texts, await moduleSyntaxes(texts, parsing), name);
+  };
+  try {
+    return await attempt(true, `${basename(entry, extname(entry))}.js`);
+  } catch (error) {
+    if (!(error instanceof BundleBodyError)) throw error;
+  }
+  try {
+    return await attempt(false, "bundle.js");
+  } catch (error) {
+    if (error instanceof BundleBodyError) {
+      throw new BuildError(
+        `kopf build could not make the bundle's code a function's body: ${error.message}\n` +
+          "That is a defect of kopf build, not of the handlers: please report it with the handler files.",
+      );
+    }
+    throw error;
+  }
 }
 
 /**

@@ -1,8 +1,10 @@
-/** cli/bundle_body.ts: a bundle's module syntax found by Deno's parser, and the bundle run as a function's body. */
+/** cli/bundle_body.ts: a bundle run as a function's body; its module syntax as cli/bundle_syntax.ts finds it. */
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { bodyEntry, BundleBodyError, functionBody, metaName, moduleSyntax } from "./bundle_body.ts";
+import { functionBody, metaName } from "./bundle_body.ts";
+import { chunksEntry } from "./bundle_chunks.ts";
+import { BundleBodyError, moduleSyntax } from "./bundle_syntax.ts";
 import { evalEntry, literalEntry } from "../bench/bundle_entries.ts";
 
 /** A module with each kind of import of a built-in module, and the same texts where they are not syntax. */
@@ -49,16 +51,17 @@ Deno.test("moduleSyntax: Deno's parser finds the imports and import.meta in the 
   for (const meta of syntax.slice(4)) assert.equal(MODULE.slice(meta.start, meta.end), "import.meta");
 });
 
-Deno.test("functionBody and bodyEntry (and the bench's other entries): the module runs as a function's body with the entry's import.meta", async () => {
+Deno.test("functionBody and chunksEntry (and the bench's other entries): the module runs as a function's body with the entry's import.meta", async () => {
   const meta = metaName(MODULE);
-  const body = functionBody(MODULE, await syntaxOf(MODULE), meta);
+  const syntax = await syntaxOf(MODULE);
+  const body = functionBody(MODULE, syntax, meta);
   assert.ok(body.body.startsWith('"use strict";'), "strict, as a module is");
   assert.deepEqual(body.builtins, ["node:util", "node:timers"]);
   // The entry imports them: the first use of `process` would set up Node's process object.
   assert.ok(!body.body.includes("process"), "the body does not use process.getBuiltinModule");
   const folder = await Deno.makeTempDir({ prefix: "kopf-bundle-entry-test-" });
   const entries = [
-    ["operator.js", bodyEntry(body, meta)],
+    ["operator.js", chunksEntry(new Map([["bundle.js", MODULE]]), new Map([["bundle.js", syntax]]), "bundle.js")],
     ["literal.js", literalEntry(body, meta)],
     ["eval.js", evalEntry(body, meta)],
   ];

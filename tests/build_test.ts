@@ -32,14 +32,18 @@ async function alone(file: string): Promise<string> {
   return copy;
 }
 
-/** The operator's code in a bundle: the async function's body that its entry module holds in a comment. */
+/** The operator's code in a bundle: the async functions' bodies that its entry module holds in comments, one per chunk. */
 function bodyOf(bundle: string): string {
-  const start = bundle.indexOf("\nfunction holder() {/*") + "\nfunction holder() {/*".length;
-  const end = bundle.indexOf("*/}\n", start);
-  assert.ok(start > 0 && end > start, "the entry's function that holds the body");
-  const marker = bundle.slice(end).match(/\.replaceAll\(("\*@kopf-end@*")/);
-  assert.ok(marker, "the entry's marker of the comment's ends");
-  return bundle.slice(start, end).replaceAll(JSON.parse(marker[1]), "*/");
+  const marker = bundle.match(/\.replaceAll\(("\*@kopf-end@*")/);
+  assert.ok(marker, "the entry's marker of the comments' ends");
+  const bodies = [...bundle.matchAll(/^function kopf\$chunk\d+\(\) \{\/\*(.*?)\*\/\}$/gms)].map((match) => match[1]);
+  assert.ok(bodies.length > 0, "the entry's functions that hold the chunks");
+  return bodies.join("\n").replaceAll(JSON.parse(marker[1]), "*/");
+}
+
+/** How many chunks a bundle's entry holds. */
+function chunks(bundle: string): number {
+  return bundle.match(/^function kopf\$chunk\d+\(\) \{\/\*/gm)?.length ?? 0;
 }
 
 /** The built-in modules that a bundle's entry imports (for its body). */
@@ -123,6 +127,10 @@ Deno.test("kopf build: the bundle holds one copy of the library and runs from an
   const bundle = await buildMinimal();
   const text = await Deno.readTextFile(bundle);
   assert.equal(bodyOf(text).split('"default-registry"').length - 1, 1, "exactly one copy of the registry's module");
+  assert.ok(
+    chunks(text) > 1,
+    "split into chunks: the CLI's commands and the framework's optional parts load on demand",
+  );
   // One character outside Latin-1 would make V8 keep the whole bundle as two bytes per character.
   assert.match(text, /^[^\u0080-\uffff]*$/, "the bundle is ASCII: its other characters are escaped");
   const output = await handlesAloneWithMinimalPermissions(bundle, "build");
@@ -197,6 +205,28 @@ Deno.test("kopf build: Deno's module graph holds the small entry alone, and the 
     await Deno.readTextFile(join(fromBundle, "handlers_test.ts")),
     /^import assert from "node:assert\/strict";/,
   );
+});
+
+Deno.test("kopf build: modules whose chunks would share a variable that changes are bundled whole, and read it as it is", async () => {
+  const folder = await Deno.makeTempDir({ prefix: "kopf-build-test-" });
+  const output = join(folder, "operator.js");
+  const built = await runKopf(["build", "tests/fixtures/shipping/changing/handlers.ts", "-o", output]);
+  assert.equal(built.code, 0, built.stderr);
+  const text = await Deno.readTextFile(output);
+  assert.equal(
+    chunks(text),
+    1,
+    "one chunk: split, the later chunk would have read the state as it was when it started",
+  );
+  const result = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--no-config", output, "--version"],
+    cwd: folder,
+    stdin: "null",
+  }).output();
+  assert.equal(result.code, 0, new TextDecoder().decode(result.stderr));
+  const [printed, version] = new TextDecoder().decode(result.stdout).trim().split("\n");
+  assert.deepEqual(JSON.parse(printed), { state: 1, later: 1 });
+  assert.match(version, /^kopf \S+$/);
 });
 
 Deno.test("kopf build: without one of the minimal permissions, the bundle stops at once and names the flag", async () => {
