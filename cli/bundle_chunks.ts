@@ -100,7 +100,6 @@ export function chunksEntry(
     "  })();",
     "}",
     "await kopf$load(0);",
-    "",
   ].filter((line) => line !== "").join("\n") + "\n";
 }
 
