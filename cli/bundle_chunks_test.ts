@@ -37,34 +37,43 @@ const CHUNKS = new Map([
 ]);
 
 async function syntaxesOf(texts: Map<string, string>) {
-  return await moduleSyntaxes(texts, await Deno.makeTempDir({ prefix: "kopf-bundle-chunks-test-" }));
+  const folder = await Deno.makeTempDir({ prefix: "kopf-bundle-chunks-test-" });
+  try {
+    return await moduleSyntaxes(texts, folder);
+  } finally {
+    await Deno.remove(folder, { recursive: true });
+  }
 }
 
 Deno.test("chunksEntry: chunks run once each, imports first and in order, lazy chunks on demand, exports read live", async () => {
   const entry = chunksEntry(CHUNKS, await syntaxesOf(CHUNKS), "entry.js");
   assert.ok(!entry.includes("never held"), "a chunk that the entry does not reach is left out");
   const folder = await Deno.makeTempDir({ prefix: "kopf-bundle-chunks-test-" });
-  const file = join(folder, "operator.js");
-  await Deno.writeTextFile(file, entry);
-  const output = await new Deno.Command(Deno.execPath(), { args: ["run", "--no-config", file], stdin: "null" })
-    .output();
-  assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
-  const lines = new TextDecoder().decode(output.stdout).trim().split("\n").map((line) => JSON.parse(line));
-  assert.deepEqual(lines, [
-    ["C"],
-    ["A", "c"],
-    ["entry", "hello x", 1, "function"],
-    // The lazy chunk's `state` changes after it ran: its namespace's getter reads it as it is now.
-    ["lazy", 1, 2, 2, `${join("a", "b")}file://`, true],
-    ["CommonJS", 3],
-  ]);
-  // Deno's graph holds the entry and the built-in module of the chunks it loads at once: node:path comes later.
-  const info = await new Deno.Command(Deno.execPath(), { args: ["info", "--json", "--no-config", file] }).output();
-  const graph = JSON.parse(new TextDecoder().decode(info.stdout)) as {
-    modules: { kind: string; dependencies?: { specifier: string }[] }[];
-  };
-  const dependencies = graph.modules.find((module) => module.kind === "esm")!.dependencies ?? [];
-  assert.deepEqual(dependencies.map((dependency) => dependency.specifier), ["node:util"]);
+  try {
+    const file = join(folder, "operator.js");
+    await Deno.writeTextFile(file, entry);
+    const output = await new Deno.Command(Deno.execPath(), { args: ["run", "--no-config", file], stdin: "null" })
+      .output();
+    assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
+    const lines = new TextDecoder().decode(output.stdout).trim().split("\n").map((line) => JSON.parse(line));
+    assert.deepEqual(lines, [
+      ["C"],
+      ["A", "c"],
+      ["entry", "hello x", 1, "function"],
+      // The lazy chunk's `state` changes after it ran: its namespace's getter reads it as it is now.
+      ["lazy", 1, 2, 2, `${join("a", "b")}file://`, true],
+      ["CommonJS", 3],
+    ]);
+    // Deno's graph holds the entry and the built-in module of the chunks it loads at once: node:path comes later.
+    const info = await new Deno.Command(Deno.execPath(), { args: ["info", "--json", "--no-config", file] }).output();
+    const graph = JSON.parse(new TextDecoder().decode(info.stdout)) as {
+      modules: { kind: string; dependencies?: { specifier: string }[] }[];
+    };
+    const dependencies = graph.modules.find((module) => module.kind === "esm")!.dependencies ?? [];
+    assert.deepEqual(dependencies.map((dependency) => dependency.specifier), ["node:util"]);
+  } finally {
+    await Deno.remove(folder, { recursive: true });
+  }
 });
 
 Deno.test("chunksEntry: chunks that import each other in a cycle are refused", async () => {
