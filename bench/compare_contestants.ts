@@ -113,17 +113,22 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
     Deno.env.get("KOPF_BENCH_BUNDLE_CODE_CACHE") === "true" ? [] : IMAGE_DENO_FLAGS;
   const bundleMalloc = (): Record<string, string> =>
     Deno.env.get("KOPF_BENCH_BUNDLE_MALLOC") === "jemalloc" ? { LD_PRELOAD: jemalloc() } : { ...IMAGE_ENVIRONMENT };
-  // With `KOPF_BENCH_PERF_MAP` set, every Deno contestant names its JavaScript frames for `perf` (V8's map in
-  // /tmp/perf-PID.map, interpreted frames on the native stack): bench/operator_path.ts's `--perf` sets it.
-  const perfMap = Deno.env.has("KOPF_BENCH_PERF_MAP") ? ",--perf-basic-prof,--interpreted-frames-native-stack" : "";
+  // V8 flags that every Deno contestant gets besides its own. With `KOPF_BENCH_PERF_MAP` set, it names its
+  // JavaScript frames for `perf` (V8's map in /tmp/perf-PID.map, interpreted frames on the native stack):
+  // bench/operator_path.ts's `--perf` sets it. With `KOPF_BENCH_TRACE_OPT` set, V8 reports each optimising
+  // compilation on stdout, into the contestant's log: bench/operator_path.ts's `--compilations` counts them.
+  const addedV8 = [
+    ...(Deno.env.has("KOPF_BENCH_PERF_MAP") ? ["--perf-basic-prof", "--interpreted-frames-native-stack"] : []),
+    ...(Deno.env.has("KOPF_BENCH_TRACE_OPT") ? ["--trace-opt"] : []),
+  ].map((flag) => `,${flag}`).join("");
   // `KOPF_BENCH_V8_FLAGS` replaces production's V8 flags, e.g. to see what the small young generation costs.
   const v8Flags =
     (Deno.env.has("KOPF_BENCH_V8_FLAGS") ? `--v8-flags=${Deno.env.get("KOPF_BENCH_V8_FLAGS")}` : OPERATOR_V8_FLAGS) +
-    perfMap;
+    addedV8;
   // `KOPF_BENCH_BEFORE_V8_FLAGS` gives `before` flags of its own (with `--before .`, one checkout against itself with
   // other flags): `DENO_V8_FLAGS` in its environment would not do, the `--v8-flags` argument wins over it.
   const beforeV8Flags = Deno.env.has("KOPF_BENCH_BEFORE_V8_FLAGS")
-    ? `--v8-flags=${Deno.env.get("KOPF_BENCH_BEFORE_V8_FLAGS")}${perfMap}`
+    ? `--v8-flags=${Deno.env.get("KOPF_BENCH_BEFORE_V8_FLAGS")}${addedV8}`
     : v8Flags;
   const served = (served: Served) =>
     served === null ? ["--all-namespaces"] : ["-n", typeof served === "string" ? served : served.pattern];
@@ -235,7 +240,7 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
           "run",
           "-A",
           ...denoFlags,
-          ...(perfMap ? [`--v8-flags=${perfMap.slice(1)}`] : []),
+          ...(addedV8 ? [`--v8-flags=${addedV8.slice(1)}`] : []),
           ...profiling(name),
           ...probe,
           "bench/fixtures/raw_operator.ts",

@@ -27,10 +27,15 @@
  * added every `--tick` ms (20 by default: 5 objects at a time at 250 per second).
  * With `--threads`, also the CPU per object by thread name (V8's helpers, the runtime's pools). With
  * `--perf DIR`, `perf record -g` samples each Deno contestant while it handles the objects, into
- * `DIR/<name>-<round>.data`, for bench/perf_split.ts (JavaScript against the runtime's native work).
+ * `DIR/<name>-<round>.data`, for bench/perf_split.ts (JavaScript against the runtime's native work). With
+ * `--compilations`, each Deno contestant runs with V8's `--trace-opt`, and the table adds how many functions
+ * V8's optimising compilers (Maglev, TurboFan) compiled in the process's life, its start included, and the
+ * time those compilations took (on V8's worker threads, mostly), per object: the warm-up that a fresh process
+ * pays for the code its objects run. (Its trace and its log share one file; a line of one cut by the other is
+ * not counted, ~1% of them.)
  *
  * Usage: `deno run -A bench/operator_path.ts [--objects 2000] [--rounds 3] [--only ours,lean,raw,raw2,cr]
- * [--latency 0] [--event-after MS] [--rate N [--tick 20]] [--before DIR] [--threads] [--perf DIR]`
+ * [--latency 0] [--event-after MS] [--rate N [--tick 20]] [--before DIR] [--threads] [--perf DIR] [--compilations]`
  *
  * @module
  */
@@ -55,6 +60,7 @@ const { values } = commandLine({
     threads: { type: "boolean", default: false },
     tick: { type: "string", default: "20" },
     perf: { type: "string" },
+    compilations: { type: "boolean", default: false },
   },
 });
 const objects = Number(values.objects);
@@ -77,6 +83,8 @@ if (values.perf !== undefined) {
   // Read by bench/compare_contestants.ts: the contestants name their JavaScript frames for perf.
   Deno.env.set("KOPF_BENCH_PERF_MAP", "1");
 }
+// Read by bench/compare_contestants.ts: every Deno contestant traces V8's optimising compilations into its log.
+if (values.compilations) Deno.env.set("KOPF_BENCH_TRACE_OPT", "1");
 const { names, ...built } = await preparePeers(requested, "", new URL("../", import.meta.url));
 
 await using api = await ScriptedApi.start();
@@ -100,6 +108,9 @@ interface Measured {
   /** Milliseconds from an object's ADDED event to its first write: the median and the 99th percentile. */
   waitMedian: number;
   waitP99: number;
+  /** With `--compilations`: the functions V8 optimised in the process's life, and their compile time per object, ms. */
+  compilations: number;
+  compileMs: number;
 }
 const measured = new Map<ContestantName, Measured[]>(names.map((name) => [name, []]));
 const threadSums = new Map<ContestantName, Map<string, number>>();
@@ -108,7 +119,8 @@ for (let round = 1; round <= rounds; round++) {
   const order = roundOrder(names, round);
   for (const name of order) {
     api.serve(`path-${name}-${round}`);
-    const started = all[name].start("create", `path-${name}-${round}`, join(logs, `${name}-${round}.log`));
+    const log = join(logs, `${name}-${round}.log`);
+    const started = all[name].start("create", `path-${name}-${round}`, log);
     try {
       await started.guard(withTimeout(api.watched, 60, "its watch to open"), "the watch");
       await new Promise((resolve) => setTimeout(resolve, 2000));
@@ -142,13 +154,23 @@ for (let round = 1; round <= rounds; round++) {
         writes: (api.writes - writesBefore) / objects,
         waitMedian: percentile(api.waits, 0.5),
         waitP99: percentile(api.waits, 0.99),
+        compilations: NaN,
+        compileMs: NaN,
       };
-      measured.get(name)!.push(result);
       console.error(
         `[round ${round}, ${name}] ${result.rate.toFixed(0)} objects/s, ${result.cpu.toFixed(3)} ms CPU per object`,
       );
+      measured.get(name)!.push(result);
     } finally {
       await started.stop();
+    }
+    // The trace is complete once the process has ended (its standard output is buffered).
+    if (values.compilations && name !== "cr" && name !== "rs") {
+      const compiled = compilationsIn(await Deno.readTextFile(log));
+      Object.assign(measured.get(name)!.at(-1)!, {
+        compilations: compiled.count,
+        compileMs: compiled.milliseconds / objects,
+      });
     }
   }
 }
@@ -163,6 +185,12 @@ const rows: [string, (m: Measured) => number, number][] = [
   ["writes per object", (m) => m.writes, 2],
   ["from an object's ADDED event to its first write, median, ms", (m) => m.waitMedian, 1],
   ["… 99th percentile, ms", (m) => m.waitP99, 1],
+  ...(values.compilations
+    ? [
+      ["functions optimised in the process's life (Maglev, TurboFan)", (m: Measured) => m.compilations, 0],
+      ["… their compile time per object, ms", (m: Measured) => m.compileMs, 3],
+    ] as [string, (m: Measured) => number, number][]
+    : []),
 ];
 const ratios = [["ours", "raw2"], ["lean", "raw"], ["lean", "cr"], ["lean", "rs"], ["ours", "before"]].filter((
   [a, b],
@@ -237,6 +265,20 @@ async function addObjects(): Promise<void> {
     for (; index < due; index++) api.add(`kex-${index}`, { field: "value" });
     if (index < objects) await new Promise((resolve) => setTimeout(resolve, tick));
   }
+}
+
+/**
+ * The optimising compilations that V8's `--trace-opt` reported in a log: how many, and the milliseconds they took
+ * (the three phases it reports: preparing, compiling and finishing).
+ */
+function compilationsIn(text: string): { count: number; milliseconds: number } {
+  let count = 0;
+  let milliseconds = 0;
+  for (const match of text.matchAll(/\[completed compiling [^\]\n]*? - took ([\d.]+), ([\d.]+), ([\d.]+) ms\]/g)) {
+    count++;
+    milliseconds += Number(match[1]) + Number(match[2]) + Number(match[3]);
+  }
+  return { count, milliseconds };
 }
 
 /** The value below which the share `p` of the values lie (nearest rank). */
