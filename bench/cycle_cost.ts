@@ -11,8 +11,14 @@
  * cycle): the ADDED cycle, and each cycle of an echo of the operator's own write. Log lines go to a
  * sink that drops them after formatting; `--level warning` drops the INFO lines before that.
  *
- * Usage: `deno run -A bench/cycle_cost.ts [--objects 5000] [--rounds 5] [--only default|lean] [--level info]`; with
- * `--cpu-prof`, a profile of the cycles alone.
+ * With `--cold MIB`, the objects' cycles start cold, as in an operator whose objects come apart: between two objects
+ * the bench walks a buffer of that many MiB (larger than the CPU's caches, e.g. 32), reading and writing a byte in
+ * every cache line, so that the next object's cycles find none of their code and data cached; the walks' time is
+ * left out of the CPU per object. What a cold cycle costs above a warm one grows with how much code and data it
+ * touches, not with the work it does.
+ *
+ * Usage: `deno run -A bench/cycle_cost.ts [--objects 5000] [--rounds 5] [--only default|lean] [--level info]
+ * [--cold MIB]`; with `--cpu-prof`, a profile of the cycles alone.
  *
  * @module
  */
@@ -38,10 +44,16 @@ const { values } = commandLine({
     rounds: { type: "string", default: "5" },
     only: { type: "string" },
     level: { type: "string", default: "info" },
+    cold: { type: "string", default: "0" },
   },
 });
 const objects = Number(values.objects);
 const rounds = Number(values.rounds);
+const coldMiB = Number(values.cold);
+if (!(coldMiB >= 0)) {
+  usageError(`--cold takes the MiB of the buffer walked between two objects, 0 or more; got ${values.cold}.`);
+}
+const evicting = new Uint8Array(coldMiB * 1024 * 1024);
 
 const RESOURCE: Resource = {
   group: "kopf.dev",
@@ -155,11 +167,19 @@ for (let round = 0; round < rounds; round++) {
   for (const name of ["default", "lean"] as const) {
     if (values.only !== undefined && values.only !== name) continue;
     const before = await cpuSeconds(Deno.pid);
-    for (let index = 0; index < objects; index++) await handleOne(index, name === "lean");
-    results[name].push((await cpuSeconds(Deno.pid) - before) * 1e6 / objects);
+    let walking = 0;
+    for (let index = 0; index < objects; index++) {
+      await handleOne(index, name === "lean");
+      if (coldMiB > 0) walking += evictCaches();
+    }
+    results[name].push((await cpuSeconds(Deno.pid) - before - walking / 1000) * 1e6 / objects);
   }
 }
-console.log(`${objects} objects, medians of ${rounds} rounds: CPU per object (µs)`);
+console.log(
+  `${objects} objects, medians of ${rounds} rounds: CPU per object (µs)${
+    coldMiB > 0 ? `, each object's cycles cold (${coldMiB} MiB walked between two)` : ""
+  }`,
+);
 for (const [name, cpu] of Object.entries(results)) {
   if (cpu.length) console.log(`${name.padEnd(8)} ${median(cpu).toFixed(0)}`);
 }
@@ -169,4 +189,14 @@ for (const [name, phase] of Object.entries(phases)) {
   const added = (phase.added * 1000 / phase.addedCycles).toFixed(0);
   const echo = (phase.echoes * 1000 / Math.max(1, phase.echoCycles)).toFixed(0);
   console.log(`${name.padEnd(8)} ${added}, ${echo} (${(phase.echoCycles / phase.addedCycles).toFixed(1)})`);
+}
+
+/**
+ * Walks the buffer of `--cold`, a byte in every 64 (a cache line), reading and writing; returns the milliseconds it
+ * took (main thread only, no waits: its CPU time).
+ */
+function evictCaches(): number {
+  const started = performance.now();
+  for (let index = 0; index < evicting.length; index += 64) evicting[index]++;
+  return performance.now() - started;
 }
