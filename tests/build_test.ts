@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { stringify } from "yaml";
 import { createExample, freshNamespace, getExample, testCluster } from "./support/cluster.ts";
 import { eventually } from "./support/eventually.ts";
+import { createPeering } from "./support/peering.ts";
 import { runKopf } from "./support/kopf_process.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -227,6 +228,34 @@ Deno.test("kopf build: modules whose chunks would share a variable that changes 
   const [printed, version] = new TextDecoder().decode(result.stdout).trim().split("\n");
   assert.deepEqual(JSON.parse(printed), { state: 1, later: 1 });
   assert.match(version, /^kopf \S+$/);
+});
+
+Deno.test("kopf build: the parts that load on demand run from the minified bundle: peering and leader election", async () => {
+  const { client, kubeconfig } = await testCluster();
+  const script = await alone(await buildMinimal("--minify"));
+  const namespace = await freshNamespace(client, "build-parts");
+  const peering = await createPeering(namespace);
+  const child = spawn(
+    script,
+    ["--allow-net", "--allow-env", `--allow-read=${kubeconfig}`],
+    [
+      "run",
+      "-n",
+      namespace,
+      "--peering",
+      peering,
+      "--leader-elect",
+      "--leader-elect-resource-namespace",
+      namespace,
+      "--debug",
+    ],
+    kubeconfig,
+  );
+  const output = await handlesAnObject(child, namespace, "build-parts-1");
+  assert.match(output, /Became the leader with the Lease/, "the leader election's chunk");
+  assert.match(output, /peering is active/, "the peering's chunk, loaded by the leader");
+  assert.doesNotMatch(output, /Traceback|TypeError|ReferenceError|is not a function/, output);
+  assert.ok(chunks(await Deno.readTextFile(script)) > 1, "split into chunks");
 });
 
 Deno.test("kopf build: without one of the minimal permissions, the bundle stops at once and names the flag", async () => {
