@@ -235,22 +235,10 @@ Deno.test("kopf build: the parts that load on demand run from the minified bundl
   const script = await alone(await buildMinimal("--minify"));
   const namespace = await freshNamespace(client, "build-parts");
   const peering = await createPeering(namespace);
-  const child = spawn(
-    script,
-    ["--allow-net", "--allow-env", `--allow-read=${kubeconfig}`],
-    [
-      "run",
-      "-n",
-      namespace,
-      "--peering",
-      peering,
-      "--leader-elect",
-      "--leader-elect-resource-namespace",
-      namespace,
-      "--debug",
-    ],
-    kubeconfig,
-  );
+  // Peering starts once the leader is elected: both parts load from their chunks.
+  const parts = ["--peering", peering, "--leader-elect", `--leader-elect-resource-namespace=${namespace}`];
+  const permissions = ["--allow-net", "--allow-env", `--allow-read=${kubeconfig}`];
+  const child = spawn(script, permissions, ["run", "-n", namespace, ...parts, "--debug"], kubeconfig);
   const output = await handlesAnObject(child, namespace, "build-parts-1");
   assert.match(output, /Became the leader with the Lease/, "the leader election's chunk");
   assert.match(output, /peering is active/, "the peering's chunk, loaded by the leader");
