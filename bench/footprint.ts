@@ -3,7 +3,9 @@
  * span, by file. A cycle that starts with cold caches costs two to three times a warm one, for the code and data it
  * touches rather than the work it does (bench/cycle_cost.ts `--cold`); this counts the code. It runs
  * bench/cycle_cost.ts under Deno's coverage (`deno run --coverage`, V8's precise call counts) for `--objects`
- * objects of one storage and lists the functions called at least once per object on average.
+ * objects of one storage and lists the functions called at least once per object on average: the framework's and
+ * its npm packages' (LogTape's); the runtime's own JavaScript (`fetch`, streams, timers) is not in Deno's coverage,
+ * and the bench's harness is left out.
  *
  * Usage: `deno run -A bench/footprint.ts [--objects 1000] [--only lean|default] [--top 40]`
  *
@@ -29,6 +31,7 @@ if (values.only !== "lean" && values.only !== "default") {
   usageError(`--only takes lean or default; got ${values.only}.`);
 }
 const top = Number(values.top);
+if (!Number.isInteger(top) || top < 1) usageError(`--top takes a whole number above 0; got ${values.top}.`);
 
 /** V8's precise coverage of one script, as Deno writes it: each function's first range counts its calls. */
 interface ScriptCoverage {

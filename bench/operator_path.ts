@@ -157,10 +157,10 @@ for (let round = 1; round <= rounds; round++) {
         compilations: NaN,
         compileMs: NaN,
       };
+      measured.get(name)!.push(result);
       console.error(
         `[round ${round}, ${name}] ${result.rate.toFixed(0)} objects/s, ${result.cpu.toFixed(3)} ms CPU per object`,
       );
-      measured.get(name)!.push(result);
     } finally {
       await started.stop();
     }
