@@ -23,17 +23,8 @@ const MODULE = [
   "}));",
 ].join("\n");
 
-async function syntaxOf(text: string) {
-  const folder = await Deno.makeTempDir({ prefix: "kopf-bundle-body-test-" });
-  try {
-    return await moduleSyntax(text, folder);
-  } finally {
-    await Deno.remove(folder, { recursive: true });
-  }
-}
-
 Deno.test("moduleSyntax: Deno's parser finds the imports and import.meta in the code, not in strings, patterns or comments", async () => {
-  const syntax = await syntaxOf(MODULE);
+  const syntax = await moduleSyntax(MODULE);
   assert.deepEqual(syntax.map((piece) => piece.kind), ["import", "import", "import", "import", "meta", "meta", "meta"]);
   const [first, second, third, fourth] = syntax;
   // Places are string indices: the characters beyond ASCII (one of them two halves) before them count as such.
@@ -53,7 +44,7 @@ Deno.test("moduleSyntax: Deno's parser finds the imports and import.meta in the 
 
 Deno.test("functionBody and chunksEntry (and the bench's other entries): the module runs as a function's body with the entry's import.meta", async () => {
   const meta = metaName(MODULE);
-  const syntax = await syntaxOf(MODULE);
+  const syntax = await moduleSyntax(MODULE);
   const body = functionBody(MODULE, syntax, meta);
   assert.ok(body.body.startsWith('"use strict";'), "strict, as a module is");
   assert.deepEqual(body.builtins, ["node:util", "node:timers"]);
@@ -105,7 +96,7 @@ Deno.test("functionBody: exports, imports of anything but a built-in module, and
     (error) => error instanceof BundleBodyError && /exports names/.test(error.message),
   );
   const imported = 'import x from "./x.js";\nx();';
-  const syntax = await syntaxOf(imported);
+  const syntax = await moduleSyntax(imported);
   assert.throws(
     () => functionBody(imported, syntax, "m"),
     (error) => error instanceof BundleBodyError && /imports \.\/x\.js, which it should hold/.test(error.message),

@@ -57,7 +57,7 @@ export function chunksEntry(
   const meta = metaName([...texts.values()].join("\n"));
   const order = reachable(syntaxes, entry);
   const index = new Map(order.map((name, at) => [name, at]));
-  refuseCycles(syntaxes, entry);
+  refuseCycles(syntaxes, order);
   refuseChangingImports(syntaxes, order);
   const chunkOf = (source: string) => source.startsWith("./") ? index.get(source.slice(2)) : undefined;
   const bodies = order.map((name) => chunkBody(texts.get(name)!, syntaxes.get(name)!, meta, chunkOf));
@@ -134,7 +134,8 @@ function chunkImports(
   );
 }
 
-function refuseCycles(syntaxes: ReadonlyMap<string, readonly ModuleSyntax[]>, entry: string): void {
+/** Throws where the static imports among `chunks` (and the chunks they import) form a cycle. */
+function refuseCycles(syntaxes: ReadonlyMap<string, readonly ModuleSyntax[]>, chunks: readonly string[]): void {
   const done = new Set<string>();
   const path: string[] = [];
   const visit = (name: string) => {
@@ -147,9 +148,10 @@ function refuseCycles(syntaxes: ReadonlyMap<string, readonly ModuleSyntax[]>, en
     path.pop();
     done.add(name);
   };
-  for (const name of reachable(syntaxes, entry)) visit(name);
+  for (const name of chunks) visit(name);
 }
 
+/** Throws where a chunk imports by name a binding that a function of its exporter assigns. */
 function refuseChangingImports(
   syntaxes: ReadonlyMap<string, readonly ModuleSyntax[]>,
   chunks: readonly string[],

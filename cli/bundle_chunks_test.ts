@@ -36,17 +36,8 @@ const CHUNKS = new Map([
   ["orphan-D.js", 'console.log("never held");\nexport{};'],
 ]);
 
-async function syntaxesOf(texts: Map<string, string>) {
-  const folder = await Deno.makeTempDir({ prefix: "kopf-bundle-chunks-test-" });
-  try {
-    return await moduleSyntaxes(texts, folder);
-  } finally {
-    await Deno.remove(folder, { recursive: true });
-  }
-}
-
 Deno.test("chunksEntry: chunks run once each, imports first and in order, lazy chunks on demand, exports read live", async () => {
-  const entry = chunksEntry(CHUNKS, await syntaxesOf(CHUNKS), "entry.js");
+  const entry = chunksEntry(CHUNKS, await moduleSyntaxes(CHUNKS), "entry.js");
   assert.ok(!entry.includes("never held"), "a chunk that the entry does not reach is left out");
   const folder = await Deno.makeTempDir({ prefix: "kopf-bundle-chunks-test-" });
   try {
@@ -82,7 +73,7 @@ Deno.test("chunksEntry: chunks that import each other in a cycle are refused", a
     ["chunk-A.js", 'import{b}from"./chunk-B.js";\nvar a = 1;\nexport{a};'],
     ["chunk-B.js", 'import{a}from"./chunk-A.js";\nvar b = () => a;\nexport{b};'],
   ]);
-  const syntaxes = await syntaxesOf(texts);
+  const syntaxes = await moduleSyntaxes(texts);
   assert.throws(
     () => chunksEntry(texts, syntaxes, "entry.js"),
     (error) =>
@@ -96,7 +87,7 @@ Deno.test("chunksEntry: a name imported from a chunk whose variable a function a
     ["entry.js", 'import{a,b}from"./chunk-A.js";\nb();\nconsole.log(a);'],
     ["chunk-A.js", "var count = 1;\nfunction bump() { count++; }\nexport{count as a,bump as b};"],
   ]);
-  const syntaxes = await syntaxesOf(texts);
+  const syntaxes = await moduleSyntaxes(texts);
   assert.throws(
     () => chunksEntry(texts, syntaxes, "entry.js"),
     (error) =>

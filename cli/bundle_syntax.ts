@@ -170,7 +170,8 @@ export default {
 
 /**
  * The module syntax of modules' texts, found by Deno's parser: one `deno lint` run with the plugin,
- * in `folder` (which must be empty and is left with the files it used).
+ * in `folder` (which must be empty and is left with the files it used), or in a temporary folder
+ * removed after.
  *
  * @param texts The modules' texts by their file names (plain names, such as `chunk-ABC.js`).
  * @param folder An empty folder for the plugin, its configuration and the texts.
@@ -178,8 +179,16 @@ export default {
  */
 export async function moduleSyntaxes(
   texts: ReadonlyMap<string, string>,
-  folder: string,
+  folder?: string,
 ): Promise<Map<string, ModuleSyntax[]>> {
+  if (folder === undefined) {
+    const temporary = await Deno.makeTempDir({ prefix: "kopf-bundle-syntax-" });
+    try {
+      return await moduleSyntaxes(texts, temporary);
+    } finally {
+      await Deno.remove(temporary, { recursive: true });
+    }
+  }
   await Deno.writeTextFile(join(folder, "plugin.js"), PLUGIN);
   await Deno.writeTextFile(
     join(folder, "deno.json"),
@@ -228,8 +237,8 @@ export async function moduleSyntaxes(
  * The module syntax of one module's text (see {@linkcode moduleSyntaxes}).
  *
  * @param text The module's text.
- * @param folder An empty folder for the plugin, its configuration and the text.
+ * @param folder An empty folder for the plugin, its configuration and the text; a temporary one if absent.
  */
-export async function moduleSyntax(text: string, folder: string): Promise<ModuleSyntax[]> {
+export async function moduleSyntax(text: string, folder?: string): Promise<ModuleSyntax[]> {
   return (await moduleSyntaxes(new Map([["bundle.js", text]]), folder)).get("bundle.js")!;
 }

@@ -1,17 +1,7 @@
 /** cli/bundle_syntax.ts: the module syntax of the files that `deno bundle` writes, found by Deno's parser. */
 
 import assert from "node:assert/strict";
-import { type ModuleSyntax, moduleSyntaxes } from "./bundle_syntax.ts";
-
-/** The module syntax of texts, found in a folder of its own that is removed after. */
-async function syntaxesOf(texts: Map<string, string>): Promise<Map<string, ModuleSyntax[]>> {
-  const folder = await Deno.makeTempDir({ prefix: "kopf-bundle-syntax-test-" });
-  try {
-    return await moduleSyntaxes(texts, folder);
-  } finally {
-    await Deno.remove(folder, { recursive: true });
-  }
-}
+import { moduleSyntaxes } from "./bundle_syntax.ts";
 
 /** Assignments to top-level bindings, in functions and not, shadowed and not, the kinds a chunk holds. */
 const CHUNK = [
@@ -28,7 +18,7 @@ const CHUNK = [
 
 Deno.test("moduleSyntaxes: imports, dynamic imports with a string, lists of exports, default exports, in one run", async () => {
   const texts = new Map([["chunk-X.js", CHUNK], ["dist-Y.js", "var a = () => 1;\nexport default a();"]]);
-  const found = await syntaxesOf(texts);
+  const found = await moduleSyntaxes(texts);
   const chunk = found.get("chunk-X.js")!;
   const pick = (kind: string) => chunk.filter((piece) => piece.kind === kind);
   assert.deepEqual(pick("import").map((piece) => piece.kind === "import" && [piece.source, piece.bindings]), [
@@ -51,7 +41,7 @@ Deno.test("moduleSyntaxes: imports, dynamic imports with a string, lists of expo
 });
 
 Deno.test("moduleSyntaxes: a top-level binding that a function, a class's static block or a loop in a method assigns is reported; a shadowed one, or one assigned at the top level, is not", async () => {
-  const found = await syntaxesOf(new Map([["chunk.js", CHUNK]]));
+  const found = await moduleSyntaxes(new Map([["chunk.js", CHUNK]]));
   const reassigned = found.get("chunk.js")!.flatMap((piece) =>
     piece.kind === "reassigned" ? [`${piece.name}: ${CHUNK.slice(piece.start, piece.end)}`] : []
   );
