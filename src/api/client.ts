@@ -344,15 +344,13 @@ export class ApiClient implements Disposable {
       const retriable = response.status >= 500 || response.status === 429;
       if (!retriable || attempt >= backoffs.length) throw error;
       let delay = backoffs[attempt];
-      if (response.status === 429) {
-        const asked = retryAfter(response.headers, status);
-        if (asked !== undefined && (asked > delay || this.#networking.enforceRetryAfter)) delay = asked;
-      }
-      logger.warn("{what} failed with HTTP {code}; retrying in {delay} s.", {
-        what: describe(),
-        code: response.status,
-        delay,
-      });
+      const asked = response.status === 429 ? retryAfter(response.headers, status) : undefined;
+      if (asked !== undefined && (asked > delay || this.#networking.enforceRetryAfter)) delay = asked;
+      // A first wait that the server asks for (e.g. while its watch cache fills after a start) is no problem yet.
+      const retrying = "{what} failed with HTTP {code}; retrying in {delay} s.";
+      const properties = { what: describe(), code: response.status, delay };
+      if (asked !== undefined && attempt === 0) logger.info(retrying, properties);
+      else logger.warn(retrying, properties);
       await sleep(delay, options.signal);
     }
   }

@@ -10,6 +10,7 @@ import {
   ApiUnauthorizedError,
 } from "./errors.ts";
 import { NetworkingSettings } from "../settings/networking.ts";
+import { configureLogging } from "../logging/configure.ts";
 
 Deno.test("5xx answers are retried with the backoffs, then succeed", async () => {
   let calls = 0;
@@ -49,6 +50,21 @@ Deno.test("429 waits as long as Retry-After asks when that is longer than the ba
   const started = Date.now();
   assert.deepEqual(await api.client.request({ path: "/x" }), { ok: true });
   assert.ok(Date.now() - started >= 900, "waited for Retry-After, not the 10 ms backoff");
+});
+
+Deno.test("a first wait that the server asks for is told at info level, a second one as a warning", async () => {
+  const lines: string[] = [];
+  await configureLogging({ level: "debug", format: "full", write: (line) => lines.push(line) });
+  let calls = 0;
+  await using api = new FakeApi(() => {
+    if (++calls <= 2) return new Response("{}", { status: 429, headers: { "Retry-After": "0" } });
+    return json({ ok: true });
+  });
+  assert.deepEqual(await api.client.request({ path: "/x" }), { ok: true });
+  const told = lines.filter((line) => line.includes("failed with HTTP 429"));
+  assert.equal(told.length, 2, lines.join("\n"));
+  assert.match(told[0], /\[INFO +\]/);
+  assert.match(told[1], /\[WARNING +\]/);
 });
 
 Deno.test("Retry-After is read from the header (seconds or a date) or the Status details", () => {

@@ -18,8 +18,11 @@ export interface FailureReportsOptions {
 
 /** One failure to report: the message template and its properties, at a level. */
 export interface FailureNote {
-  /** `error` for problems that need the user (a wrong CA), `warning` for those that may pass. */
-  level: "warning" | "error";
+  /**
+   * `error` for problems that need the user (a wrong CA), `warning` for those that may pass, `info` for a wait that
+   * the server asked for and that is no problem yet.
+   */
+  level: "info" | "warning" | "error";
   /** A message template (LogTape's `{name}` placeholders). */
   message: string;
   /** The placeholders' values. */
@@ -65,6 +68,7 @@ export class FailureReports {
       since: new Date(this.#runStarted ?? now).toISOString(),
     };
     if (note.level === "error") logger.error(note.message + repeated, properties);
+    else if (note.level === "info") logger.info(note.message + repeated, properties);
     else logger.warn(note.message + repeated, properties);
     this.#lastLogged = now;
     this.#suppressed = 0;

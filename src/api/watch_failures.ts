@@ -55,6 +55,9 @@ export function quickEnd(settings: WatchingSettings): number {
  */
 const AMID_EVENTS = 1000;
 
+/** Seconds that a run of waits asked by the server (429 with Retry-After) may last before it is a warning. */
+const WAIT_ASKED_PATIENCE = 30;
+
 /**
  * Whether a request that lasted so many milliseconds ended before its schedule: sooner than the
  * server was asked to end it (`serverTimeout`) and than the client ends it (`clientTimeout`).
@@ -151,20 +154,27 @@ export class WatchFailures {
     return this.#settings.reconnectBackoff;
   }
 
-  /** Records a failure, tells it at a bounded rate, and returns the pause (s) before the next attempt. */
+  /**
+   * Records a failure, tells it at a bounded rate, and returns the pause (s) before the next attempt. A wait that
+   * the server asked for (429 with Retry-After: its watch cache still filling, after a start or a new CRD) is told
+   * at info level while it has lasted less than {@linkcode WAIT_ASKED_PATIENCE}.
+   */
   failed(error: unknown): number {
     const health = this.#health;
     const described = describeCause(error);
     const fresh = health.failed(described);
     const failingFor = (Date.now() - (health.failingSince ?? Date.now())) / 1000;
     let delay = reconnectDelay(health.backoffFailures, failingFor, this.#settings);
+    const waitAsked = error instanceof ApiTooManyRequestsError && error.retryAfter !== undefined;
     if (error instanceof ApiTooManyRequestsError) delay = Math.max(delay, error.retryAfter ?? 1);
     const credentials = this.#client.vault.peek()?.credentials;
     const tls = credentials ? diagnoseTls(error, credentials.server, credentials.source) : undefined;
     this.#reports.failed({
-      level: tls ? "error" : "warning",
+      level: tls ? "error" : waitAsked && failingFor < WAIT_ASKED_PATIENCE ? "info" : "warning",
       message: tls
         ? "The stream of {name} cannot connect: {diagnosis} Retrying in {delay} s."
+        : waitAsked
+        ? "The API server asked the stream of {name} to wait ({problem}); resuming in {delay} s."
         : "The stream of {name} failed ({problem}); resuming in {delay} s.",
       properties: { name: this.#name, problem: described, diagnosis: tls?.message, delay: Math.round(delay * 10) / 10 },
     }, fresh);

@@ -4,6 +4,7 @@ import { ApiTooManyRequestsError } from "./errors.ts";
 import { quickEnd, silence, silenceBound, WatchFailures } from "./watch_failures.ts";
 import { WatchHealth } from "./watch_health.ts";
 import { WatchingSettings } from "../settings/watching.ts";
+import { configureLogging } from "../logging/configure.ts";
 
 /** A client with no credentials: the failures are not TLS ones, nothing to diagnose. */
 const CLIENT = { vault: { peek: () => undefined } } as unknown as ApiClient;
@@ -55,6 +56,23 @@ Deno.test("a 429 pauses for at least what the server asked", () => {
   const error = new ApiTooManyRequestsError("watch kopfexamples", 429, undefined, "slow down");
   error.retryAfter = 7;
   assert.equal(failures.failed(error), 7);
+});
+
+Deno.test("a wait that the server asks for is told at info level; without Retry-After, a 429 is a warning", async () => {
+  const lines: string[] = [];
+  await configureLogging({ level: "info", format: "full", write: (line) => lines.push(line) });
+  const failures = new WatchFailures("kopfexamples", new WatchHealth(60), settings({ failureBackoff: 0.1 }), CLIENT);
+  const asked = new ApiTooManyRequestsError("watch kopfexamples", 429, undefined, "storage is (re)initializing");
+  asked.retryAfter = 1;
+  failures.failed(asked);
+  assert.equal(lines.length, 1, lines.join("\n"));
+  assert.match(
+    lines[0],
+    /\[INFO +\] The API server asked the stream of kopfexamples to wait \(.*initializing.*\); resuming in 1 s/,
+  );
+  failures.alive();
+  failures.failed(new ApiTooManyRequestsError("watch kopfexamples", 429, undefined, "slow down"));
+  assert.match(lines.at(-1)!, /\[WARNING +\] The stream of kopfexamples failed \(.*slow down.*\); resuming in 1 s/);
 });
 
 Deno.test("after a request's end: a stall and a quick end without progress are failures, an end amid events no pause", () => {
