@@ -29,6 +29,8 @@ export interface FailureNote {
   properties: Record<string, unknown>;
 }
 
+const SEVERITY: Record<FailureNote["level"], number> = { info: 0, warning: 1, error: 2 };
+
 /** Reports one source's failures (e.g. one stream) at a bounded rate. */
 export class FailureReports {
   readonly #options: FailureReportsOptions;
@@ -36,6 +38,8 @@ export class FailureReports {
   #lastLogged = 0;
   #suppressed = 0;
   #total = 0;
+  /** The most severe level told in the current run. */
+  #told: FailureNote["level"] = "info";
 
   /** Prepares the reports; nothing is logged until a failure. */
   constructor(options: FailureReportsOptions) {
@@ -43,8 +47,9 @@ export class FailureReports {
   }
 
   /**
-   * A failure: logged in full if it starts a run (`fresh`, or the first since a recovery) or a
-   * summary is due (with the number of failures not logged since), at debug level otherwise.
+   * A failure: logged in full if it starts a run (`fresh`, or the first since a recovery), is more
+   * severe than what the run has told so far (a wait the server asked for, then a failure), or a
+   * summary is due (with the number of failures not logged since); at debug level otherwise.
    */
   failed(note: FailureNote, fresh: boolean, now: number = Date.now()): void {
     const { logger } = this.#options;
@@ -55,7 +60,8 @@ export class FailureReports {
       this.#total = 0;
     }
     this.#total++;
-    if (!first && now - this.#lastLogged < this.#options.interval() * 1000) {
+    const graver = SEVERITY[note.level] > SEVERITY[this.#told];
+    if (!first && !graver && now - this.#lastLogged < this.#options.interval() * 1000) {
       this.#suppressed++;
       logger.debug(note.message, note.properties);
       return;
@@ -72,6 +78,7 @@ export class FailureReports {
     else logger.warn(note.message + repeated, properties);
     this.#lastLogged = now;
     this.#suppressed = 0;
+    this.#told = first || graver ? note.level : this.#told;
   }
 
   /** The source works again: the next failure starts a new run (logged in full). */

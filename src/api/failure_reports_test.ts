@@ -32,3 +32,16 @@ Deno.test("a recovery is logged once, and the next failure is logged in full aga
   reports.failed(note, false, 2000);
   assert.deepEqual(lines, ["error failed", "info works again", "warning failed"]);
 });
+
+Deno.test("a failure graver than what its run has told is logged at once, not summarised later", () => {
+  const { logger, lines } = recorder();
+  const reports = new FailureReports({ logger, interval: () => 60 });
+  reports.failed({ ...note, level: "info", message: "asked to wait" }, true, 0);
+  reports.failed({ ...note, level: "info", message: "asked to wait" }, false, 1000);
+  reports.failed(note, false, 2000);
+  reports.failed(note, false, 3000);
+  assert.deepEqual(lines.filter((line) => !line.startsWith("debug")), [
+    "info asked to wait",
+    "warning failed (repeated {repeats} times in {seconds} s; failing since {since})",
+  ]);
+});
