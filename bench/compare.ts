@@ -11,7 +11,9 @@
  * handlers); the raw client (`bench/fixtures/raw_operator.ts`) does with plain `fetch` only the
  * writes that work needs — the physical limit of handling an object here — once as `raw` (one
  * write per object, as the lean storage) and once as `raw2` (also the diff-base annotation, Kopf's
- * protocol with the default storages); `cr` is a controller-runtime reconciler making the same
+ * protocol with the default storages); `floor` (name it in `--only`, with `--lifecycle 0`) does the lean
+ * storage's work on creations without the framework's layers (`bench/fixtures/lean_floor.ts`); `cr` is a
+ * controller-runtime reconciler making the same
  * writes as `raw` (`bench/fixtures/controller_runtime/`, built with Go into a cache folder by
  * `bench/built_peers.ts` on first use), and `rs` (name it in `--only`) a kube-rs controller making them
  * too (`bench/fixtures/kube_rs/`, built with Cargo the same way). Every process is
@@ -108,11 +110,25 @@ await Deno.mkdir(logs, { recursive: true });
 const PARALLEL_POSTS = Number(values.posts);
 const SETTLE_MS = 10_000;
 
-const known: readonly ContestantName[] = ["ours", "lean", "bundle", "kopf", "raw", "raw2", "cr", "rs", "before"];
+const known: readonly ContestantName[] = [
+  "ours",
+  "lean",
+  "bundle",
+  "kopf",
+  "raw",
+  "raw2",
+  "floor",
+  "cr",
+  "rs",
+  "before",
+];
 let names = values.only.split(",") as ContestantName[];
 const unknown = names.filter((name) => !known.includes(name));
 if (unknown.length) {
   usageError(`Unknown contestants in --only: ${unknown.join(", ")}; known: ${known.join(", ")}.`);
+}
+if (names.includes("floor") && lifecycle > 0) {
+  usageError("The floor contestant handles creations only: give --lifecycle 0 with it.");
 }
 if (names.includes("before") !== (values.before !== undefined)) {
   usageError("The `before` contestant and --before go together: --before DIR --only before,ours,… .");

@@ -50,6 +50,8 @@ const RATIOS: readonly (readonly [ContestantName, ContestantName])[] = [
   ["lean", "raw"],
   ["lean", "cr"],
   ["lean", "rs"],
+  ["lean", "floor"],
+  ["floor", "raw"],
   ["bundle", "kopf"],
   ["bundle", "ours"],
 ];

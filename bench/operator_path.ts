@@ -7,7 +7,8 @@
  * (with `--rate`, by up to 10%).
  *
  * The contestants are bench/compare.ts's, started the same way with the same fixture (one create
- * handler returning a result): ours, `lean`, the raw clients `raw` and `raw2`, `before` (another
+ * handler returning a result): ours, `lean`, the raw clients `raw` and `raw2`, `floor` (lean's work
+ * written straight, without the framework's layers: bench/fixtures/lean_floor.ts), `before` (another
  * checkout, `--before DIR`), and controller-runtime's reconciler `cr` (built with Go on first use;
  * the server streams its cache's list as client-go asks, `sendInitialEvents`; the main thread's
  * share and wake-ups are left out for it: Go runs goroutines on any thread). Per round and contestant
@@ -34,7 +35,7 @@
  * pays for the code its objects run. (Its trace and its log share one file; a line of one cut by the other is
  * not counted, ~1% of them.)
  *
- * Usage: `deno run -A bench/operator_path.ts [--objects 2000] [--rounds 3] [--only ours,lean,raw,raw2,cr]
+ * Usage: `deno run -A bench/operator_path.ts [--objects 2000] [--rounds 3] [--only ours,lean,raw,raw2,floor,cr]
  * [--latency 0] [--event-after MS] [--rate N [--tick 20]] [--before DIR] [--threads] [--perf DIR] [--compilations]`
  *
  * @module
@@ -69,8 +70,8 @@ if (!(tick > 0)) usageError(`--tick takes the milliseconds between two additions
 const rounds = Number(values.rounds);
 const requested = values.only.split(",") as ContestantName[];
 for (const name of requested) {
-  if (!["ours", "lean", "raw", "raw2", "cr", "rs", "before"].includes(name)) {
-    usageError(`Unknown contestant ${name}: choose among ours, lean, raw, raw2, cr, rs and before.`);
+  if (!["ours", "lean", "raw", "raw2", "floor", "cr", "rs", "before"].includes(name)) {
+    usageError(`Unknown contestant ${name}: choose among ours, lean, raw, raw2, floor, cr, rs and before.`);
   }
 }
 if (requested.includes("before") && !values.before) throw new Error("The contestant before needs --before DIR.");
@@ -192,7 +193,15 @@ const rows: [string, (m: Measured) => number, number][] = [
     ] as [string, (m: Measured) => number, number][]
     : []),
 ];
-const ratios = [["ours", "raw2"], ["lean", "raw"], ["lean", "cr"], ["lean", "rs"], ["ours", "before"]].filter((
+const ratios = [
+  ["ours", "raw2"],
+  ["lean", "raw"],
+  ["lean", "floor"],
+  ["floor", "raw"],
+  ["lean", "cr"],
+  ["lean", "rs"],
+  ["ours", "before"],
+].filter((
   [a, b],
 ) => names.includes(a as ContestantName) && names.includes(b as ContestantName));
 console.log(
