@@ -93,7 +93,12 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
   // With `KOPF_BENCH_CPU_PROF=DIR`, every Deno contestant writes a V8 CPU profile into DIR/<name>
   // when it stops (bench/cpu_profile.ts sums them by function).
   const profiles = Deno.env.get("KOPF_BENCH_CPU_PROF");
-  const profiling = (name: string) => profiles ? ["--cpu-prof", `--cpu-prof-dir=${join(profiles, name)}`] : [];
+  // With `KOPF_BENCH_COVERAGE=DIR`, V8's precise coverage into DIR/<name> (bench/path_census.ts counts the path).
+  const coverage = Deno.env.get("KOPF_BENCH_COVERAGE");
+  const profiling = (name: string) => [
+    ...(profiles ? ["--cpu-prof", `--cpu-prof-dir=${join(profiles, name)}`] : []),
+    ...(coverage ? [`--coverage=${join(coverage, name)}`] : []),
+  ];
   // With `KOPF_BENCH_HEAP_PROF=DIR`, allocation profiles into DIR/<name> (bench/fixtures/allocation_probe.ts).
   const allocations = Deno.env.get("KOPF_BENCH_HEAP_PROF");
   const probe = allocations ? [`--preload=${join(root, "bench/fixtures/allocation_probe.ts")}`] : [];
