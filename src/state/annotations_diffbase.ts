@@ -7,10 +7,10 @@
 
 import type { JsonObject, KubernetesObject } from "../model/body.ts";
 import type { Patch } from "../model/patch.ts";
-import { decodeEssence, type DiffBaseStorage } from "./diffbase_storage.ts";
+import { decodeEssence, type DiffBaseStorage, reduceEssence } from "./diffbase_storage.ts";
 import { buildEssence, removeAnnotations, removeEmptyStanzas } from "./essence.ts";
 import { ANNOTATIONS_SIZE_LIMIT, annotationsSize, digestEssence } from "./essence_digest.ts";
-import type { FieldSpec } from "./fields.ts";
+import { type FieldSpec, parseField, removeField } from "./fields.ts";
 import { checkPrefix, sharedStorageKeys, storeMarker } from "./keys.ts";
 import { dumpPythonJson } from "./python_json.ts";
 
@@ -65,7 +65,12 @@ export class AnnotationsDiffBaseStorage implements DiffBaseStorage {
 
   /** The essence without this storage's own annotations. */
   build(body: KubernetesObject, extraFields?: Iterable<FieldSpec>): JsonObject {
-    const essence = buildEssence(body, { extraFields, ignoredFields: this.ignoredFields });
+    return this[reduceEssence](buildEssence(body, { extraFields }), body);
+  }
+
+  /** The ignored fields and the storage's own annotations taken out of an essence (see `reduceEssence`). */
+  [reduceEssence](essence: JsonObject, body: KubernetesObject): JsonObject {
+    for (const field of this.ignoredFields) removeField(essence, parseField(field));
     removeAnnotations(essence, this.#keys(body));
     removeEmptyStanzas(essence);
     return essence;

@@ -37,6 +37,21 @@ export interface DiffBaseStorage {
   store(body: KubernetesObject, patch: Patch, essence: JsonObject): void;
 }
 
+/**
+ * The built-in storages' way to take their ignored fields and their own fields out of an essence that
+ * is already built (without ignored fields), in place: their `build()` is `buildEssence()` and then
+ * this, and {@linkcode MultiDiffBaseStorage} builds the essence once for all of its storages instead
+ * of once per storage. Not part of the contract: a storage without it, or whose `build()` is its own,
+ * is asked to `build()`.
+ */
+export const reduceEssence: unique symbol = Symbol("reduceEssence");
+
+/** A storage whose essence is {@linkcode reduceEssence} of the essence `buildEssence()` makes. */
+export interface EssenceReducer {
+  /** Removes the storage's ignored fields and its own fields from the essence of `body` (in place); returns it. */
+  [reduceEssence](essence: JsonObject, body: KubernetesObject): JsonObject;
+}
+
 /** Reads a stored essence from its JSON text; throws a `SyntaxError` naming `source` for anything but an object. */
 export function decodeEssence(text: string, source: string): JsonObject | null {
   let decoded: unknown;

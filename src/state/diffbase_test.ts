@@ -7,6 +7,7 @@ import type { KubernetesObject } from "../model/body.ts";
 import { Patch } from "../model/patch.ts";
 import { AnnotationsDiffBaseStorage } from "./annotations_diffbase.ts";
 import type { DiffBaseStorage } from "./diffbase_storage.ts";
+import { buildEssence } from "./essence.ts";
 import { MultiDiffBaseStorage } from "./multi_diffbase.ts";
 import { dumpPythonJson } from "./python_json.ts";
 import { DIFFBASE_CASES, STORED } from "./reference_test.ts";
@@ -125,4 +126,49 @@ Deno.test("diffbase: the options and their defaults", () => {
     "my-op",
     "last-handled-configuration",
   ]);
+});
+
+Deno.test("diffbase: the multi storage's essence is each storage's build() in turn, built once for the built-in ones", () => {
+  const body: KubernetesObject = {
+    apiVersion: "kopf.dev/v1",
+    kind: "KopfExample",
+    metadata: {
+      name: "x",
+      labels: { app: "a" },
+      annotations: {
+        "kopf.zalando.org/last-handled-configuration": '{"spec":{}}\n',
+        "my-op.example.com/kopf-managed": "yes",
+        "my-op.example.com/last-handled-configuration": '{"spec":{}}\n',
+        "kubectl.kubernetes.io/last-applied-configuration": "{}",
+        "other.example.com/note": "kept",
+      },
+    },
+    spec: { a: 1, b: {}, nested: { x: 1 }, items: [1, 2] },
+    status: { phase: "Running", "diff-base": '{"spec":{}}', other: 1 },
+  };
+  const storages = () => [
+    new StatusDiffBaseStorage({ field: "status.diff-base", ignoredFields: ["spec.a"] }),
+    new AnnotationsDiffBaseStorage({ prefix: "my-op.example.com", ignoredFields: ["spec.nested.x"] }),
+  ];
+  const extra = ["status.phase", "metadata.annotations.other.example.com/note"];
+  // What the multi storage gave when it asked every storage to build() from what the one before left.
+  let expected = buildEssence(body, { extraFields: extra });
+  for (const storage of storages()) expected = storage.build({ metadata: {}, ...expected }, extra);
+  const before = structuredClone(body);
+  assert.deepEqual(new MultiDiffBaseStorage(storages()).build(body, extra), expected);
+  assert.deepEqual(body, before);
+  assert.equal(
+    dumpPythonJson(expected),
+    '{"spec":{"b":{},"items":[1,2]},"metadata":{"labels":{"app":"a"},"annotations":{"other.example.com/note":"kept"}},' +
+      '"status":{"phase":"Running"}}',
+  );
+
+  // A storage whose build() is its own is asked to build, also when it extends a built-in one.
+  class Stamped extends StatusDiffBaseStorage {
+    override build(body: KubernetesObject, extraFields?: Iterable<string>) {
+      return { ...super.build(body, extraFields), stamped: true };
+    }
+  }
+  const stamped = new MultiDiffBaseStorage([new Stamped(), new AnnotationsDiffBaseStorage()]).build(body);
+  assert.equal(stamped.stamped, true);
 });

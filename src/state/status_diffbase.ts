@@ -7,9 +7,9 @@
 
 import type { JsonObject, KubernetesObject } from "../model/body.ts";
 import type { Patch } from "../model/patch.ts";
-import { decodeEssence, type DiffBaseStorage } from "./diffbase_storage.ts";
+import { decodeEssence, type DiffBaseStorage, reduceEssence } from "./diffbase_storage.ts";
 import { buildEssence } from "./essence.ts";
-import { ensureInPatch, type FieldSpec, formatField, removeField, resolveField } from "./fields.ts";
+import { ensureInPatch, type FieldSpec, formatField, parseField, removeField, resolveField } from "./fields.ts";
 import { dumpPythonJson } from "./python_json.ts";
 
 /** Options of {@linkcode StatusDiffBaseStorage}. */
@@ -48,7 +48,12 @@ export class StatusDiffBaseStorage implements DiffBaseStorage {
 
   /** The essence without the storage's own field. */
   build(body: KubernetesObject, extraFields?: Iterable<FieldSpec>): JsonObject {
-    const essence = buildEssence(body, { extraFields, ignoredFields: this.ignoredFields });
+    return this[reduceEssence](buildEssence(body, { extraFields }));
+  }
+
+  /** The ignored fields and the storage's own field taken out of an essence (see `reduceEssence`). */
+  [reduceEssence](essence: JsonObject): JsonObject {
+    for (const field of this.ignoredFields) removeField(essence, parseField(field));
     removeField(essence, this.field);
     return essence;
   }
