@@ -44,7 +44,7 @@ export class MultiDiffBaseStorage implements DiffBaseStorage {
     for (const storage of this.storages) {
       // What is left of the body is the body for the next storage (its metadata keeps labels and annotations only).
       const rest = { metadata: {}, ...essence } as KubernetesObject;
-      // The built-in storages take their fields out of this essence rather than build it again (twice per cycle).
+      // The built-in storages take their fields out of this essence: building it again is a deep copy each time.
       essence = reducerOf(storage)?.[reduceEssence](essence, rest) ?? storage.build(rest, fields);
     }
     return essence;
