@@ -12,6 +12,7 @@ import type { Credentials } from "./credentials.ts";
 import { LoginError } from "./login_error.ts";
 import { Vault, type VaultItem } from "./vault.ts";
 import { RequestCounters, type Verb } from "./counters.ts";
+import { localRecordShown } from "../logging/configure.ts";
 import { recordApiRequest } from "../observability/metrics.ts";
 import { FailureReports } from "./failure_reports.ts";
 import { RequestDeadline } from "./request_deadline.ts";
@@ -301,7 +302,8 @@ export class ApiClient implements Disposable {
         return `${method} ${parsed.pathname}${parsed.search}`;
       };
       this.counters.record(verb, resource);
-      logger.debug("Sending {what}.", () => ({ what: describe() }));
+      // Asked first: a record that no sink shows still costs LogTape's checks, at every request.
+      if (localRecordShown("debug")) logger.debug("Sending {what}.", () => ({ what: describe() }));
       let answer: Answer;
       const began = performance.now();
       try {
