@@ -78,7 +78,7 @@ export class FailureReports {
     else logger.warn(note.message + repeated, properties);
     this.#lastLogged = now;
     this.#suppressed = 0;
-    this.#told = first || graver ? note.level : this.#told;
+    if (first || graver) this.#told = note.level;
   }
 
   /** The source works again: the next failure starts a new run (logged in full). */
