@@ -99,6 +99,26 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
     ...(profiles ? ["--cpu-prof", `--cpu-prof-dir=${join(profiles, name)}`] : []),
     ...(coverage ? [`--coverage=${join(coverage, name)}`] : []),
   ];
+  // With `KOPF_BENCH_CALLGRIND=DIR`, every Deno contestant runs under Valgrind's callgrind into DIR/<name>.<pid>,
+  // counting nothing until told (`callgrind_control -i on`), with its model of the caches and the branch predictor:
+  // bench/operator_path.ts's `--instructions`.
+  const callgrind = Deno.env.get("KOPF_BENCH_CALLGRIND");
+  const denoCommand = (name: string, args: string[]): [string, string[]] =>
+    callgrind
+      ? ["valgrind", [
+        "--tool=callgrind",
+        "--instr-atstart=no",
+        "--cache-sim=yes",
+        "--branch-sim=yes",
+        // A file per thread: the main thread's share apart from V8's compilers and collector.
+        "--separate-threads=yes",
+        `--callgrind-out-file=${join(callgrind, name)}.%p`,
+        // V8 writes and rewrites its machine code in memory: Valgrind must notice it.
+        "--smc-check=all-non-file",
+        Deno.execPath(),
+        ...args,
+      ]]
+      : [Deno.execPath(), args];
   // With `KOPF_BENCH_HEAP_PROF=DIR`, allocation profiles into DIR/<name> (bench/fixtures/allocation_probe.ts).
   const allocations = Deno.env.get("KOPF_BENCH_HEAP_PROF");
   const probe = allocations ? [`--preload=${join(root, "bench/fixtures/allocation_probe.ts")}`] : [];
@@ -142,26 +162,31 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
   const ours = (name: "ours" | "lean" | "before", checkout = root): Contestant => ({
     name,
     start: (mode, namespace, log) =>
-      spawn(log, checkout, Deno.execPath(), [
-        "run",
-        "-A",
-        ...denoFlags,
-        name === "before" ? beforeV8Flags : v8Flags,
-        ...profiling(name),
-        ...probe,
-        `--config=${join(checkout, "deno.json")}`,
-        "cli/main.ts",
-        "run",
-        "--standalone",
-        ...served(namespace),
-        join(root, fixture(mode, "ts")),
-      ], {
-        ...kubeconfig,
-        ...quietDeno,
-        ...probed(name),
-        KOPF_BENCH_STORAGE: name === "lean" ? "lean" : "default",
-        ...(name === "before" ? beforeEnv : {}),
-      }),
+      spawn(
+        log,
+        checkout,
+        ...denoCommand(name, [
+          "run",
+          "-A",
+          ...denoFlags,
+          name === "before" ? beforeV8Flags : v8Flags,
+          ...profiling(name),
+          ...probe,
+          `--config=${join(checkout, "deno.json")}`,
+          "cli/main.ts",
+          "run",
+          "--standalone",
+          ...served(namespace),
+          join(root, fixture(mode, "ts")),
+        ]),
+        {
+          ...kubeconfig,
+          ...quietDeno,
+          ...probed(name),
+          KOPF_BENCH_STORAGE: name === "lean" ? "lean" : "default",
+          ...(name === "before" ? beforeEnv : {}),
+        },
+      ),
   });
   return {
     ours: ours("ours"),
@@ -243,24 +268,29 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
       name,
       start: (mode, namespace, log) => {
         if (typeof namespace !== "string") throw new Error(`The ${name} contestant serves one namespace; give it one.`);
-        return spawn(log, root, Deno.execPath(), [
-          "run",
-          "-A",
-          ...denoFlags,
-          ...(addedV8 ? [`--v8-flags=${addedV8.slice(1)}`] : []),
-          ...profiling(name),
-          ...probe,
-          name === "floor" ? "bench/fixtures/lean_floor.ts" : "bench/fixtures/raw_operator.ts",
-          mode,
-          ...flags,
-        ], {
-          RAW_SERVER: setup.cluster.server,
-          RAW_TOKEN: setup.cluster.token,
-          RAW_CA_FILE: setup.caFile,
-          RAW_NAMESPACE: namespace,
-          ...quietDeno,
-          ...probed(name),
-        });
+        return spawn(
+          log,
+          root,
+          ...denoCommand(name, [
+            "run",
+            "-A",
+            ...denoFlags,
+            ...(addedV8 ? [`--v8-flags=${addedV8.slice(1)}`] : []),
+            ...profiling(name),
+            ...probe,
+            name === "floor" ? "bench/fixtures/lean_floor.ts" : "bench/fixtures/raw_operator.ts",
+            mode,
+            ...flags,
+          ]),
+          {
+            RAW_SERVER: setup.cluster.server,
+            RAW_TOKEN: setup.cluster.token,
+            RAW_CA_FILE: setup.caFile,
+            RAW_NAMESPACE: namespace,
+            ...quietDeno,
+            ...probed(name),
+          },
+        );
       },
     };
   }

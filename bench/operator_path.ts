@@ -33,10 +33,21 @@
  * V8's optimising compilers (Maglev, TurboFan) compiled in the process's life, its start included, and the
  * time those compilations took (on V8's worker threads, mostly), per object: the warm-up that a fresh process
  * pays for the code its objects run. (Its trace and its log share one file; a line of one cut by the other is
- * not counted, ~1% of them.)
+ * not counted, ~1% of them.) With `--instructions`, each Deno contestant runs under Valgrind's callgrind
+ * (Debian: apt-get install valgrind), counting from the objects' addition to the last echo: the table adds
+ * the machine instructions per object, all threads together (V8's compilers and collector included), and
+ * what Valgrind's model of the caches and the branch predictor makes of them: misses of the first-level
+ * instruction and data caches and of the last level, and mispredicted branches. Counts, steady within ~1%
+ * from run to run where this machine's CPU times spread 10-30% per round; not times: a miss costs more than
+ * an instruction, a process whose caches are cold does less per cycle. The process runs ~60 times slower
+ * under Valgrind, so what depends on time (the turns' budget, how many watch events one read brings) is
+ * not as in a run without it. With `--promises`, each Deno contestant counts the promises it makes
+ * (bench/fixtures/promise_probe.ts) and the table adds them per object: a count, steady from run to run, where
+ * CPU times of a fresh process spread 10–15% per round (the hook's own cost makes those times incomparable).
  *
  * Usage: `deno run -A bench/operator_path.ts [--objects 2000] [--rounds 3] [--only ours,lean,raw,raw2,floor,cr]
- * [--latency 0] [--event-after MS] [--rate N [--tick 20]] [--before DIR] [--threads] [--perf DIR] [--compilations]`
+ * [--latency 0] [--event-after MS] [--rate N [--tick 20]] [--before DIR] [--threads] [--perf DIR] [--compilations]
+ * [--promises] [--instructions]`
  *
  * @module
  */
@@ -62,6 +73,8 @@ const { values } = commandLine({
     tick: { type: "string", default: "20" },
     perf: { type: "string" },
     compilations: { type: "boolean", default: false },
+    promises: { type: "boolean", default: false },
+    instructions: { type: "boolean", default: false },
   },
 });
 const objects = Number(values.objects);
@@ -84,6 +97,11 @@ if (values.perf !== undefined) {
   // Read by bench/compare_contestants.ts: the contestants name their JavaScript frames for perf.
   Deno.env.set("KOPF_BENCH_PERF_MAP", "1");
 }
+if (values.instructions) {
+  const found = await new Deno.Command("callgrind_control", { args: ["--version"], stdout: "null", stderr: "null" })
+    .output().then((output) => output.success, () => false);
+  if (!found) usageError("--instructions needs Valgrind on the PATH (Debian: apt-get install valgrind).");
+}
 // Read by bench/compare_contestants.ts: every Deno contestant traces V8's optimising compilations into its log.
 if (values.compilations) Deno.env.set("KOPF_BENCH_TRACE_OPT", "1");
 const { names, ...built } = await preparePeers(requested, "", new URL("../", import.meta.url));
@@ -96,7 +114,14 @@ if (values["event-after"] !== undefined) {
   api.eventDelay = delay;
 }
 const logs = await Deno.makeTempDir({ prefix: "kopf-operator-path-" });
-const all = await scriptedContestants(api, logs, values.before, built);
+// Read by bench/fixtures/promise_probe.ts, which the Deno contestants preload with `--promises`.
+if (values.promises) Deno.env.set("KOPF_BENCH_PROMISES", logs);
+const probe = values.promises ? [`--preload=${new URL("./fixtures/promise_probe.ts", import.meta.url).pathname}`] : [];
+// Read by bench/compare_contestants.ts: the Deno contestants run under callgrind, writing into the logs' folder.
+if (values.instructions) Deno.env.set("KOPF_BENCH_CALLGRIND", logs);
+const all = await scriptedContestants(api, logs, values.before, built, probe);
+/** How many times longer a start, a rest and an echo take under Valgrind. */
+const slower = values.instructions ? 10 : 1;
 
 interface Measured {
   cpu: number;
@@ -112,7 +137,32 @@ interface Measured {
   /** With `--compilations`: the functions V8 optimised in the process's life, and their compile time per object, ms. */
   compilations: number;
   compileMs: number;
+  /** With `--promises`: the promises made per object. */
+  promises: number;
+  /** With `--instructions`: callgrind's counts per object, in thousands. */
+  instructions: CallgrindCounts;
 }
+
+/** What callgrind counted (or its model estimated): instructions, cache misses, mispredicted branches. */
+interface CallgrindCounts {
+  instructions: number;
+  /** The instructions of the main thread (JavaScript's), without V8's helper threads and the runtime's. */
+  mainInstructions: number;
+  instructionMisses: number;
+  dataMisses: number;
+  lastLevelMisses: number;
+  mispredicted: number;
+}
+
+/** The counts of a contestant that callgrind does not run. */
+const NO_COUNTS: CallgrindCounts = {
+  instructions: NaN,
+  mainInstructions: NaN,
+  instructionMisses: NaN,
+  dataMisses: NaN,
+  lastLevelMisses: NaN,
+  mispredicted: NaN,
+};
 const measured = new Map<ContestantName, Measured[]>(names.map((name) => [name, []]));
 const threadSums = new Map<ContestantName, Map<string, number>>();
 
@@ -123,8 +173,13 @@ for (let round = 1; round <= rounds; round++) {
     const log = join(logs, `${name}-${round}.log`);
     const started = all[name].start("create", `path-${name}-${round}`, log);
     try {
-      await started.guard(withTimeout(api.watched, 60, "its watch to open"), "the watch");
-      await new Promise((resolve) => setTimeout(resolve, 2000));
+      await started.guard(withTimeout(api.watched, 60 * slower, "its watch to open"), "the watch");
+      await new Promise((resolve) => setTimeout(resolve, 2000 * slower));
+      // The Deno contestants' promises so far (their probe writes the count when signalled).
+      const counted = values.promises && name !== "cr" && name !== "rs";
+      const promisesBefore = counted ? await promisesOf(started.pid) : NaN;
+      const instrumented = values.instructions && name !== "cr" && name !== "rs";
+      if (instrumented) await callgrindControl(["--instr=on", String(started.pid)]);
       const writesBefore = api.writes;
       const cpuBefore = await cpuSeconds(started.pid);
       const byNameBefore = await threadCpuByName(started.pid);
@@ -146,6 +201,10 @@ for (let round = 1; round <= rounds; round++) {
       const threads = mainAndOthers(byName);
       const threadsBefore = mainAndOthers(byNameBefore);
       const perObject = (cpuTime: number) => cpuTime * 1000 / objects;
+      // The echoes of the last writes reach the contestant just after the server has them: counted too.
+      if (counted || instrumented) await new Promise((resolve) => setTimeout(resolve, 300 * slower));
+      const promises = counted ? (await promisesOf(started.pid) - promisesBefore) / objects : NaN;
+      const instructions = instrumented ? await callgrindCountsOf(name, started.pid, objects * 1000) : NO_COUNTS;
       const result = {
         cpu: perObject(cpu),
         main: threaded ? perObject(threads.main - threadsBefore.main) : NaN,
@@ -157,6 +216,8 @@ for (let round = 1; round <= rounds; round++) {
         waitP99: percentile(api.waits, 0.99),
         compilations: NaN,
         compileMs: NaN,
+        promises,
+        instructions,
       };
       measured.get(name)!.push(result);
       console.error(
@@ -190,6 +251,19 @@ const rows: [string, (m: Measured) => number, number][] = [
     ? [
       ["functions optimised in the process's life (Maglev, TurboFan)", (m: Measured) => m.compilations, 0],
       ["… their compile time per object, ms", (m: Measured) => m.compileMs, 3],
+    ] as [string, (m: Measured) => number, number][]
+    : []),
+  ...(values.promises
+    ? [["promises made per object", (m: Measured) => m.promises, 1]] as [string, (m: Measured) => number, number][]
+    : []),
+  ...(values.instructions
+    ? [
+      ["machine instructions per object, thousands (callgrind)", (m: Measured) => m.instructions.instructions, 0],
+      ["… of the main thread", (m: Measured) => m.instructions.mainInstructions, 0],
+      ["… misses of the L1 instruction cache", (m: Measured) => m.instructions.instructionMisses, 1],
+      ["… misses of the L1 data cache", (m: Measured) => m.instructions.dataMisses, 1],
+      ["… misses of the last-level cache", (m: Measured) => m.instructions.lastLevelMisses, 2],
+      ["… mispredicted branches", (m: Measured) => m.instructions.mispredicted, 1],
     ] as [string, (m: Measured) => number, number][]
     : []),
 ];
@@ -288,6 +362,58 @@ function compilationsIn(text: string): { count: number; milliseconds: number } {
     milliseconds += Number(match[1]) + Number(match[2]) + Number(match[3]);
   }
   return { count, milliseconds };
+}
+
+/** The promises a probed contestant has made so far: it writes the count into the logs' folder on SIGUSR2. */
+async function promisesOf(pid: number): Promise<number> {
+  const file = join(logs, String(pid));
+  await Deno.remove(file).catch(() => {});
+  Deno.kill(pid, "SIGUSR2");
+  for (let waited = 0; waited < 5000; waited += 20) {
+    const text = await Deno.readTextFile(file).catch(() => "");
+    if (text) return Number(text);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`Process ${pid} wrote no count of its promises within 5 s of SIGUSR2 (is the probe preloaded?).`);
+}
+
+/** Tells a callgrind process what to do (`callgrind_control`); fails with its output if it cannot. */
+async function callgrindControl(args: string[]): Promise<void> {
+  const output = await new Deno.Command("callgrind_control", { args, stdout: "piped", stderr: "piped" }).output();
+  const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
+  if (!output.success || !text.includes("OK")) throw new Error(`callgrind_control ${args.join(" ")}: ${text}`);
+}
+
+/**
+ * What a callgrind process has counted since its instrumentation went on, divided by `per`: the totals of its
+ * first dump, one file per thread (`<name>.<pid>.1-<thread>`, the main thread's `-01`).
+ */
+async function callgrindCountsOf(name: string, pid: number, per: number): Promise<CallgrindCounts> {
+  await callgrindControl(["--dump", String(pid)]);
+  const prefix = `${name}.${pid}.1-`;
+  const files = [...Deno.readDirSync(logs)].map((entry) => entry.name).filter((file) => file.startsWith(prefix));
+  if (!files.length) throw new Error(`callgrind wrote no dump of ${name} (process ${pid}) into ${logs}.`);
+  const totals = new Map<string, number>();
+  let main = NaN;
+  for (const file of files) {
+    const text = await Deno.readTextFile(join(logs, file));
+    const events = /^events: (.+)$/m.exec(text)?.[1].split(" ");
+    // A thread that ran nothing while counted has no events line and a total of 0.
+    const counts = /^(?:summary|totals): (.+)$/m.exec(text)?.[1].split(" ").map(Number) ?? [];
+    for (const [index, event] of (events ?? []).entries()) {
+      totals.set(event, (totals.get(event) ?? 0) + (counts[index] ?? 0));
+    }
+    if (file === `${prefix}01`) main = events ? counts[events.indexOf("Ir")] : 0;
+  }
+  const sum = (...events: string[]) => events.reduce((sum, event) => sum + (totals.get(event) ?? NaN), 0) / per;
+  return {
+    instructions: sum("Ir"),
+    mainInstructions: main / per,
+    instructionMisses: sum("I1mr"),
+    dataMisses: sum("D1mr", "D1mw"),
+    lastLevelMisses: sum("ILmr", "DLmr", "DLmw"),
+    mispredicted: sum("Bcm", "Bim"),
+  };
 }
 
 /** The value below which the share `p` of the values lie (nearest rank). */

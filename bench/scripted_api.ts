@@ -325,6 +325,7 @@ export async function scriptedContestants(
   folder: string,
   before?: string,
   built: Pick<Peers, "controllerRuntime" | "kubeRs"> = {},
+  denoFlags: readonly string[] = [],
 ): Promise<Record<ContestantName, Contestant>> {
   const kubeconfig = join(folder, "kubeconfig.json");
   const caFile = join(folder, "ca.pem");
@@ -337,5 +338,6 @@ export async function scriptedContestants(
     before,
     controllerRuntime: built.controllerRuntime,
     kubeRs: built.kubeRs,
+    denoFlags,
   });
 }
