@@ -37,13 +37,14 @@
  * (Debian: apt-get install valgrind), counting from the objects' addition to the last echo: the table adds
  * the machine instructions per object, all threads together (V8's compilers and collector included), and
  * what Valgrind's model of the caches and the branch predictor makes of them: misses of the first-level
- * instruction and data caches and of the last level, and mispredicted branches. Counts, steady within ~1%
- * from run to run where this machine's CPU times spread 10-30% per round; not times: a miss costs more than
+ * instruction and data caches and of the last level, and mispredicted branches. Counts, within ~1% from run
+ * to run in a row and a few percent over a day (read a change against `before` in the same run), where this
+ * machine's CPU times spread 10-30% per round; not times: a miss costs more than
  * an instruction, a process whose caches are cold does less per cycle. The process runs ~60 times slower
  * under Valgrind, so what depends on time (the turns' budget, how many watch events one read brings) is
  * not as in a run without it. With `--promises`, each Deno contestant counts the promises it makes
  * (bench/fixtures/promise_probe.ts) and the table adds them per object: a count, steady from run to run, where
- * CPU times of a fresh process spread 10–15% per round (the hook's own cost makes those times incomparable).
+ * CPU times of a fresh process spread 10-30% per round (the hook's own cost makes those times incomparable).
  *
  * Usage: `deno run -A bench/operator_path.ts [--objects 2000] [--rounds 3] [--only ours,lean,raw,raw2,floor,cr]
  * [--latency 0] [--event-after MS] [--rate N [--tick 20]] [--before DIR] [--threads] [--perf DIR] [--compilations]
@@ -120,7 +121,7 @@ const probe = values.promises ? [`--preload=${new URL("./fixtures/promise_probe.
 // Read by bench/compare_contestants.ts: the Deno contestants run under callgrind, writing into the logs' folder.
 if (values.instructions) Deno.env.set("KOPF_BENCH_CALLGRIND", logs);
 const all = await scriptedContestants(api, logs, values.before, built, probe);
-/** How many times longer a start, a rest and an echo take under Valgrind. */
+/** How many times longer the waits for the start, the rest and the last echoes are under Valgrind (the process runs ~60 times slower; these suffice). */
 const slower = values.instructions ? 10 : 1;
 
 interface Measured {
@@ -398,7 +399,7 @@ async function callgrindCountsOf(name: string, pid: number, per: number): Promis
   for (const file of files) {
     const text = await Deno.readTextFile(join(logs, file));
     const events = /^events: (.+)$/m.exec(text)?.[1].split(" ");
-    // A thread that ran nothing while counted has no events line and a total of 0.
+    // A thread that ran nothing while counted has a total of 0 alone (and maybe no events line).
     const counts = /^(?:summary|totals): (.+)$/m.exec(text)?.[1].split(" ").map(Number) ?? [];
     for (const [index, event] of (events ?? []).entries()) {
       totals.set(event, (totals.get(event) ?? 0) + (counts[index] ?? 0));
