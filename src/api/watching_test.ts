@@ -434,3 +434,49 @@ Deno.test("objects to revisit add up over changes of scope until a listing compl
     "LISTED 10 relisted",
   ]);
 });
+
+Deno.test("run() hands the events to a sink in the stream's order, waiting while the sink's promise is pending", async () => {
+  const controller = new AbortController();
+  await using api = new FakeApi((_request, url) => {
+    if (!url.searchParams.get("watch")) return json({ metadata: { resourceVersion: "10" }, items: [obj("a", "1")] });
+    const events = [{ type: "ADDED", object: obj("b", "11") }, { type: "MODIFIED", object: obj("a", "12") }];
+    return stream(events, new Promise(() => {}), controller.signal);
+  });
+  const watcher = new Watcher(api.client, RESOURCE, { settings: settings(), signal: controller.signal });
+  const seen: string[] = [];
+  let release = () => {};
+  const running = watcher.run((event) => {
+    seen.push(describe(event));
+    if (seen.length === 4) controller.abort();
+    // The listing's end is held: nothing after it comes until it is released.
+    if (event.type === "LISTED") return new Promise<void>((resolve) => release = resolve);
+    return undefined;
+  });
+  await eventually("the listing's end", () => seen.length === 2, { interval: 0.01 });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.deepEqual(seen, ["null a 1", "LISTED 10"]);
+  release();
+  await running;
+  assert.deepEqual(seen, ["null a 1", "LISTED 10", "ADDED b 11", "MODIFIED a 12"]);
+});
+
+Deno.test("an error of run()'s sink ends the stream with that error, without a retry", async () => {
+  await using api = new FakeApi((_request, url) => {
+    if (!url.searchParams.get("watch")) return json({ metadata: { resourceVersion: "10" }, items: [] });
+    return stream([{ type: "ADDED", object: obj("b", "11") }], new Promise(() => {}));
+  });
+  const watcher = new Watcher(api.client, RESOURCE, { settings: settings() });
+  let calls = 0;
+  await assert.rejects(
+    watcher.run((event) => {
+      calls++;
+      if (event.type === "LISTED") return Promise.resolve();
+      throw new Error("the sink broke");
+    }),
+    /the sink broke/,
+  );
+  const rejecting = new Watcher(api.client, RESOURCE, { settings: settings() });
+  await assert.rejects(rejecting.run(() => Promise.reject(new Error("the sink's promise broke"))), /promise broke/);
+  // One listing and one watch for the first stream, one listing for the second: nothing retried.
+  assert.deepEqual([calls, api.requests.length, api.watches.length], [2, 3, 1]);
+});
