@@ -433,9 +433,7 @@ export class ApiClient implements Disposable {
       // The total timeout also covers reading the body; it is cleared once the body is consumed.
       // The text travels beside the response rather than in a new `Response` around it: that
       // copy (its headers, body stream and text decoding again) was a visible part of each request's CPU.
-      // (Released here, and below if reading fails: a `.finally` on the read cost promises per request.)
-      const text = await response.text();
-      release();
+      const text = await response.text().finally(release);
       return { response, status: response.status, text };
     } catch (error) {
       release();

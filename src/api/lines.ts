@@ -26,9 +26,6 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 const SMALLEST_BUFFER = 4 * 1024;
 const LARGEST_BUFFER = 64 * 1024;
 
-/** One read's result. */
-type Chunk = ReadableStreamReadResult<Uint8Array>;
-
 /** Why reading stopped before the body ended. */
 export type LineInterruption = "timeout" | "aborted";
 
@@ -84,15 +81,9 @@ export class LineReader implements Disposable {
       if (this.#next < this.#lines.length) return this.#lines[this.#next++];
       if (this.#ended) return null;
       this.#waitingSince = performance.now();
-      let chunk: Chunk;
+      let chunk: ReadableStreamReadResult<Uint8Array>;
       try {
-        // Into the own buffer where there is one (it comes back in the result's view, none if cancelled); read here,
-        // not in a method of its own: an async call more per read was two promises more per watch event.
-        const buffer = this.#buffer;
-        chunk = buffer
-          ? await (this.#reader as ReadableStreamBYOBReader).read(new Uint8Array(buffer)) as Chunk
-          : await (this.#reader as ReadableStreamDefaultReader<Uint8Array>).read();
-        if (buffer && chunk.value) this.#buffer = nextBuffer(chunk.value);
+        chunk = await this.#read();
       } catch (error) {
         if (this.#interrupted) return this.#interrupted;
         throw error;
@@ -107,6 +98,15 @@ export class LineReader implements Disposable {
         this.#split(this.#decoder.decode(chunk.value, { stream: true }));
       }
     }
+  }
+
+  /** One read: into the own buffer where there is one (it comes back with the bytes read). */
+  async #read(): Promise<ReadableStreamReadResult<Uint8Array>> {
+    if (!(this.#reader instanceof ReadableStreamBYOBReader)) return await this.#reader.read();
+    const result = await this.#reader.read(new Uint8Array(this.#buffer!));
+    // The buffer was transferred to the stream and comes back in the result's view (none if cancelled).
+    if (result.value) this.#buffer = nextBuffer(result.value);
+    return result as ReadableStreamReadResult<Uint8Array>;
   }
 
   /** Stops reading: cancels the body, the timer and the abort listener. */

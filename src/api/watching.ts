@@ -32,7 +32,6 @@ import { apiVersionOf, type Resource, resourceName } from "../model/resource.ts"
 import { WatchingSettings } from "../settings/watching.ts";
 import { recordWatchEvent, recordWatchReconnect } from "../observability/stream_metrics.ts";
 import { sleep } from "../utils/sleep.ts";
-import { pulled, type Sink } from "../utils/pulled.ts";
 
 const logger = getLogger(["kopf", "watching"]);
 
@@ -180,49 +179,21 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     return dropped;
   }
 
-  /**
-   * Runs the stream -- listing, watching, resuming -- handing each event to `sink` in the stream's
-   * order, until the signal aborts. The next event waits while a promise the sink returned is
-   * pending; an error of the sink's ends the stream and rejects with it. Cheaper per event than
-   * `for await`, which the stream's own hot path avoids.
-   */
-  async run(sink: Sink<WatchEvent>): Promise<void> {
-    if (!this.#confirms()) return await this.#stream(sink, this.#signal);
-    for await (const event of this) {
-      const taken = sink(event);
-      if (taken) await taken;
-    }
-  }
-
-  /** The stream's events, for `for await`; leaving the loop ends the stream. */
-  [Symbol.asyncIterator](): AsyncGenerator<WatchEvent, void, undefined> {
-    const events = pulled<WatchEvent>((sink, stop) => this.#stream(sink, stop), this.#signal);
-    if (!this.#confirms()) return events;
-    const selector = this.#options.labelSelector!;
-    return confirmDeletions(events, this.#client, this.#resource, selector, this.#name, this.#signal);
-  }
-
-  /** Whether deletions are checked (see `confirmDeletions`): only where a label selector makes them doubtful. */
-  #confirms(): boolean {
-    return Boolean(this.#options.confirmDeletions && this.#options.labelSelector);
-  }
-
-  /** The stream's loop: listing, watching, resuming, until `stop` aborts or the sink fails. */
-  async #stream(sink: Sink<WatchEvent>, stop: AbortSignal): Promise<void> {
-    const deliver = delivering(sink);
+  /** Runs the stream: listing, watching, resuming, until the signal aborts. */
+  async *[Symbol.asyncIterator](): AsyncGenerator<WatchEvent, void, undefined> {
     let watches = 0;
-    while (!stop.aborted) {
+    while (!this.#signal.aborted) {
       // A change of scope ends this attempt (and only it): the next one starts at once.
       const attempt = this.#attempt = new AbortController();
-      using linked = linkSignals(attempt.signal, stop);
+      using linked = linkSignals(attempt.signal, this.#signal);
       const signal = linked.signal;
       try {
-        if (this.state.resourceVersion === null && !this.#streams()) await this.#list(signal, deliver);
+        if (this.state.resourceVersion === null && !this.#streams()) yield* this.#confirmed(this.#list(signal));
         if (watches++) recordWatchReconnect(this.#resource.plural);
         const started = Date.now();
         const resumedFrom = this.state.resourceVersion;
-        const outcome = await this.#watch(signal, deliver);
-        if (stop.aborted) return;
+        const outcome = yield* this.#confirmed(this.#watch(signal));
+        if (this.#signal.aborted) return;
         if (attempt.signal.aborted) continue;
         if (outcome === "gone") {
           this.#gone();
@@ -236,26 +207,32 @@ export class Watcher implements AsyncIterable<WatchEvent> {
           progressed: this.state.resourceVersion !== resumedFrom,
           lastDelivery: this.#lastDelivery,
         });
-        await sleep(delay, stop);
+        await sleep(delay, this.#signal);
       } catch (error) {
-        if (error instanceof SinkFailure) throw error.error;
-        if (stop.aborted) return;
+        if (this.#signal.aborted) return;
         if (attempt.signal.aborted) continue;
         if (error instanceof ApiGoneError) {
           this.#gone();
           continue;
         }
-        await sleep(this.#failures.failed(error), stop);
+        await sleep(this.#failures.failed(error), this.#signal);
       }
     }
+  }
+
+  /** The events, with the deletions of objects that only left the selection checked (see `confirmDeletions`). */
+  #confirmed<R>(events: AsyncGenerator<WatchEvent, R, undefined>): AsyncGenerator<WatchEvent, R, undefined> {
+    const selector = this.#options.labelSelector;
+    if (!this.#options.confirmDeletions || !selector) return events;
+    return confirmDeletions(events, this.#client, this.#resource, selector, this.#name, this.#signal);
   }
 
   /**
    * Lists all objects page by page and reports what changed against the known objects (the first
    * listing knows none); then the stream resumes from the listing's resourceVersion.
    */
-  async #list(signal: AbortSignal, deliver: Sink<WatchEvent>): Promise<void> {
-    const events = listObjects({
+  async *#list(signal: AbortSignal): AsyncGenerator<WatchEvent, void, undefined> {
+    const resourceVersion = yield* listObjects({
       page: (token) => this.#page(token, signal),
       known: this.state.known,
       fresh: this.#fresh,
@@ -265,16 +242,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
       apiVersion: apiVersionOf(this.#resource),
       name: this.#name,
     }, signal);
-    try {
-      for (;;) {
-        const next = await events.next();
-        const taken = deliver(next.done ? this.#completed(next.value) : next.value);
-        if (taken) await taken;
-        if (next.done) return;
-      }
-    } finally {
-      await events.return("");
-    }
+    yield this.#completed(resourceVersion);
   }
 
   /** The end of a listing (by pages or streamed): the watch goes on from its resourceVersion. */
@@ -322,7 +290,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
    * no resume point, its first events are the listing (the server sends every object, then a
    * bookmark with the resourceVersion to go on from).
    */
-  async #watch(attempt: AbortSignal, deliver: Sink<WatchEvent>): Promise<Outcome> {
+  async *#watch(attempt: AbortSignal): AsyncGenerator<WatchEvent, Outcome, undefined> {
     let listing = this.state.resourceVersion === null
       ? new Listing({ known: this.state.known, fresh: this.#fresh, revisit: this.#revisit, accepts: this.#accepts })
       : undefined;
@@ -369,24 +337,14 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         if (received === "gone") return "gone";
         if (received === "unstreamed") return this.#unstreamed("its first bookmark did not end the initial events");
         if (received !== "listed") {
-          const taken = deliver(received);
-          if (taken) await taken;
+          yield received;
           continue;
         }
-        for (const deletion of listing!.deletions()) {
-          const taken = deliver(deletion);
-          if (taken) await taken;
-        }
-        const taken = deliver(this.#completed(this.state.resourceVersion ?? ""));
+        yield* listing!.deletions();
+        yield this.#completed(this.state.resourceVersion ?? "");
         listing = undefined;
-        if (taken) await taken;
       }
     } catch (error) {
-      if (error instanceof SinkFailure) {
-        // Not the listing's end: the stream ends.
-        listing = undefined;
-        throw error;
-      }
       const rejection = listing && streamingRejection(error);
       if (rejection === "refused") return this.#unstreamed(describeCause(error));
       if (rejection) {
@@ -480,24 +438,4 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     this.state.resourceVersion = null;
     this.health.relists++;
   }
-}
-
-/** An error of the sink's, passed through the stream's handling of its own failures: it ends the stream. */
-class SinkFailure {
-  constructor(readonly error: unknown) {}
-}
-
-/** The sink, its errors marked as its own (a synchronous throw, or its promise's rejection). */
-function delivering(sink: Sink<WatchEvent>): Sink<WatchEvent> {
-  return (event) => {
-    let taken: Promise<void> | undefined;
-    try {
-      taken = sink(event);
-    } catch (error) {
-      throw new SinkFailure(error);
-    }
-    return taken?.catch((error: unknown) => {
-      throw new SinkFailure(error);
-    });
-  };
 }

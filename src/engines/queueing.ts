@@ -191,35 +191,31 @@ export class ObjectQueues<T> {
 
   #start(key: string): void {
     this.#running++;
-    const worker = this.#work(key);
-    // A worker whose items all ended without waiting (a processor that throws at once) has finished already.
-    if (this.#queues.has(key)) this.#workers.set(key, worker);
-  }
-
-  /** A key's worker; its bookkeeping at the end is its own (a `.finally` per worker cost promises per object). */
-  async #work(key: string): Promise<void> {
-    const queue = this.#queues.get(key)!;
-    try {
-      while (queue.length) {
-        // Between items, timers and I/O get their turn: handlers may be CPU-bound and synchronous.
-        const turn = sharedTurns.take(this.#congestion);
-        if (turn) await turn;
-        const item = queue[0];
-        try {
-          await this.#process(key, item, queue.length > 1);
-        } catch (error) {
-          this.#onError(key, error);
-        }
-        queue.shift();
-        this.#depth--;
-      }
-      this.#finished(key);
-    } finally {
+    const worker = this.#work(key).finally(() => {
       this.#workers.delete(key);
       this.#running--;
       const next = this.#waiting.shift();
       if (next !== undefined) this.#start(next);
+    });
+    this.#workers.set(key, worker);
+  }
+
+  async #work(key: string): Promise<void> {
+    const queue = this.#queues.get(key)!;
+    while (queue.length) {
+      // Between items, timers and I/O get their turn: handlers may be CPU-bound and synchronous.
+      const turn = sharedTurns.take(this.#congestion);
+      if (turn) await turn;
+      const item = queue[0];
+      try {
+        await this.#process(key, item, queue.length > 1);
+      } catch (error) {
+        this.#onError(key, error);
+      }
+      queue.shift();
+      this.#depth--;
     }
+    this.#finished(key);
   }
 
   /** Forgets a key without work; tells those waiting for room when there is. */

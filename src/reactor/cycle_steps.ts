@@ -49,12 +49,11 @@ export const SEND: Verdict = { write: true };
 /** Write nothing: the object is gone. */
 export const GONE: Verdict = { write: false };
 
-/**
- * Runs the event handlers of a watch event; their lines are never posted as Kubernetes Events. Called only where
- * the resource has event handlers: otherwise no event, context or logger of their own is made.
- */
+/** Runs the event handlers of a watch event; their lines are never posted as Kubernetes Events. */
 export async function runEvents(cycle: Cycle, type: string | null): Promise<void> {
   const { body, deps } = cycle;
+  // Without event handlers, no event, context or logger of their own is made (once per cycle each).
+  if (!deps.eventHandlers.length) return;
   const event = { type, object: body };
   const context = () => ({ ...resourceContext(body, { ...cycle.extra, param: undefined }), event, type });
   const handlers = eventHandlersFor(deps.eventHandlers, body, context);
@@ -83,9 +82,11 @@ export function decideFinalizer(cycle: Cycle): Verdict | undefined {
 
 /**
  * The daemons and timers follow the object: started and stopped as their filters say; on a
- * deletion, handling waits until they have exited (or been left orphaned). For objects with daemons or timers only.
+ * deletion, handling waits until they have exited (or been left orphaned).
  */
-export async function decideBackground(cycle: Cycle, background: ObjectBackground): Promise<Verdict | undefined> {
+export async function decideBackground(cycle: Cycle): Promise<Verdict | undefined> {
+  const background = cycle.memory.background;
+  if (!background) return undefined;
   const { deleting, spawning } = cycle.state;
   if (!deleting) {
     background.adjust(spawning);

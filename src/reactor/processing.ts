@@ -76,9 +76,8 @@ export async function processObject(
 /** Runs the steps until one decides; the change handlers' step always does. */
 async function decide(cycle: Cycle, superseded: boolean): Promise<Verdict> {
   const { work, memory, deps } = cycle;
-  // The steps that may wait are awaited only where they have something to do: an await is promises per cycle.
   if (work.kind === "event") {
-    if (deps.eventHandlers.length) await runEvents(cycle, work.type);
+    await runEvents(cycle, work.type);
     if (work.type === "DELETED") return GONE;
   }
   const changing = deps.changeHandlers.length > 0;
@@ -92,7 +91,7 @@ async function decide(cycle: Cycle, superseded: boolean): Promise<Verdict> {
     if (waiting) return waiting;
   }
   return decideFinalizer(cycle) ??
-    (memory.background ? await decideBackground(cycle, memory.background) : undefined) ??
+    await decideBackground(cycle) ??
     (changing ? decideCause(cycle) ?? decideConsistency(cycle) ?? await handleCause(cycle) : undefined) ??
     withoutChangeHandlers(cycle.state);
 }

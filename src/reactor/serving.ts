@@ -291,51 +291,40 @@ class ResourceStream implements StreamHandle {
     }
   }
 
-  /**
-   * The watch: each event is indexed, remembered and queued (or parked) in the stream's order. The
-   * watcher hands them over one by one (`run`), waiting only where a promise is returned.
-   */
+  /** The watch: each event is indexed, remembered and queued (or parked) in the stream's order. */
   async #watch(markListed: () => void): Promise<void> {
-    await this.#watcher.run((event) => {
+    for await (const event of this.#watcher) {
       if (event.type === "LISTED") {
         // Indexing happens right here, in the stream's order: the listing is fully indexed now.
         if (this.#indexers.length) this.#deps.indexes.listed(this.#deps.indexKey);
         markListed();
-        return undefined;
+        continue;
       }
       const uid = event.object.metadata.uid;
-      const seen = uid ? this.#see(uid, event) : undefined;
-      return seen ? seen.then(() => this.#room()) : this.#room();
-    });
+      if (uid) await this.#see(uid, event);
+      // Reading on while the queues are full would hold every object listed or changed meanwhile at once.
+      // Not while the indexes wait for a listing (maybe this one): the cycles wait for the indexes then.
+      const room = this.#deps.indexes.isReady ? this.#queues.room() : undefined;
+      if (room) await untilSettledOrAborted(room, this.#controller.signal);
+    }
     this.#wakeups.clear();
   }
 
-  /**
-   * Reading on while the queues are full would hold every object listed or changed meanwhile at once. Not while
-   * the indexes wait for a listing (maybe this one): the cycles wait for the indexes then.
-   */
-  #room(): Promise<void> | undefined {
-    const room = this.#deps.indexes.isReady ? this.#queues.room() : undefined;
-    return room && untilSettledOrAborted(room, this.#controller.signal);
-  }
-
-  /** Takes one object's event from the watch: indexes it, then forgets, parks or queues it; a promise only while indexing. */
-  #see(uid: string, event: ObjectEvent): Promise<void> | undefined {
+  /** Takes one object's event from the watch: indexes it, then forgets, parks or queues it. */
+  async #see(uid: string, event: ObjectEvent): Promise<void> {
     // The event's arrival, for the queues' wait: before its indexing, as the watch delivered it.
     const arrived = performance.now();
+    const left = event.type === "MODIFIED" && event.left === true;
     const owned = this.#shard?.owns(uid) ?? true;
     const indexers = owned ? this.#indexers : this.#indexers.filter((indexer) => indexer.options.sharded === false);
-    if (!indexers.length) return this.#take(uid, event, owned, arrived);
-    const { indexes, resource } = this.#deps;
-    const work: ObjectWork = { kind: "event", type: event.type, object: event.object };
-    const memo = event.type === "DELETED" ? this.#memories.get(uid)?.memo ?? {} : this.#memories.recall(uid, work).memo;
-    return indexes.indexObject(indexers, event.type, event.object, { memo, resource })
-      .then(() => this.#take(uid, event, owned, arrived));
-  }
-
-  /** An object's event after its indexing: forgotten, parked or queued. */
-  #take(uid: string, event: ObjectEvent, owned: boolean, arrived: number): undefined {
-    const left = event.type === "MODIFIED" && event.left === true;
+    if (indexers.length) {
+      const { indexes, resource } = this.#deps;
+      const work: ObjectWork = { kind: "event", type: event.type, object: event.object };
+      const memo = event.type === "DELETED"
+        ? this.#memories.get(uid)?.memo ?? {}
+        : this.#memories.recall(uid, work).memo;
+      await indexes.indexObject(indexers, event.type, event.object, { memo, resource });
+    }
     if (!this.#handled || !owned) {
       if (event.type === "DELETED" || left) this.#memories.forget(uid);
       return;
