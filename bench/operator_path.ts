@@ -14,8 +14,8 @@
  * share and wake-ups are left out for it: Go runs goroutines on any thread). Per round and contestant
  * (interleaved): a fresh namespace, the process started and its watch open, 2 s of rest, then
  * `--objects` objects added at once; measured from then until every object has its result in the
- * status: the process's CPU per object (and how much of it its main thread spent, and how often that
- * thread woke up), objects/s, the writes per object, and how long an object waits in the contestant:
+ * status: the process's CPU per object (and how much of it was the kernel's, how much its main thread
+ * spent, and how often that thread woke up), objects/s, the writes per object, and how long an object waits in the contestant:
  * from its ADDED event to its first write, the median and the 99th percentile.
  *
  * With `--latency MS`, each write's response comes that much later (after its watch event), as from a
@@ -56,7 +56,14 @@
 import { commandLine, usageError } from "./command_line.ts";
 import { join } from "node:path";
 import type { ContestantName } from "./compare_contestants.ts";
-import { cpuSeconds, mainAndOthers, mainThreadWakeups, median, threadCpuByName } from "./process_stats.ts";
+import {
+  cpuSeconds,
+  mainAndOthers,
+  mainThreadWakeups,
+  median,
+  systemSeconds,
+  threadCpuByName,
+} from "./process_stats.ts";
 import { ScriptedApi, scriptedContestants } from "./scripted_api.ts";
 import { roundOrder } from "./round_order.ts";
 import { preparePeers } from "./compare_peers.ts";
@@ -126,6 +133,8 @@ const slower = values.instructions ? 10 : 1;
 
 interface Measured {
   cpu: number;
+  /** The part of `cpu` in the kernel (system time): syscalls, page faults, the scheduler. */
+  system: number;
   main: number;
   others: number;
   /** The main thread's wake-ups (voluntary context switches) per object. */
@@ -183,6 +192,7 @@ for (let round = 1; round <= rounds; round++) {
       if (instrumented) await callgrindControl(["--instr=on", String(started.pid)]);
       const writesBefore = api.writes;
       const cpuBefore = await cpuSeconds(started.pid);
+      const systemBefore = await systemSeconds(started.pid);
       const byNameBefore = await threadCpuByName(started.pid);
       const wakeupsBefore = await mainThreadWakeups(started.pid);
       const begun = performance.now();
@@ -196,6 +206,7 @@ for (let round = 1; round <= rounds; round++) {
       const seconds = (performance.now() - begun) / 1000;
       await sampling?.stop();
       const cpu = await cpuSeconds(started.pid) - cpuBefore;
+      const system = await systemSeconds(started.pid) - systemBefore;
       const byName = await threadCpuByName(started.pid);
       const wakeups = await mainThreadWakeups(started.pid) - wakeupsBefore;
       if (values.threads) addThreads(name, byNameBefore, byName);
@@ -208,6 +219,7 @@ for (let round = 1; round <= rounds; round++) {
       const instructions = instrumented ? await callgrindCountsOf(name, started.pid, objects * 1000) : NO_COUNTS;
       const result = {
         cpu: perObject(cpu),
+        system: perObject(system),
         main: threaded ? perObject(threads.main - threadsBefore.main) : NaN,
         others: threaded ? perObject(threads.others - threadsBefore.others) : NaN,
         wakeups: threaded ? wakeups / objects : NaN,
@@ -242,6 +254,7 @@ if (api.unknown.size) console.error("Requests the script does not answer:", Obje
 const rows: [string, (m: Measured) => number, number][] = [
   ["objects/s", (m) => m.rate, 0],
   ["CPU per object, ms", (m) => m.cpu, 3],
+  ["… of it in the kernel (system time)", (m) => m.system, 3],
   ["… of the main thread", (m) => m.main, 3],
   ["… of the other threads", (m) => m.others, 3],
   ["wake-ups of the main thread per object", (m) => m.wakeups, 2],

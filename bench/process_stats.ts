@@ -87,6 +87,11 @@ export function cpuSeconds(pid: number): Promise<number> {
   return statCpu(`/proc/${pid}/stat`);
 }
 
+/** The part of {@linkcode cpuSeconds} spent in the kernel on the process's behalf (its system time). */
+export function systemSeconds(pid: number): Promise<number> {
+  return statCpu(`/proc/${pid}/stat`, "system");
+}
+
 /**
  * The CPU time (s) of a process's main thread, and of its other threads (V8's helpers, the
  * runtime's) together, from a reading of {@linkcode threadCpuByName}.
@@ -127,10 +132,10 @@ export async function mainThreadWakeups(pid: number): Promise<number> {
   return Number(match[1]);
 }
 
-async function statCpu(file: string): Promise<number> {
-  // The fields after the command name, which is in parentheses and may contain spaces.
+async function statCpu(file: string, part: "all" | "system" = "all"): Promise<number> {
+  // The fields after the command name, which is in parentheses and may contain spaces: utime, then stime.
   const fields = (await Deno.readTextFile(file)).split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  return ((part === "all" ? Number(fields[11]) : 0) + Number(fields[12])) / 100;
 }
 
 /**
