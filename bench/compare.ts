@@ -41,6 +41,10 @@
  *
  * Usage: `deno run -A bench/compare.ts [options]`; `--help` lists the options and their defaults.
  *
+ * `--private-binary` runs the Deno contestants from a copy of the `deno` binary, as an operator in its container has
+ * the binary to itself (the idle collection gives back the binary's pages that only it maps:
+ * src/utils/executable_pages.ts; RSS otherwise counts pages the bench's own process maps too).
+ *
  * `--before DIR` adds the contestant `before` (name it in `--only`): the CLI of another checkout
  * (`git worktree add DIR <commit>`) with the default storages, for before/after tables in one run.
  *
@@ -59,6 +63,7 @@ import {
   contestants,
   type Mode,
   type Started,
+  usePrivateBinary,
 } from "./compare_contestants.ts";
 import { preparePeers } from "./compare_peers.ts";
 import { prepareExamples } from "./example_namespace.ts";
@@ -72,7 +77,7 @@ import { roundOrder } from "./round_order.ts";
 
 const USAGE = "Usage: deno run -A bench/compare.ts [--rounds 3] [--objects 500,5000] [--memory 1000,10000] " +
   "[--burst 500] [--bursts 1] [--posts 32] [--lifecycle 100] [--idle 30] [--restart-at 1000] " +
-  "[--only ours,lean,kopf,raw,raw2,cr] [--kopf-version 1.45.2] [--logs DIR] [--before DIR]\n" +
+  "[--only ours,lean,kopf,raw,raw2,cr] [--kopf-version 1.45.2] [--logs DIR] [--before DIR] [--private-binary]\n" +
   "(what each measures: the description at the top of bench/compare.ts)";
 
 const OPTIONS = {
@@ -89,6 +94,7 @@ const OPTIONS = {
   "kopf-version": { type: "string", default: "1.45.2" },
   logs: { type: "string" },
   before: { type: "string" },
+  "private-binary": { type: "boolean", default: false },
 } as const;
 
 const { values } = commandLine({ options: OPTIONS }, USAGE);
@@ -107,6 +113,7 @@ const idleSeconds = Number(values.idle);
 const restartAt = Number(values["restart-at"]);
 const logs = values.logs ?? await Deno.makeTempDir({ prefix: "kopf-compare-" });
 await Deno.mkdir(logs, { recursive: true });
+if (values["private-binary"]) await usePrivateBinary(logs);
 const PARALLEL_POSTS = Number(values.posts);
 const SETTLE_MS = 10_000;
 

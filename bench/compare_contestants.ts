@@ -103,6 +103,7 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
   // counting nothing until told (`callgrind_control -i on`), with its model of the caches and the branch predictor:
   // bench/operator_path.ts's `--instructions`.
   const callgrind = Deno.env.get("KOPF_BENCH_CALLGRIND");
+  const deno = contestantDeno();
   const denoCommand = (name: string, args: string[]): [string, string[]] =>
     callgrind
       ? ["valgrind", [
@@ -115,10 +116,10 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
         `--callgrind-out-file=${join(callgrind, name)}.%p`,
         // V8 writes and rewrites its machine code in memory: Valgrind must notice it.
         "--smc-check=all-non-file",
-        Deno.execPath(),
+        deno,
         ...args,
       ]]
-      : [Deno.execPath(), args];
+      : [deno, args];
   // With `KOPF_BENCH_HEAP_PROF=DIR`, allocation profiles into DIR/<name> (bench/fixtures/allocation_probe.ts).
   const allocations = Deno.env.get("KOPF_BENCH_HEAP_PROF");
   const probe = allocations ? [`--preload=${join(root, "bench/fixtures/allocation_probe.ts")}`] : [];
@@ -196,7 +197,7 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
       // The image of `kopf init`: the bundle alone, no configuration file, no node_modules beside it.
       start: (mode, namespace, log) => {
         const bundle = bundleOf(root, fixture(mode, "ts"));
-        return spawn(log, dirname(bundle), Deno.execPath(), [
+        return spawn(log, dirname(bundle), deno, [
           "run",
           // The image's permissions (without FFI, so no trim of the C heap), and writing for the bench's probes.
           ...OPERATOR_PERMISSIONS,
@@ -430,4 +431,20 @@ export function spawn(log: string, cwd: string, command: string, args: string[],
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * The Deno binary the contestants run: this one's, or with `KOPF_BENCH_DENO` another (such as a copy of its own,
+ * bench/idle_memory.ts's `--private-binary`: pages of the binary that the bench's own process maps too are shared,
+ * and the kernel never gives back a shared page, where an operator in its container has the binary to itself).
+ */
+export function contestantDeno(): string {
+  return Deno.env.get("KOPF_BENCH_DENO") ?? Deno.execPath();
+}
+
+/** Makes the contestants run a copy of this Deno binary, in `folder` (`--private-binary`; see {@linkcode contestantDeno}). */
+export async function usePrivateBinary(folder: string): Promise<void> {
+  const copy = join(folder, "deno");
+  await Deno.copyFile(Deno.execPath(), copy);
+  Deno.env.set("KOPF_BENCH_DENO", copy);
 }

@@ -12,7 +12,11 @@
  * `--settle` seconds, as when idle).
  *
  * Usage: `deno run -A bench/idle_memory.ts [--rounds 3] [--settle 10] [--objects 0]
- * [--only bare,raw,ours,kopf] [--before DIR] [--snapshots DIR] [--logs DIR]`
+ * [--only bare,raw,ours,kopf] [--before DIR] [--snapshots DIR] [--logs DIR] [--private-binary]`
+ *
+ * `--private-binary` runs the Deno contestants from a copy of the `deno` binary, as an operator in
+ * its container has the binary to itself: the pages of a binary that the bench's own process maps
+ * too are shared, and the kernel gives none of those back (src/utils/executable_pages.ts).
  *
  * `--before DIR` adds `before` (name it in `--only`): `kopf run` of another checkout, for
  * before/after tables in one run. `--snapshots DIR` writes a V8 heap snapshot of each Deno process
@@ -29,7 +33,15 @@ import { ApiClient } from "../src/api/client.ts";
 import { loadKubeconfig } from "../src/api/kubeconfig.ts";
 import type { KubernetesObject } from "../src/model/body.ts";
 import { ensurePythonKopf } from "../tests/support/python_kopf.ts";
-import { checkPrerequisites, type ContestantName, contestants, spawn, type Started } from "./compare_contestants.ts";
+import {
+  checkPrerequisites,
+  contestantDeno,
+  type ContestantName,
+  contestants,
+  spawn,
+  type Started,
+  usePrivateBinary,
+} from "./compare_contestants.ts";
 import { prepareExamples } from "./example_namespace.ts";
 import { Tracker } from "./compare_tracker.ts";
 import { median, mib, probeMemory } from "./process_stats.ts";
@@ -44,6 +56,7 @@ const { values } = commandLine({
     before: { type: "string" },
     snapshots: { type: "string" },
     logs: { type: "string" },
+    "private-binary": { type: "boolean", default: false },
   },
 });
 type Name = "bare" | ContestantName;
@@ -73,6 +86,7 @@ if (names.includes("kopf")) {
 const logs = values.logs ?? await Deno.makeTempDir({ prefix: "kopf-idle-memory-" });
 await Deno.mkdir(logs, { recursive: true });
 if (values.snapshots) await Deno.mkdir(values.snapshots, { recursive: true });
+if (values["private-binary"]) await usePrivateBinary(logs);
 const probe = join(logs, "probe.json");
 const probeFlags = [`--preload=${new URL("./fixtures/memory_probe.ts", import.meta.url).pathname}`];
 // The spawned processes inherit the environment: the probe finds its file here.
@@ -119,7 +133,7 @@ async function measure(name: Name, round: number): Promise<Reading> {
   else Deno.env.delete("KOPF_BENCH_SNAPSHOT");
   await Deno.remove(probe).catch(() => {});
   const process = name === "bare"
-    ? spawn(log, root.pathname, Deno.execPath(), ["run", "-A", ...probeFlags, "bench/fixtures/idle_bare.ts"], {})
+    ? spawn(log, root.pathname, contestantDeno(), ["run", "-A", ...probeFlags, "bench/fixtures/idle_bare.ts"], {})
     : all[name].start("create", namespace, log);
   try {
     let handled = process.started;

@@ -2,7 +2,8 @@
  * V8's full garbage collection as a function, obtained at run time: V8 returns the pages a burst
  * made it grow to only after a full collection, which an idle process may not run for hours. Where
  * it can, the collection also trims the C heap (`malloc_trim.ts`): the runtime's own buffers freed
- * with their JavaScript owners stay in glibc's arenas otherwise.
+ * with their JavaScript owners stay in glibc's arenas otherwise; and gives back the pages of the
+ * runtime's executable that the start touched and an idle process does not run (`executable_pages.ts`).
  *
  * `gc` exists only with `--expose-gc`. When the user did not pass `--v8-flags=--expose-gc`, the
  * flag is set now and `gc` taken from a new context (contexts made after the flag get it); the main
@@ -12,6 +13,7 @@
  * @module
  */
 
+import { executablePager } from "./executable_pages.ts";
 import { mallocTrimmer } from "./malloc_trim.ts";
 
 /** Runs one full, synchronous garbage collection of the whole process. */
@@ -54,10 +56,12 @@ async function exposeGc(): Promise<GarbageCollector> {
     throw new Error("V8 offers no gc() even with --expose-gc set at run time (node:v8 and node:vm are there)");
   }
   const trim = mallocTrimmer();
+  const pageOut = executablePager();
   // A regular full collection frees the garbage but keeps the pages (measured: 266 MiB resident before and
   // after); the last-resort flavour (V8's reaction to a low-memory notification) also gives them back (46 MiB).
   return () => {
     (gc as V8Gc)({ type: "major", execution: "sync", flavor: "last-resort" });
     trim?.();
+    pageOut?.();
   };
 }

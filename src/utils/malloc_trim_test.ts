@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { LIBC_PATHS, mallocTrimmer } from "./malloc_trim.ts";
+import { LIBC_PATHS } from "./libc.ts";
+import { mallocTrimmer } from "./malloc_trim.ts";
 
 Deno.test({
   name: "on Linux with glibc and the FFI permission, the C heap can be trimmed",
