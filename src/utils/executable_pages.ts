@@ -9,19 +9,23 @@
  * memory pressure. Pages that another process maps too (another process of the same binary) stay.
  *
  * Only where it can be done without asking anyone: the C library callable (`libc.ts`) and
- * `/proc/self/maps` readable; never a permission prompt.
+ * `/proc/self/maps` readable, which Deno allows with all permissions only (`deno run -A`); never a
+ * permission prompt.
  *
  * @module
  */
 
 import { grantedLibc, withLibc } from "./libc.ts";
 
+/** Where the process's mappings are listed. */
+const MAPS = "/proc/self/maps";
+
 /** `madvise`'s advice to reclaim the pages now (Linux's `MADV_PAGEOUT`). */
 const MADV_PAGEOUT = 21;
 
 /**
  * A function that gives back the executable's resident pages, or `undefined` where that is not
- * possible here (another OS, no glibc, no FFI permission, `/proc/self/maps` not readable).
+ * possible here (another OS, no glibc, not all permissions).
  *
  * @example
  * ```ts
@@ -30,12 +34,18 @@ const MADV_PAGEOUT = 21;
  * ```
  */
 export function executablePager(): (() => void) | undefined {
-  if (Deno.permissions.querySync({ name: "read", path: "/proc/self/maps" }).state !== "granted") return undefined;
+  if (Deno.permissions.querySync({ name: "read", path: MAPS }).state !== "granted") return undefined;
   const library = grantedLibc();
   if (library === undefined) return undefined;
+  try {
+    // Deno reads /proc/self/maps only with all permissions (`-A`), whatever the query above says of reading.
+    Deno.readTextFileSync(MAPS);
+  } catch {
+    return undefined;
+  }
   const executable = Deno.execPath();
   return () => {
-    const ranges = executableRanges(Deno.readTextFileSync("/proc/self/maps"), executable);
+    const ranges = executableRanges(Deno.readTextFileSync(MAPS), executable);
     withLibc(library, (libc) => {
       // A kernel without the advice refuses it (EINVAL): the pages stay, nothing else changes.
       for (const [start, end] of ranges) {

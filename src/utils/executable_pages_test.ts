@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { executablePager, executableRanges } from "./executable_pages.ts";
+import { LIBC_PATHS } from "./libc.ts";
 
 Deno.test("the executable's read-only mappings are found in /proc/PID/maps, its writable ones and other files' not", () => {
   const maps = [
@@ -31,6 +32,26 @@ Deno.test({
   name: "without reading /proc/self/maps nothing is given back either",
   permissions: { ffi: true, read: false },
   fn() {
+    assert.equal(executablePager(), undefined);
+  },
+});
+
+/** The first of the known places of glibc that this machine has. */
+const libc = LIBC_PATHS.find((path) => {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+});
+
+Deno.test({
+  name:
+    "with the FFI permission narrowed to the C library and reading allowed, but not all permissions, nothing either",
+  ignore: Deno.build.os !== "linux",
+  permissions: { ffi: libc ? [libc] : false, read: true },
+  fn() {
+    assert.ok(libc, `this machine is Linux with glibc at one of ${LIBC_PATHS.join(", ")}`);
     assert.equal(executablePager(), undefined);
   },
 });
