@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { executablePager, executableRanges } from "./executable_pages.ts";
 import { LIBC_PATHS } from "./libc.ts";
+import { installedLibc } from "../../tests/support/libc.ts";
 
 Deno.test("the executable's read-only mappings are found in /proc/PID/maps, its writable ones and other files' not", () => {
   const maps = [
@@ -37,13 +38,7 @@ Deno.test({
 });
 
 /** The first of the known places of glibc that this machine has. */
-const libc = LIBC_PATHS.find((path) => {
-  try {
-    return Deno.statSync(path).isFile;
-  } catch {
-    return false;
-  }
-});
+const libc = installedLibc();
 
 Deno.test({
   name:

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { LIBC_PATHS } from "./libc.ts";
+import { installedLibc } from "../../tests/support/libc.ts";
 import { mallocTrimmer } from "./malloc_trim.ts";
 
 Deno.test({
@@ -21,13 +22,7 @@ Deno.test({
 });
 
 /** The first of the known places of glibc that this machine has. */
-const libc = LIBC_PATHS.find((path) => {
-  try {
-    return Deno.statSync(path).isFile;
-  } catch {
-    return false;
-  }
-});
+const libc = installedLibc();
 
 Deno.test({
   name: "with the FFI permission narrowed to the C library's path, the C heap can be trimmed too",
