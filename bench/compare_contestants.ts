@@ -146,6 +146,8 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
   // compilation on stdout, into the contestant's log: bench/operator_path.ts's `--compilations` counts them.
   const addedV8 = [
     ...(Deno.env.has("KOPF_BENCH_PERF_MAP") ? ["--perf-basic-prof", "--interpreted-frames-native-stack"] : []),
+    // Under callgrind, the map alone (the interpreter's frames stay as they are): bench/callgrind_origins.ts.
+    ...(Deno.env.has("KOPF_BENCH_CALLGRIND") && !Deno.env.has("KOPF_BENCH_PERF_MAP") ? ["--perf-basic-prof"] : []),
     ...(Deno.env.has("KOPF_BENCH_TRACE_OPT") ? ["--trace-opt"] : []),
   ].map((flag) => `,${flag}`).join("");
   // `KOPF_BENCH_V8_FLAGS` replaces production's V8 flags, e.g. to see what the small young generation costs.

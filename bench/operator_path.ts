@@ -42,9 +42,12 @@
  * machine's CPU times spread 10-30% per round; not times: a miss costs more than
  * an instruction, a process whose caches are cold does less per cycle. The process runs ~60 times slower
  * under Valgrind, so what depends on time (the turns' budget, how many watch events one read brings) is
- * not as in a run without it. With `--promises`, each Deno contestant counts the promises it makes
- * (bench/fixtures/promise_probe.ts) and the table adds them per object: a count, steady from run to run, where
- * CPU times of a fresh process spread 10-30% per round (the hook's own cost makes those times incomparable).
+ * not as in a run without it. The main thread's counts are also split by the origin of the code that ran
+ * (bench/callgrind_origins.ts: the framework's JavaScript, Deno's, V8's builtins, the binary's native code, ...),
+ * and again with the native code's counts charged to the code that called it.
+ * With `--promises`, each Deno contestant counts the promises it makes (bench/fixtures/promise_probe.ts) and
+ * the table adds them per object: a count, steady from run to run, where CPU times of a fresh process spread
+ * 10-30% per round (the hook's own cost makes those times incomparable).
  *
  * Usage: `deno run -A bench/operator_path.ts [--objects 2000] [--rounds 3] [--only ours,lean,raw,raw2,floor,cr]
  * [--latency 0] [--event-after MS] [--rate N [--tick 20]] [--before DIR] [--threads] [--perf DIR] [--compilations]
@@ -66,6 +69,7 @@ import {
 } from "./process_stats.ts";
 import { ScriptedApi, scriptedContestants } from "./scripted_api.ts";
 import { roundOrder } from "./round_order.ts";
+import { countsByCallingOrigin, countsByOrigin, type Origin, type OriginCounts, ORIGINS } from "./callgrind_origins.ts";
 import { preparePeers } from "./compare_peers.ts";
 
 const { values } = commandLine({
@@ -162,6 +166,10 @@ interface CallgrindCounts {
   dataMisses: number;
   lastLevelMisses: number;
   mispredicted: number;
+  /** The main thread's instructions and instruction-cache misses by the origin of the code (bench/callgrind_origins.ts). */
+  mainByOrigin: Map<Origin, OriginCounts>;
+  /** The same with the native code's counts charged to the code that called it. */
+  mainByCallingOrigin: Map<Origin, OriginCounts>;
 }
 
 /** The counts of a contestant that callgrind does not run. */
@@ -172,6 +180,8 @@ const NO_COUNTS: CallgrindCounts = {
   dataMisses: NaN,
   lastLevelMisses: NaN,
   mispredicted: NaN,
+  mainByOrigin: new Map(),
+  mainByCallingOrigin: new Map(),
 };
 const measured = new Map<ContestantName, Measured[]>(names.map((name) => [name, []]));
 const threadSums = new Map<ContestantName, Map<string, number>>();
@@ -278,6 +288,26 @@ const rows: [string, (m: Measured) => number, number][] = [
       ["… misses of the L1 data cache", (m: Measured) => m.instructions.dataMisses, 1],
       ["… misses of the last-level cache", (m: Measured) => m.instructions.lastLevelMisses, 2],
       ["… mispredicted branches", (m: Measured) => m.instructions.mispredicted, 1],
+      ...ORIGINS.map((origin): [string, (m: Measured) => number, number] => [
+        `main thread's instructions, thousands: ${origin}`,
+        (m: Measured) => m.instructions.mainByOrigin.get(origin)?.instructions ?? NaN,
+        0,
+      ]),
+      ...ORIGINS.map((origin): [string, (m: Measured) => number, number] => [
+        `main thread's L1 instruction misses, thousands: ${origin}`,
+        (m: Measured) => m.instructions.mainByOrigin.get(origin)?.instructionMisses ?? NaN,
+        1,
+      ]),
+      ...ORIGINS.map((origin): [string, (m: Measured) => number, number] => [
+        `… with the native code it calls, instructions: ${origin}`,
+        (m: Measured) => m.instructions.mainByCallingOrigin.get(origin)?.instructions ?? NaN,
+        0,
+      ]),
+      ...ORIGINS.map((origin): [string, (m: Measured) => number, number] => [
+        `… with the native code it calls, L1 instruction misses: ${origin}`,
+        (m: Measured) => m.instructions.mainByCallingOrigin.get(origin)?.instructionMisses ?? NaN,
+        1,
+      ]),
     ] as [string, (m: Measured) => number, number][]
     : []),
 ];
@@ -419,6 +449,22 @@ async function callgrindCountsOf(name: string, pid: number, per: number): Promis
     }
     if (file === `${prefix}01`) main = events ? counts[events.indexOf("Ir")] : 0;
   }
+  // V8's map of its machine code (`--perf-basic-prof`, added under callgrind): where the main thread's code came from.
+  const codeMap = `/tmp/perf-${pid}.map`;
+  const mainByOrigin = new Map<Origin, OriginCounts>();
+  const mainByCallingOrigin = new Map<Origin, OriginCounts>();
+  if (files.includes(`${prefix}01`)) {
+    const found = await Deno.stat(codeMap).then(() => true, () => false);
+    const dump = join(logs, `${prefix}01`);
+    const perObject = (counts: Map<Origin, OriginCounts>, into: Map<Origin, OriginCounts>) => {
+      for (const [origin, { instructions, instructionMisses }] of counts) {
+        into.set(origin, { instructions: instructions / per, instructionMisses: instructionMisses / per });
+      }
+    };
+    perObject(await countsByOrigin(dump, found ? codeMap : undefined), mainByOrigin);
+    perObject(await countsByCallingOrigin(dump, found ? codeMap : undefined), mainByCallingOrigin);
+    await Deno.remove(codeMap).catch(() => {});
+  }
   const sum = (...events: string[]) => events.reduce((sum, event) => sum + (totals.get(event) ?? NaN), 0) / per;
   return {
     instructions: sum("Ir"),
@@ -427,6 +473,8 @@ async function callgrindCountsOf(name: string, pid: number, per: number): Promis
     dataMisses: sum("D1mr", "D1mw"),
     lastLevelMisses: sum("ILmr", "DLmr", "DLmw"),
     mispredicted: sum("Bcm", "Bim"),
+    mainByOrigin,
+    mainByCallingOrigin,
   };
 }
 

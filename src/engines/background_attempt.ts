@@ -10,7 +10,7 @@ import type { ApiClient } from "../api/client.ts";
 import { applyPatch } from "../api/patching.ts";
 import type { KubernetesObject } from "../model/body.ts";
 import type { Indices } from "../model/index_store.ts";
-import { patchInconsistencies } from "../model/inconsistencies.ts";
+import { patchHeld, patchInconsistencies } from "../model/inconsistencies.ts";
 import { maskDiff, type SensitiveFields } from "../state/sensitive.ts";
 import { Patch } from "../model/patch.ts";
 import type { Resource } from "../model/resource.ts";
@@ -136,10 +136,10 @@ async function deliver(patch: Patch, logger: ObjectLogger, deps: AttemptDeps): P
   if (patch.empty) return;
   const body: KubernetesObject = deps.live.current;
   const wanted = patch.toMergePatch();
-  if (patchInconsistencies(wanted, body).length === 0) return;
+  if (patchHeld(wanted, body)) return;
   try {
     const result = await applyPatch(deps.client, deps.resource, body, patch);
-    const inconsistencies = result ? patchInconsistencies(wanted, result) : [];
+    const inconsistencies = result && !patchHeld(wanted, result) ? patchInconsistencies(wanted, result) : [];
     if (inconsistencies.length) {
       const shown = maskDiff(inconsistencies, deps.sensitive, body.metadata.uid ?? "");
       logger.warning(`Patching failed with inconsistencies: ${JSON.stringify(shown)}`);

@@ -275,6 +275,8 @@ function matchesFieldChanges<C>(
 }
 
 function matches<C>(options: FilterOptions<C>, mode: MatchMode, input: MatchInput<C>, changes: boolean): boolean {
+  // Most handlers have no filters, and each is matched several times per cycle: no context for them.
+  if (!options.labels && !options.annotations && options.field === undefined && !options.when) return true;
   const context = new LazyContext(input.context);
   const meta = input.body?.metadata;
   if (!matchesMeta(options.labels, meta?.labels, context)) return false;

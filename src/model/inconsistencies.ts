@@ -1,6 +1,8 @@
 /**
  * What a patch asked for but the patched object does not show: the typical sign of a schema that
- * prunes unknown fields (a CRD's status without `x-kubernetes-preserve-unknown-fields`).
+ * prunes unknown fields (a CRD's status without `x-kubernetes-preserve-unknown-fields`). The same
+ * walk, stopped at the first difference, tells whether an object already holds a patch (sending it
+ * would change nothing).
  *
  * @module
  */
@@ -18,44 +20,63 @@ const DROPPED_WHEN_EMPTY = new Set(["metadata.labels", "metadata.annotations", "
  */
 export function patchInconsistencies(patch: JsonObject, body: KubernetesObject): Diff {
   const found: DiffItem[] = [];
-  // The body is walked along with the patch (`actual`: the body's value at `path`, `undefined` when
-  // absent), rather than resolved from its root for every field of the patch. `path` is one array,
-  // grown and shrunk on the way: it is copied only into what is found, which is rarely anything.
-  const path: string[] = [];
-  const walk = (value: JsonValue, actual: unknown) => {
-    if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-      const mapping = isMapping(actual) ? actual : undefined;
-      let empty = true;
-      for (const key in value) {
-        if (!Object.hasOwn(value, key)) continue;
-        empty = false;
-        path.push(key);
-        walk(value[key], mapping && Object.hasOwn(mapping, key) ? mapping[key] : undefined);
-        path.pop();
-      }
-      // `{}` in a merge-patch creates an object where there is none.
-      if (empty && (actual === null || typeof actual !== "object")) {
-        found.push(["add", [...path], (actual ?? null) as JsonValue, {}]);
-      }
-      return;
-    }
-    if (value === null) {
-      if (actual !== undefined && actual !== null) found.push(["remove", [...path], actual as JsonValue, null]);
-      return;
-    }
-    if (actual === undefined) {
-      const parent = path.slice(0, -1).join(".");
-      if (!(DROPPED_WHEN_EMPTY.has(parent) && Array.isArray(value) && value.length === 0)) {
-        found.push(["add", [...path], null, value]);
-      }
-      return;
-    }
-    if (!deepEqual(actual as JsonValue, value)) found.push(["change", [...path], actual as JsonValue, value]);
-  };
-  walk(patch, body);
+  walk(patch, body, [], found);
   return found;
 }
 
-function isMapping(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
+/**
+ * Whether the object already shows everything the merge-patch asks for: no
+ * {@linkcode patchInconsistencies}, found without listing them (the first one ends the walk).
+ */
+export function patchHeld(patch: JsonObject, body: KubernetesObject): boolean {
+  return walk(patch, body, [], undefined);
+}
+
+/**
+ * Walks the patch along with the body (`actual`: the body's value at `path`, `undefined` when
+ * absent), rather than resolving each field of the patch from the body's root. `path` is one array,
+ * grown and shrunk on the way: it is copied only into what is found. Without `found`, returns
+ * `false` at the first difference; with it, collects them all. Returns whether there was none.
+ */
+function walk(value: JsonValue, actual: unknown, path: string[], found: DiffItem[] | undefined): boolean {
+  // Tested inline, not by a call: this runs for every field of every patch sent and checked.
+  if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+    const mapping = actual !== null && typeof actual === "object" && !Array.isArray(actual)
+      ? actual as Record<string, JsonValue>
+      : undefined;
+    let empty = true;
+    let held = true;
+    for (const key in value) {
+      if (!Object.hasOwn(value, key)) continue;
+      empty = false;
+      path.push(key);
+      const inner = mapping !== undefined && Object.hasOwn(mapping, key) ? mapping[key] : undefined;
+      const same = walk(value[key] as JsonValue, inner, path, found);
+      path.pop();
+      if (!same) {
+        if (found === undefined) return false;
+        held = false;
+      }
+    }
+    // `{}` in a merge-patch creates an object where there is none.
+    if (empty && (actual === null || typeof actual !== "object")) {
+      return differs(found, ["add", [...path], (actual ?? null) as JsonValue, {}]);
+    }
+    return held;
+  }
+  if (value === null) {
+    return actual === undefined || actual === null || differs(found, ["remove", [...path], actual as JsonValue, null]);
+  }
+  if (actual === undefined) {
+    const parent = path.slice(0, -1).join(".");
+    if (DROPPED_WHEN_EMPTY.has(parent) && Array.isArray(value) && value.length === 0) return true;
+    return differs(found, ["add", [...path], null, value]);
+  }
+  return deepEqual(actual as JsonValue, value) || differs(found, ["change", [...path], actual as JsonValue, value]);
+}
+
+/** Notes a difference where they are collected; always `false` (not held). */
+function differs(found: DiffItem[] | undefined, item: DiffItem): false {
+  found?.push(item);
+  return false;
 }

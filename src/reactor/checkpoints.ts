@@ -11,7 +11,7 @@
 import type { ApiClient } from "../api/client.ts";
 import { applyPatch } from "../api/patching.ts";
 import type { KubernetesObject } from "../model/body.ts";
-import { patchInconsistencies } from "../model/inconsistencies.ts";
+import { patchHeld } from "../model/inconsistencies.ts";
 import type { Patch } from "../model/patch.ts";
 import type { Resource } from "../model/resource.ts";
 import { ObjectLogger } from "../logging/object_logger.ts";
@@ -69,7 +69,7 @@ export class CycleCheckpoints {
   async #send(patch: Patch): Promise<void> {
     const wanted = patch.toMergePatch();
     const text = JSON.stringify(wanted);
-    if (text === this.#last || patchInconsistencies(wanted, this.#body).length === 0) return;
+    if (text === this.#last || patchHeld(wanted, this.#body)) return;
     this.#last = text;
     const logger = new ObjectLogger(this.#body, { local: true });
     const shown = maskSensitive(wanted, this.#deps.sensitive, this.#body.metadata.uid ?? "");

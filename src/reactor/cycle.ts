@@ -24,6 +24,19 @@ import type { Settings } from "../settings/settings.ts";
 import { resolveDiffBase } from "../state/essence_digest.ts";
 import { maskSensitive, type SensitiveFields } from "../state/sensitive.ts";
 
+/** Per list of change handlers (one per resource): the status fields they filter on. */
+const statusFields = new WeakMap<readonly ChangeHandler[], readonly string[][]>();
+
+/** The status fields that change handlers filter on, worked out once per resource (asked twice per cycle). */
+function statusFieldsOf(handlers: readonly ChangeHandler[]): readonly string[][] {
+  let fields = statusFields.get(handlers);
+  if (fields === undefined) {
+    fields = handlers.flatMap((handler) => handler.field && handler.field[0] === "status" ? [[...handler.field]] : []);
+    statusFields.set(handlers, fields);
+  }
+  return fields;
+}
+
 /** What the operator remembers about one object between its events. */
 export interface ObjectMemory {
   /** The handlers' per-object memo. */
@@ -139,10 +152,8 @@ export class Cycle {
   }
 
   /** The fields outside the essence that change handlers filter on (e.g. `status.phase`): kept in the diff-base. */
-  get extraFields(): string[][] {
-    return this.deps.changeHandlers.flatMap((handler) =>
-      handler.field && handler.field[0] === "status" ? [[...handler.field]] : []
-    );
+  get extraFields(): readonly string[][] {
+    return statusFieldsOf(this.deps.changeHandlers);
   }
 
   /** The essence as the diff-base storage builds it, without the progress storage's fields. */

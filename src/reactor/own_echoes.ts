@@ -21,6 +21,7 @@
 import type { JsonObject } from "../model/body.ts";
 import type { FilterOptions } from "../handling/filters.ts";
 import type { ChangeHandler } from "../handling/handlers.ts";
+import { leavesStatusOut } from "../state/multi_diffbase.ts";
 import type { Cycle, ObjectMemory, ObjectWork } from "./cycle.ts";
 import type { Verdict } from "./cycle_steps.ts";
 
@@ -39,8 +40,11 @@ export function settlingWrite(cycle: Cycle, verdict: Verdict, patch: JsonObject)
   const { diffbaseStorage, progressStorage } = deps.settings.persistence;
   // The patch seen as an object: what of it is essence (labels, annotations that are nobody's
   // bookkeeping, fields outside metadata and status, the status fields that handlers watch).
-  const touched = progressStorage.clear(diffbaseStorage.build({ metadata: {}, ...patch }, cycle.extraFields));
-  if (Object.keys(touched).length) return false;
+  // Most cycles write their results and state into status alone: none of it is essence then.
+  if (!onlyStatus(patch) || cycle.extraFields.length > 0 || !leavesStatusOut(diffbaseStorage)) {
+    const touched = progressStorage.clear(diffbaseStorage.build({ metadata: {}, ...patch }, cycle.extraFields));
+    if (Object.keys(touched).length) return false;
+  }
   const metadata = patch.metadata as JsonObject | undefined;
   const annotations = Object.keys((metadata?.annotations ?? {}) as JsonObject);
   return !annotations.some((key) => deps.changeHandlers.some((handler) => key in (handler.options.annotations ?? {})));
@@ -64,6 +68,12 @@ export function takeOwnEcho(work: ObjectWork, memory: ObjectMemory, more: boolea
   }
   memory.ownEchoes = echoes.filter((v) => v !== version && !work.replaced?.includes(v));
   if (memory.expectedVersion === version) memory.expectedVersion = memory.consistencyDeadline = undefined;
+  return true;
+}
+
+/** Whether a merge-patch writes nothing but `status`. */
+function onlyStatus(patch: JsonObject): boolean {
+  for (const key in patch) if (key !== "status") return false;
   return true;
 }
 

@@ -13,7 +13,7 @@ import { getLogger } from "@logtape/logtape";
 import { ApiUnprocessableError } from "../api/errors.ts";
 import { applyMergePatch, changeFinalizers } from "../api/patching.ts";
 import type { JsonObject, KubernetesObject } from "../model/body.ts";
-import { patchInconsistencies } from "../model/inconsistencies.ts";
+import { patchHeld, patchInconsistencies } from "../model/inconsistencies.ts";
 import { localRecordShown } from "../logging/configure.ts";
 import { ObjectLogger, objectRef } from "../logging/object_logger.ts";
 import type { Memo } from "../handling/context.ts";
@@ -139,7 +139,7 @@ async function sendPatch(
   deps: CycleDeps,
   versions?: string[],
 ): Promise<KubernetesObject | null> {
-  if (Object.keys(wanted).length === 0 || patchInconsistencies(wanted, body).length === 0) return null;
+  if (Object.keys(wanted).length === 0 || patchHeld(wanted, body)) return null;
   const salt = body.metadata.uid ?? "";
   // The patch is a property, rendered only where a sink prints debug lines (not a JSON string per cycle);
   // its masked copy is made only where one would.
@@ -155,7 +155,7 @@ async function sendPatch(
       throw error instanceof ApiUnprocessableError ? refused(error) : error;
     },
   );
-  const inconsistencies = result ? patchInconsistencies(wanted, result) : [];
+  const inconsistencies = result && !patchHeld(wanted, result) ? patchInconsistencies(wanted, result) : [];
   if (inconsistencies.length) {
     // Usually a schema pruning what handlers return: the CRD's status needs x-kubernetes-preserve-unknown-fields.
     const shown = JSON.stringify(maskDiff(inconsistencies, deps.sensitive, salt));

@@ -8,7 +8,7 @@ import { Patch } from "../model/patch.ts";
 import { AnnotationsDiffBaseStorage } from "./annotations_diffbase.ts";
 import type { DiffBaseStorage } from "./diffbase_storage.ts";
 import { buildEssence } from "./essence.ts";
-import { MultiDiffBaseStorage } from "./multi_diffbase.ts";
+import { leavesStatusOut, MultiDiffBaseStorage } from "./multi_diffbase.ts";
 import { dumpPythonJson } from "./python_json.ts";
 import { DIFFBASE_CASES, STORED } from "./reference_test.ts";
 import { SmartProgressStorage } from "./smart_progress.ts";
@@ -171,4 +171,28 @@ Deno.test("diffbase: the multi storage's essence is each storage's build() in tu
   }
   const stamped = new MultiDiffBaseStorage([new Stamped(), new AnnotationsDiffBaseStorage()]).build(body);
   assert.equal(stamped.stamped, true);
+});
+
+Deno.test("diffbase: the built-in storages leave status out of an essence; a storage of its own may not", () => {
+  const statusOnly: KubernetesObject = { metadata: {}, status: { done: { ok: true }, kopf: { progress: {} } } };
+  class Stamped extends StatusDiffBaseStorage {
+    override build(body: KubernetesObject, extraFields?: Iterable<string>) {
+      return { ...super.build(body, extraFields), status: "kept" };
+    }
+  }
+  const own: DiffBaseStorage = { build: () => ({ status: "kept" }), fetch: () => null, store: () => {} };
+  const builtIn = [
+    new StatusDiffBaseStorage(),
+    new AnnotationsDiffBaseStorage(),
+    new MultiDiffBaseStorage([new StatusDiffBaseStorage(), new AnnotationsDiffBaseStorage()]),
+  ];
+  for (const storage of builtIn) {
+    assert.equal(leavesStatusOut(storage), true, storage.constructor.name);
+    // What the shortcut stands for: the essence of an object of status alone is empty.
+    assert.deepEqual(storage.build(statusOnly), {});
+  }
+  for (const storage of [new Stamped(), own, new MultiDiffBaseStorage([new AnnotationsDiffBaseStorage(), own])]) {
+    assert.equal(leavesStatusOut(storage), false);
+    assert.notDeepEqual(storage.build(statusOnly), {});
+  }
 });

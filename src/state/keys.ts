@@ -79,9 +79,11 @@ export function v1Key(prefix: string, key: string, maxLength: number = MAX_NAME_
  * owned by Deployments get `-ofDRS`, so that a Deployment's Kopf state is not mistaken for theirs.
  */
 export function markKey(key: string, body: KubernetesObject): string {
+  // The kind first: asked for each key of every handled object, nearly none of them ReplicaSets.
+  if (body.kind !== "ReplicaSet") return key;
   const owners = body.metadata?.ownerReferences;
   const ownedByDeployment = Array.isArray(owners) && owners.some((owner) => owner?.kind === "Deployment");
-  return body.kind === "ReplicaSet" && ownedByDeployment ? `${key}-ofDRS` : key;
+  return ownedByDeployment ? `${key}-ofDRS` : key;
 }
 
 /** Options of {@linkcode storageKeys}. */

@@ -65,6 +65,18 @@ export class MultiDiffBaseStorage implements DiffBaseStorage {
   }
 }
 
+/**
+ * Whether the storage's essences leave out `status` but for the extra fields asked for: true of the
+ * built-in storages (and of several of them as one), whose `build()` a subclass has not replaced.
+ * Then an object of nothing but `status` has an empty essence without building it.
+ */
+export function leavesStatusOut(storage: DiffBaseStorage): boolean {
+  if (storage instanceof MultiDiffBaseStorage) {
+    return storage.build === MultiDiffBaseStorage.prototype.build && storage.storages.every(leavesStatusOut);
+  }
+  return reducerOf(storage) !== undefined;
+}
+
 /** The storage as an {@linkcode EssenceReducer} when its `build()` is the built-in one (a subclass may build its own way). */
 function reducerOf(storage: DiffBaseStorage): EssenceReducer | undefined {
   const builtIn = storage instanceof StatusDiffBaseStorage

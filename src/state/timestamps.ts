@@ -86,10 +86,12 @@ function formatParts(parts: TimestampParts): string {
  * ```
  */
 export function formatTimestamp(date: Date): string {
-  if (Number.isNaN(date.getTime())) throw new RangeError("Cannot format an invalid date as a timestamp.");
+  const time = date.getTime();
+  if (Number.isNaN(time)) throw new RangeError("Cannot format an invalid date as a timestamp.");
+  // Every handled object gets one or two: worked out in arithmetic, where `toISOString()` and the
+  // `getUTC*()` getters are native calls (with a C-library `snprintf` inside).
+  if (time >= FIRST_OF_YEAR_1 && time < FIRST_OF_YEAR_10000) return formatTime(time);
   const year = date.getUTCFullYear();
-  // Every handled object gets one: the ISO form has the same fields for years of four digits.
-  if (year >= 1 && year <= 9999) return `${date.toISOString().slice(0, 23)}000+00:00`;
   return formatParts({
     year,
     month: date.getUTCMonth() + 1,
@@ -100,6 +102,46 @@ export function formatTimestamp(date: Date): string {
     microsecond: date.getUTCMilliseconds() * 1000,
     offset: 0,
   });
+}
+
+/** 0001-01-01T00:00:00Z and 10000-01-01T00:00:00Z in milliseconds since the epoch: the years of four digits. */
+const FIRST_OF_YEAR_1 = -62_135_596_800_000;
+const FIRST_OF_YEAR_10000 = 253_402_300_800_000;
+
+const DAY_MS = 86_400_000;
+
+/**
+ * A moment of the years 1-9999 as Kopf writes it, from its milliseconds: the civil date of its day
+ * counted in 400-year eras of the proleptic Gregorian calendar, each era's years starting in March
+ * (so that the leap day is the last of a year).
+ */
+function formatTime(time: number): string {
+  const days = Math.floor(time / DAY_MS);
+  let rest = time - days * DAY_MS;
+  const hour = Math.floor(rest / 3_600_000);
+  rest -= hour * 3_600_000;
+  const minute = Math.floor(rest / 60_000);
+  rest -= minute * 60_000;
+  const second = Math.floor(rest / 1000);
+  const millisecond = rest - second * 1000;
+  // Days since 0000-03-01, the start of an era.
+  const shifted = days + 719_468;
+  const era = Math.floor(shifted / 146_097);
+  const dayOfEra = shifted - era * 146_097;
+  const yearOfEra = Math.floor(
+    (dayOfEra - Math.floor(dayOfEra / 1460) + Math.floor(dayOfEra / 36_524) - Math.floor(dayOfEra / 146_096)) / 365,
+  );
+  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
+  const monthFromMarch = Math.floor((5 * dayOfYear + 2) / 153);
+  const day = dayOfYear - Math.floor((153 * monthFromMarch + 2) / 5) + 1;
+  const month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9;
+  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
+  return `${pad(year, 4)}-${two(month)}-${two(day)}T${two(hour)}:${two(minute)}:${two(second)}.` +
+    `${pad(millisecond, 3)}000+00:00`;
+}
+
+function two(value: number): string {
+  return value < 10 ? `0${value}` : `${value}`;
 }
 
 /**

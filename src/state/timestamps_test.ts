@@ -47,3 +47,22 @@ Deno.test("timestamps: parsed to dates, offsets applied, naive ones taken as UTC
   const now = new Date();
   assert.equal(parseTimestamp(formatTimestamp(now)).getTime(), now.getTime());
 });
+
+Deno.test("formatTimestamp: every moment of the years 1-9999 as the ISO form has it, the first and last included", () => {
+  const first = Date.parse("0001-01-01T00:00:00.000Z");
+  const last = Date.parse("9999-12-31T23:59:59.999Z");
+  const moments = [first, last, 0, -1, 951_782_400_000, 951_868_799_999, 4_107_542_400_000, -62_104_060_800_001];
+  // A pseudo-random walk over the whole range, leap days and the ends of months included.
+  let seed = 7;
+  for (let i = 0; i < 20_000; i++) {
+    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+    moments.push(first + Math.floor((seed / 2_147_483_648) * (last - first)));
+  }
+  for (let day = Date.parse("2000-02-27T00:00:00Z"); day < Date.parse("2000-03-02T00:00:00Z"); day += 3_600_000) {
+    moments.push(day, day - 1);
+  }
+  for (const moment of moments) {
+    const date = new Date(moment);
+    assert.equal(formatTimestamp(date), `${date.toISOString().slice(0, 23)}000+00:00`, String(moment));
+  }
+});
