@@ -37,10 +37,10 @@
  * (Debian: apt-get install valgrind), counting from the objects' addition to the last echo: the table adds
  * the machine instructions per object, all threads together (V8's compilers and collector included), and
  * what Valgrind's model of the caches and the branch predictor makes of them: misses of the first-level
- * instruction and data caches and of the last level, and mispredicted branches. Counts, within ~1% from run
- * to run in a row and a few percent over a day (read a change against `before` in the same run), where this
- * machine's CPU times spread 10-30% per round; not times: a miss costs more than
- * an instruction, a process whose caches are cold does less per cycle. The process runs ~60 times slower
+ * instruction and data caches and of the last level, and mispredicted branches. Counts, within a few percent
+ * from run to run (more when the event loop batches the events otherwise: read the wake-ups row beside them, and
+ * a change against `before` in the same run), where this machine's CPU times spread 10-30% per round; not
+ * times: a miss costs more than an instruction, a process whose caches are cold does less per cycle. The process runs ~60 times slower
  * under Valgrind, so what depends on time (the turns' budget, how many watch events one read brings) is
  * not as in a run without it. The main thread's counts are also split by the origin of the code that ran
  * (bench/callgrind_origins.ts: the framework's JavaScript, Deno's, V8's builtins, the binary's native code, ...),
