@@ -7,8 +7,10 @@
  *
  * The origins: the framework's JavaScript (`src/`), the operator's own and the bench's scripts (other
  * files), libraries (`node_modules`), Deno's JavaScript (`ext:`, `node:`), V8's builtins (the code of
- * the interpreter, of the language's built-in functions and of regular expressions), the C library, and the rest of the binary's native code -- V8's runtime, parser, compilers and
- * collector, and Deno's Rust (its ops, HTTP, TLS) -- which the map does not name.
+ * the interpreter, of the language's built-in functions and of regular expressions), the C library,
+ * and the rest of the binary's native code -- V8's runtime, parser, compilers and collector, and
+ * Deno's Rust (its ops, HTTP, TLS) -- which the map does not name. An address that V8 gave to newer
+ * code after freeing older code is placed with one of them.
  *
  * @module
  */

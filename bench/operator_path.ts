@@ -40,9 +40,9 @@
  * instruction and data caches and of the last level, and mispredicted branches. Counts, within a few percent
  * from run to run (more when the event loop batches the events otherwise: read the wake-ups row beside them, and
  * a change against `before` in the same run), where this machine's CPU times spread 10-30% per round; not
- * times: a miss costs more than an instruction, a process whose caches are cold does less per cycle. The process runs ~60 times slower
- * under Valgrind, so what depends on time (the turns' budget, how many watch events one read brings) is
- * not as in a run without it. The main thread's counts are also split by the origin of the code that ran
+ * times: a miss costs more than an instruction, a process whose caches are cold does less per cycle. The
+ * process runs ~60 times slower under Valgrind, so what depends on time (the turns' budget, how many watch
+ * events one read brings) is not as in a run without it. The main thread's counts are also split by the origin of the code that ran
  * (bench/callgrind_origins.ts: the framework's JavaScript, Deno's, V8's builtins, the binary's native code, ...),
  * and again with the native code's counts charged to the code that called it.
  * With `--promises`, each Deno contestant counts the promises it makes (bench/fixtures/promise_probe.ts) and
@@ -166,7 +166,7 @@ interface CallgrindCounts {
   dataMisses: number;
   lastLevelMisses: number;
   mispredicted: number;
-  /** The main thread's instructions and instruction-cache misses by the origin of the code (bench/callgrind_origins.ts). */
+  /** The main thread's instructions and instruction-cache misses by the origin of the code that ran. */
   mainByOrigin: Map<Origin, OriginCounts>;
   /** The same with the native code's counts charged to the code that called it. */
   mainByCallingOrigin: Map<Origin, OriginCounts>;
