@@ -50,30 +50,29 @@ interface CodeRange {
   name: string;
 }
 
-/**
- * The counts of one callgrind dump by origin. `codeMap` is V8's map of the same process (absent: all
- * of V8's code counts as unnamed machine code, the binary's as native code).
- */
-export async function countsByOrigin(dump: string, codeMap?: string): Promise<Map<Origin, OriginCounts>> {
-  const ranges = codeMap ? parseCodeMap(await Deno.readTextFile(codeMap)) : [];
-  const counts = emptyCounts();
-  for (const row of annotatedRows(await annotate(dump, []))) {
-    const entry = counts.get(originOf(row.function, row.object, ranges))!;
-    entry.instructions += row.instructions;
-    entry.instructionMisses += row.instructionMisses;
-  }
-  return counts;
+/** A dump's counts by origin: each function's own, and with native code charged to its callers. */
+export interface OriginSplits {
+  own: Map<Origin, OriginCounts>;
+  calling: Map<Origin, OriginCounts>;
 }
 
 /**
- * As {@linkcode countsByOrigin}, with the native code's counts (the binary's and the C library's) charged
- * to the code that called it: each native function's own counts are shared among its callers in
- * proportion to the instructions each call cost, a native caller passing its share on to its own
- * callers, up to the nearest code of another origin (V8's runtime under a JavaScript function, the
- * collector under the allocation that started it, Deno's ops under their JavaScript side). What no such
- * caller reaches (the event loop, V8's tasks, recursion among native functions) stays native.
+ * The counts of one callgrind dump by origin, and the same with the native code's counts (the
+ * binary's and the C library's) charged to the code that called it -- each native function's own counts
+ * shared among its callers in proportion to the instructions each call cost, a native caller passing its
+ * share on to its own callers, up to the nearest code of another origin (V8's runtime under a JavaScript
+ * function, the collector under the allocation that started it, Deno's ops under their JavaScript side).
+ * What no such caller reaches (the event loop, V8's tasks, recursion among native functions) stays native.
+ * `codeMap` is V8's map of the same process (absent: all of V8's code counts as unnamed machine code,
+ * the binary's as native code).
  */
-export async function countsByCallingOrigin(dump: string, codeMap?: string): Promise<Map<Origin, OriginCounts>> {
+export async function originSplits(dump: string, codeMap?: string): Promise<OriginSplits> {
+  const own = await ownCounts(dump, codeMap);
+  return { own: summed(own), calling: chargedToCallers(own, callerWeights(await annotate(dump, ["--tree=caller"]))) };
+}
+
+/** Each function's own counts in a dump, and its origin. */
+async function ownCounts(dump: string, codeMap?: string): Promise<OwnCounts> {
   const ranges = codeMap ? parseCodeMap(await Deno.readTextFile(codeMap)) : [];
   const own: OwnCounts = new Map();
   for (const row of annotatedRows(await annotate(dump, []))) {
@@ -84,15 +83,26 @@ export async function countsByCallingOrigin(dump: string, codeMap?: string): Pro
     entry.instructionMisses += row.instructionMisses;
     own.set(name, entry);
   }
-  return chargedToCallers(own, callerWeights(await annotate(dump, ["--tree=caller"])));
+  return own;
+}
+
+/** The functions' own counts summed by origin. */
+function summed(own: OwnCounts): Map<Origin, OriginCounts> {
+  const counts = emptyCounts();
+  for (const { origin, instructions, instructionMisses } of own.values()) {
+    const entry = counts.get(origin)!;
+    entry.instructions += instructions;
+    entry.instructionMisses += instructionMisses;
+  }
+  return counts;
 }
 
 /** Each function's own counts and origin, by the function's name as callgrind gives it. */
 export type OwnCounts = Map<string, OriginCounts & { origin: Origin }>;
 
 /**
- * The counts by origin, each native function's (see {@linkcode countsByCallingOrigin}) shared among its
- * callers in proportion to `callers`' weights, passed on through native callers.
+ * The counts by origin, each native function's (see {@linkcode originSplits}) shared among its callers
+ * in proportion to `callers`' weights, passed on through native callers.
  */
 export function chargedToCallers(own: OwnCounts, callers: Map<string, Map<string, number>>): Map<Origin, OriginCounts> {
   const shares = new Map<string, Map<Origin, number>>();
@@ -124,7 +134,7 @@ export function chargedToCallers(own: OwnCounts, callers: Map<string, Map<string
   return counts;
 }
 
-/** The origins whose code {@linkcode countsByCallingOrigin} charges to its callers. */
+/** The origins whose code {@linkcode chargedToCallers} charges to its callers. */
 const NATIVE = new Set<Origin>(["the binary's native code", "the C library"]);
 
 function emptyCounts(): Map<Origin, OriginCounts> {

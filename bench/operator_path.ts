@@ -42,9 +42,9 @@
  * a change against `before` in the same run), where this machine's CPU times spread 10-30% per round; not
  * times: a miss costs more than an instruction, a process whose caches are cold does less per cycle. The
  * process runs ~60 times slower under Valgrind, so what depends on time (the turns' budget, how many watch
- * events one read brings) is not as in a run without it. The main thread's counts are also split by the origin of the code that ran
- * (bench/callgrind_origins.ts: the framework's JavaScript, Deno's, V8's builtins, the binary's native code, ...),
- * and again with the native code's counts charged to the code that called it.
+ * events one read brings) is not as in a run without it. The main thread's counts are also split by the
+ * origin of the code that ran (bench/callgrind_origins.ts: the framework's JavaScript, Deno's, V8's builtins,
+ * the binary's native code, ...), and again with the native code's counts charged to the code that called it.
  * With `--promises`, each Deno contestant counts the promises it makes (bench/fixtures/promise_probe.ts) and
  * the table adds them per object: a count, steady from run to run, where CPU times of a fresh process spread
  * 10-30% per round (the hook's own cost makes those times incomparable).
@@ -69,7 +69,7 @@ import {
 } from "./process_stats.ts";
 import { ScriptedApi, scriptedContestants } from "./scripted_api.ts";
 import { roundOrder } from "./round_order.ts";
-import { countsByCallingOrigin, countsByOrigin, type Origin, type OriginCounts, ORIGINS } from "./callgrind_origins.ts";
+import { type Origin, type OriginCounts, ORIGINS, originSplits } from "./callgrind_origins.ts";
 import { preparePeers } from "./compare_peers.ts";
 
 const { values } = commandLine({
@@ -288,26 +288,25 @@ const rows: [string, (m: Measured) => number, number][] = [
       ["… misses of the L1 data cache", (m: Measured) => m.instructions.dataMisses, 1],
       ["… misses of the last-level cache", (m: Measured) => m.instructions.lastLevelMisses, 2],
       ["… mispredicted branches", (m: Measured) => m.instructions.mispredicted, 1],
-      ...ORIGINS.map((origin): [string, (m: Measured) => number, number] => [
-        `main thread's instructions, thousands: ${origin}`,
-        (m: Measured) => m.instructions.mainByOrigin.get(origin)?.instructions ?? NaN,
-        0,
-      ]),
-      ...ORIGINS.map((origin): [string, (m: Measured) => number, number] => [
-        `main thread's L1 instruction misses, thousands: ${origin}`,
-        (m: Measured) => m.instructions.mainByOrigin.get(origin)?.instructionMisses ?? NaN,
+      ...originRows("main thread's instructions, thousands", (m) => m.instructions.mainByOrigin, "instructions", 0),
+      ...originRows(
+        "main thread's L1 instruction misses, thousands",
+        (m) => m.instructions.mainByOrigin,
+        "instructionMisses",
         1,
-      ]),
-      ...ORIGINS.map((origin): [string, (m: Measured) => number, number] => [
-        `… with the native code it calls, instructions: ${origin}`,
-        (m: Measured) => m.instructions.mainByCallingOrigin.get(origin)?.instructions ?? NaN,
+      ),
+      ...originRows(
+        "… with the native code it calls, instructions",
+        (m) => m.instructions.mainByCallingOrigin,
+        "instructions",
         0,
-      ]),
-      ...ORIGINS.map((origin): [string, (m: Measured) => number, number] => [
-        `… with the native code it calls, L1 instruction misses: ${origin}`,
-        (m: Measured) => m.instructions.mainByCallingOrigin.get(origin)?.instructionMisses ?? NaN,
+      ),
+      ...originRows(
+        "… with the native code it calls, L1 instruction misses",
+        (m) => m.instructions.mainByCallingOrigin,
+        "instructionMisses",
         1,
-      ]),
+      ),
     ] as [string, (m: Measured) => number, number][]
     : []),
 ];
@@ -428,6 +427,18 @@ async function callgrindControl(args: string[]): Promise<void> {
   if (!output.success || !text.includes("OK")) throw new Error(`callgrind_control ${args.join(" ")}: ${text}`);
 }
 
+/** A row per origin of the code: one count of a split of the main thread's (`--instructions`). */
+function originRows(
+  label: string,
+  split: (m: Measured) => Map<Origin, OriginCounts>,
+  count: keyof OriginCounts,
+  digits: number,
+): [string, (m: Measured) => number, number][] {
+  return ORIGINS.map((
+    origin,
+  ) => [`${label}: ${origin}`, (m: Measured) => split(m).get(origin)?.[count] ?? NaN, digits]);
+}
+
 /**
  * What a callgrind process has counted since its instrumentation went on, divided by `per`: the totals of its
  * first dump, one file per thread (`<name>.<pid>.1-<thread>`, the main thread's `-01`).
@@ -461,8 +472,9 @@ async function callgrindCountsOf(name: string, pid: number, per: number): Promis
         into.set(origin, { instructions: instructions / per, instructionMisses: instructionMisses / per });
       }
     };
-    perObject(await countsByOrigin(dump, found ? codeMap : undefined), mainByOrigin);
-    perObject(await countsByCallingOrigin(dump, found ? codeMap : undefined), mainByCallingOrigin);
+    const { own, calling } = await originSplits(dump, found ? codeMap : undefined);
+    perObject(own, mainByOrigin);
+    perObject(calling, mainByCallingOrigin);
     await Deno.remove(codeMap).catch(() => {});
   }
   const sum = (...events: string[]) => events.reduce((sum, event) => sum + (totals.get(event) ?? NaN), 0) / per;
