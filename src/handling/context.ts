@@ -225,7 +225,12 @@ export function resourceContext(
     labels: meta.labels ?? {},
     annotations: meta.annotations ?? {},
     api: currentApi(),
-    ...extra,
+    // Named one by one, not spread: a spread after the first member is a copy through V8's runtime per context.
+    patch: extra.patch,
+    logger: extra.logger,
     memo: contextMemo(extra.memo),
+    resource: extra.resource,
+    param: extra.param,
+    indices: extra.indices,
   };
 }

@@ -56,9 +56,16 @@ interface Level {
 export async function runCause(handlers: readonly ChangeHandler[], run: CauseRun): Promise<CauseOutcome> {
   const view = { old: run.old, new: run.new, diff: run.diff };
   const { tracked, done, delay } = await runLevel(handlers, run, { view, lifecycle: run.lifecycle, ancestors: [] });
-  const succeeded = tracked.filter((t) => t.record.success).length;
-  const failed = tracked.filter((t) => t.record.failure).length;
-  const subrefs = [...new Set(tracked.flatMap((t) => t.record.subrefs ?? []))].sort();
+  // One pass: this runs once per handled cause, nearly always without sub-handlers.
+  let succeeded = 0;
+  let failed = 0;
+  let found: Set<string> | undefined;
+  for (const { record } of tracked) {
+    if (record.success) succeeded++;
+    if (record.failure) failed++;
+    if (record.subrefs?.length) { for (const id of record.subrefs) (found ??= new Set()).add(id); }
+  }
+  const subrefs = found ? [...found].sort() : [];
   return done ? { done, succeeded, failed, subrefs } : { done, delay, succeeded, failed, subrefs };
 }
 
@@ -206,14 +213,15 @@ async function call(t: Tracked, run: CauseRun, level: Level, plan: AttemptPlan):
   const { handler, id } = t;
   const { options, started, runtime } = plan;
   const view = narrow(level.view, handler.field);
-  // Sub-handlers are checked and matched as handlers of their top-level ancestor's kind.
+  // Sub-handlers are checked and matched as handlers of their top-level ancestor's kind; their
+  // level is made only for a handler that has some.
   const kind = level.kind ?? handler.reason ?? "field";
-  const children: Level = { view, lifecycle: level.lifecycle, kind, ancestors: [...level.ancestors, plan.subrefs] };
   const scope = new SubhandlingScope(
     handler,
     kind,
     level.lifecycle,
-    (found, lifecycle) => runChildren(found, run, { ...children, lifecycle }),
+    (found, lifecycle) =>
+      runChildren(found, run, { view, lifecycle, kind, ancestors: [...level.ancestors, plan.subrefs] }),
   );
   const { timeout } = options;
   const deadline = timeout === undefined ? undefined : started.getTime() + timeout * 1000;
@@ -269,6 +277,8 @@ async function call(t: Tracked, run: CauseRun, level: Level, plan: AttemptPlan):
 function recordOutcome(t: Tracked, run: CauseRun, plan: AttemptPlan, outcome: CallOutcome, seconds: number): void {
   const { id } = t;
   let { error } = outcome;
+  // `delayed` and `message` cleared by `undefined` (as absent to the storages), not deleted: a
+  // deletion turns the record into a dictionary that V8 handles slowly from then on.
   const base: ProgressRecord = {
     ...t.record,
     // The stored text is kept (a Date cannot hold Kopf's microseconds), in Kopf's normal form.
@@ -277,9 +287,9 @@ function recordOutcome(t: Tracked, run: CauseRun, plan: AttemptPlan, outcome: Ca
     retries: t.retries + 1,
     success: false,
     failure: false,
+    delayed: undefined,
+    message: undefined,
   };
-  delete base.delayed;
-  delete base.message;
   if (plan.subrefs.size) base.subrefs = [...plan.subrefs].sort();
 
   if (run.signal?.aborted && !(error instanceof HandlerTimeoutError)) {

@@ -65,7 +65,8 @@ export class SubhandlingScope {
   readonly #kind: string;
   readonly #lifecycle: Lifecycle;
   readonly #runner: ChildrenRunner;
-  readonly #registered = new Map<string, ChangeHandler>();
+  /** Made by the first registration: most handlers register none. */
+  #registered: Map<string, ChangeHandler> | undefined;
   #executed = false;
   #unfinished: number | undefined;
   #closed = false;
@@ -97,14 +98,15 @@ export class SubhandlingScope {
       [options, fn] = [optionsOrFn ?? {}, maybeFn];
     }
     const child = this.#build(where, fn, options);
-    const existing = this.#registered.get(child.id);
+    const registered = this.#registered ??= new Map();
+    const existing = registered.get(child.id);
     if (existing && existing.fn !== child.fn) {
       throw new TypeError(
         `${where}: the sub-handler id '${child.id}' is registered twice with different functions; ` +
           `give each sub-handler its own id (e.g. { id: \`item-\${index}\` }).`,
       );
     }
-    if (!existing) this.#registered.set(child.id, child);
+    if (!existing) registered.set(child.id, child);
     return child.fn;
   };
 
@@ -147,7 +149,7 @@ export class SubhandlingScope {
       // Without arguments: the registered ones, once (a second call has nothing left to do).
       if (this.#executed) return;
       this.#executed = true;
-      children = [...this.#registered.values()];
+      children = [...this.#registered?.values() ?? []];
     }
     await this.#run(children, lifecycle ?? this.#lifecycle);
   };
@@ -158,7 +160,7 @@ export class SubhandlingScope {
    * unfinished -- also when the handler caught that error itself, so that it is retried anyway.
    */
   async finish(): Promise<void> {
-    if (!this.#executed && this.#registered.size) await this.execute();
+    if (!this.#executed && this.#registered?.size) await this.execute();
     if (this.#unfinished !== undefined) throw new HandlerChildrenRetry(this.#unfinished);
   }
 

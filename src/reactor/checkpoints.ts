@@ -28,13 +28,15 @@ export interface CheckpointDeps {
 }
 
 /** The checkpoints of one cycle, sent one after another; the cycle's last patch waits for them. */
-export class CycleCheckpoints {
-  /** The checkpoint for the handlers of the cycle; `undefined` when disabled. */
-  readonly checkpoint?: Checkpoint;
+export class CycleCheckpoints implements Checkpoint {
   /** The object as the last checkpoint written left it, if any was written. */
   written?: KubernetesObject;
   readonly #body: KubernetesObject;
   readonly #deps: CheckpointDeps;
+  /** Seconds between checkpoints; `null`: none. */
+  readonly #delay: number | null;
+  /** When (ms since the epoch) the next checkpoint is due. */
+  #next: number;
   #sending: Promise<void> = Promise.resolve();
   #last = "";
 
@@ -42,19 +44,29 @@ export class CycleCheckpoints {
   constructor(body: KubernetesObject, delay: number | null, deps: CheckpointDeps) {
     this.#body = body;
     this.#deps = deps;
-    if (delay === null) return;
-    let next = Date.now() + delay * 1000;
-    this.checkpoint = {
-      get at() {
-        return next;
-      },
-      send: (patch, due) => {
-        // At most one checkpoint per `delay`: a slow cycle with many handlers still writes rarely.
-        if (due !== next) return;
-        next = Date.now() + delay * 1000;
-        this.#queue(patch);
-      },
-    };
+    this.#delay = delay;
+    this.#next = delay === null ? Infinity : Date.now() + delay * 1000;
+  }
+
+  /**
+   * The checkpoint for the handlers of the cycle (this object: a method and a getter, not a literal
+   * with an accessor made per cycle); `undefined` when disabled.
+   */
+  get checkpoint(): Checkpoint | undefined {
+    return this.#delay === null ? undefined : this;
+  }
+
+  /** When a handler still running makes the next checkpoint due. */
+  get at(): number {
+    return this.#next;
+  }
+
+  /** Sends the patch taken for `due`, unless another checkpoint has been sent since. */
+  send(patch: Patch, due: number): void {
+    // At most one checkpoint per `delay`: a slow cycle with many handlers still writes rarely.
+    if (due !== this.#next || this.#delay === null) return;
+    this.#next = Date.now() + this.#delay * 1000;
+    this.#queue(patch);
   }
 
   /** Resolves when every checkpoint begun has been written (or has failed): before the cycle's own patch. */

@@ -181,7 +181,8 @@ export async function handleCause(cycle: Cycle): Promise<Verdict> {
     done = outcome.done;
     if (done) {
       // The records of sub-handlers (any depth) go with their parents' (`subrefs`).
-      for (const id of [...handlers.map((h) => h.id), ...outcome.subrefs]) progressStorage.purge(id, current, patch);
+      for (const handler of handlers) progressStorage.purge(handler.id, current, patch);
+      for (const id of outcome.subrefs) progressStorage.purge(id, current, patch);
       logger.info(
         `${REASON_TITLES[reason].noun} is processed: ${outcome.succeeded} succeeded; ${outcome.failed} failed.`,
       );
