@@ -14,8 +14,8 @@
  * share and wake-ups are left out for it: Go runs goroutines on any thread). Per round and contestant
  * (interleaved): a fresh namespace, the process started and its watch open, 2 s of rest, then
  * `--objects` objects added at once; measured from then until every object has its result in the
- * status: the process's CPU per object (and how much of it was the kernel's, how much its main thread
- * spent, and how often that thread woke up), objects/s, the writes per object, and how long an object waits in the contestant:
+ * status: the process's CPU per object (each thread's by the scheduler's count, to the nanosecond; the
+ * kernel's share by `stat`'s ticks of 10 ms; how much its main thread spent, and how often it woke up), objects/s, the writes per object, and how long an object waits in the contestant:
  * from its ADDED event to its first write, the median and the 99th percentile.
  *
  * With `--latency MS`, each write's response comes that much later (after its watch event), as from a
@@ -60,12 +60,13 @@ import { commandLine, usageError } from "./command_line.ts";
 import { join } from "node:path";
 import type { ContestantName } from "./compare_contestants.ts";
 import {
+  cpuBetween,
   cpuSeconds,
   mainAndOthers,
   mainThreadWakeups,
   median,
   systemSeconds,
-  threadCpuByName,
+  threadTimes,
 } from "./process_stats.ts";
 import { ScriptedApi, scriptedContestants } from "./scripted_api.ts";
 import { roundOrder } from "./round_order.ts";
@@ -203,7 +204,7 @@ for (let round = 1; round <= rounds; round++) {
       const writesBefore = api.writes;
       const cpuBefore = await cpuSeconds(started.pid);
       const systemBefore = await systemSeconds(started.pid);
-      const byNameBefore = await threadCpuByName(started.pid);
+      const timesBefore = await threadTimes(started.pid);
       const wakeupsBefore = await mainThreadWakeups(started.pid);
       const begun = performance.now();
       // Go and Rust run their tasks on any of their threads: a main thread's share says nothing there.
@@ -215,13 +216,22 @@ for (let round = 1; round <= rounds; round++) {
       await started.guard(withTimeout(api.untilDone(objects), 600, "every object handled"), "the objects");
       const seconds = (performance.now() - begun) / 1000;
       await sampling?.stop();
-      const cpu = await cpuSeconds(started.pid) - cpuBefore;
+      const ticked = await cpuSeconds(started.pid) - cpuBefore;
       const system = await systemSeconds(started.pid) - systemBefore;
-      const byName = await threadCpuByName(started.pid);
+      const spent = cpuBetween(timesBefore, await threadTimes(started.pid));
       const wakeups = await mainThreadWakeups(started.pid) - wakeupsBefore;
-      if (values.threads) addThreads(name, byNameBefore, byName);
-      const threads = mainAndOthers(byName);
-      const threadsBefore = mainAndOthers(byNameBefore);
+      if (values.threads) addThreads(name, spent);
+      const threads = mainAndOthers(spent);
+      // The scheduler's count, to the nanosecond; the ticks of 10 ms only say that no thread that ended took some along.
+      const cpu = threads.main + threads.others;
+      if (ticked - cpu > 0.02 + 0.1 * ticked) {
+        console.error(
+          `[round ${round}, ${name}] its threads' times sum to ${cpu.toFixed(3)} s, its ticks to ${
+            ticked.toFixed(2)
+          } s: ` +
+            "a thread that ended during the round took its time along; this round's CPU reads low.",
+        );
+      }
       const perObject = (cpuTime: number) => cpuTime * 1000 / objects;
       // The echoes of the last writes reach the contestant just after the server has them: counted too.
       if (counted || instrumented) await new Promise((resolve) => setTimeout(resolve, 300 * slower));
@@ -230,8 +240,8 @@ for (let round = 1; round <= rounds; round++) {
       const result = {
         cpu: perObject(cpu),
         system: perObject(system),
-        main: threaded ? perObject(threads.main - threadsBefore.main) : NaN,
-        others: threaded ? perObject(threads.others - threadsBefore.others) : NaN,
+        main: threaded ? perObject(threads.main) : NaN,
+        others: threaded ? perObject(threads.others) : NaN,
         wakeups: threaded ? wakeups / objects : NaN,
         rate: objects / seconds,
         writes: (api.writes - writesBefore) / objects,
@@ -342,12 +352,10 @@ for (const [label, pick, digits] of rows) {
 if (values.threads) printThreads();
 
 /** CPU seconds by thread name, per contestant, summed over the rounds. */
-function addThreads(name: ContestantName, before: Map<string, number>, after: Map<string, number>): void {
+function addThreads(name: ContestantName, spent: Map<string, number>): void {
   const sums = threadSums.get(name) ?? new Map<string, number>();
   threadSums.set(name, sums);
-  for (const [thread, seconds] of after) {
-    sums.set(thread, (sums.get(thread) ?? 0) + seconds - (before.get(thread) ?? 0));
-  }
+  for (const [thread, seconds] of spent) sums.set(thread, (sums.get(thread) ?? 0) + seconds);
 }
 
 /** With `--threads`: CPU per object by thread name, the mean over the rounds. */

@@ -94,7 +94,7 @@ export function systemSeconds(pid: number): Promise<number> {
 
 /**
  * The CPU time (s) of a process's main thread, and of its other threads (V8's helpers, the
- * runtime's) together, from a reading of {@linkcode threadCpuByName}.
+ * runtime's) together, from CPU times by thread name ({@linkcode cpuBetween}).
  */
 export function mainAndOthers(byName: Map<string, number>): { main: number; others: number } {
   let others = 0;
@@ -102,21 +102,39 @@ export function mainAndOthers(byName: Map<string, number>): { main: number; othe
   return { main: byName.get("main") ?? 0, others };
 }
 
+/** Each living thread of a process by its id: its name (`main` for the main thread) and the CPU time it has used (s). */
+export type ThreadTimes = Map<string, { name: string; seconds: number }>;
+
 /**
- * The CPU time (s) of a process's threads so far, summed by thread name (`/proc/PID/task/TID/comm`:
- * V8's helpers, the runtime's pools); the main thread is `main`. Threads that have ended count nowhere.
+ * Each thread's CPU time so far, to the nanosecond: the scheduler's own count
+ * (`/proc/PID/task/TID/schedstat`), where `stat`'s user and system times come in ticks of 10 ms
+ * (a fresh process's 500 objects take ~20 of them: a tick is ~5% of a reading). Read while the
+ * process waits, as between a benchmark's rounds: a running thread's count lags by up to a tick.
  */
-export async function threadCpuByName(pid: number): Promise<Map<string, number>> {
-  const byName = new Map<string, number>();
+export async function threadTimes(pid: number): Promise<ThreadTimes> {
+  const times: ThreadTimes = new Map();
   for await (const entry of Deno.readDir(`/proc/${pid}/task`)) {
     const folder = `/proc/${pid}/task/${entry.name}`;
     try {
-      const seconds = await statCpu(`${folder}/stat`);
+      const nanoseconds = Number((await Deno.readTextFile(`${folder}/schedstat`)).split(" ")[0]);
       const name = entry.name === String(pid) ? "main" : (await Deno.readTextFile(`${folder}/comm`)).trim();
-      byName.set(name, (byName.get(name) ?? 0) + seconds);
+      times.set(entry.name, { name, seconds: nanoseconds / 1e9 });
     } catch {
       // Ended meanwhile.
     }
+  }
+  return times;
+}
+
+/**
+ * The CPU time (s) a process used between two readings of {@linkcode threadTimes}, by thread name:
+ * each thread of the later reading less what it had in the earlier (one begun between them counts
+ * whole). A thread that ended between them counts nowhere: compare with {@linkcode cpuSeconds}.
+ */
+export function cpuBetween(before: ThreadTimes, after: ThreadTimes): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const [id, { name, seconds }] of after) {
+    byName.set(name, (byName.get(name) ?? 0) + seconds - (before.get(id)?.seconds ?? 0));
   }
   return byName;
 }
