@@ -67,7 +67,7 @@ import {
 } from "./compare_contestants.ts";
 import { preparePeers } from "./compare_peers.ts";
 import { prepareExamples } from "./example_namespace.ts";
-import { controlPlanePids, cpuSeconds, rss } from "./process_stats.ts";
+import { controlPlanePids, cpuBetween, cpuSeconds, readCpu, rss } from "./process_stats.ts";
 import { Results } from "./compare_results.ts";
 import { Tracker } from "./compare_tracker.ts";
 import { collection, createExample, inParallel, isDone, objectName, status } from "./example_objects.ts";
@@ -229,7 +229,7 @@ async function oneBurst(
   say: Say,
 ): Promise<void> {
   const key = index === 0 ? "burst" : "lastBurst";
-  const cpuBefore = await cpuSeconds(process.pid);
+  const cpuBefore = await readCpu(process.pid);
   const serverCpuBefore = await serverCpuSeconds();
   const work = await measure(client, async () => {
     const posts = await process.guard(
@@ -242,7 +242,7 @@ async function oneBurst(
   });
   if (index > 0 && index < bursts - 1) return;
   const rate = burst / ((work.value.handled - work.value.first) / 1000);
-  const cpu = (await cpuSeconds(process.pid) - cpuBefore) / burst;
+  const cpu = cpuBetween(cpuBefore, await readCpu(process.pid)).seconds / burst;
   results.add(name, `${key}Rate`, rate);
   results.add(name, `${key}Lag`, (work.value.handled - work.value.last) / 1000);
   results.add(name, `${key}Cpu`, cpu);

@@ -59,15 +59,7 @@
 import { commandLine, usageError } from "./command_line.ts";
 import { join } from "node:path";
 import type { ContestantName } from "./compare_contestants.ts";
-import {
-  cpuBetween,
-  cpuSeconds,
-  mainAndOthers,
-  mainThreadWakeups,
-  median,
-  systemSeconds,
-  threadTimes,
-} from "./process_stats.ts";
+import { cpuBetween, mainAndOthers, mainThreadWakeups, median, readCpu, systemSeconds } from "./process_stats.ts";
 import { ScriptedApi, scriptedContestants } from "./scripted_api.ts";
 import { roundOrder } from "./round_order.ts";
 import { type Origin, type OriginCounts, ORIGINS, originSplits } from "./callgrind_origins.ts";
@@ -202,9 +194,8 @@ for (let round = 1; round <= rounds; round++) {
       const instrumented = values.instructions && name !== "cr" && name !== "rs";
       if (instrumented) await callgrindControl(["--instr=on", String(started.pid)]);
       const writesBefore = api.writes;
-      const cpuBefore = await cpuSeconds(started.pid);
+      const cpuBefore = await readCpu(started.pid);
       const systemBefore = await systemSeconds(started.pid);
-      const timesBefore = await threadTimes(started.pid);
       const wakeupsBefore = await mainThreadWakeups(started.pid);
       const begun = performance.now();
       // Go and Rust run their tasks on any of their threads: a main thread's share says nothing there.
@@ -216,22 +207,15 @@ for (let round = 1; round <= rounds; round++) {
       await started.guard(withTimeout(api.untilDone(objects), 600, "every object handled"), "the objects");
       const seconds = (performance.now() - begun) / 1000;
       await sampling?.stop();
-      const ticked = await cpuSeconds(started.pid) - cpuBefore;
+      const spent = cpuBetween(cpuBefore, await readCpu(started.pid));
       const system = await systemSeconds(started.pid) - systemBefore;
-      const spent = cpuBetween(timesBefore, await threadTimes(started.pid));
       const wakeups = await mainThreadWakeups(started.pid) - wakeupsBefore;
-      if (values.threads) addThreads(name, spent);
-      const threads = mainAndOthers(spent);
-      // The scheduler's count, to the nanosecond; the ticks of 10 ms only say that no thread that ended took some along.
-      const cpu = threads.main + threads.others;
-      if (ticked - cpu > 0.02 + 0.1 * ticked) {
-        console.error(
-          `[round ${round}, ${name}] its threads' times sum to ${cpu.toFixed(3)} s, its ticks to ${
-            ticked.toFixed(2)
-          } s: ` +
-            "a thread that ended during the round took its time along; this round's CPU reads low.",
-        );
+      if (!spent.precise) {
+        console.error(`[round ${round}, ${name}] a thread ended during the round: its CPU is read in ticks of 10 ms.`);
       }
+      if (values.threads) addThreads(name, spent.byName);
+      const threads = mainAndOthers(spent.byName);
+      const cpu = spent.seconds;
       const perObject = (cpuTime: number) => cpuTime * 1000 / objects;
       // The echoes of the last writes reach the contestant just after the server has them: counted too.
       if (counted || instrumented) await new Promise((resolve) => setTimeout(resolve, 300 * slower));

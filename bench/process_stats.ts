@@ -111,7 +111,7 @@ export type ThreadTimes = Map<string, { name: string; seconds: number }>;
  * (a fresh process's 500 objects take ~20 of them: a tick is ~5% of a reading). Read while the
  * process waits, as between a benchmark's rounds: a running thread's count lags by up to a tick.
  */
-export async function threadTimes(pid: number): Promise<ThreadTimes> {
+async function threadTimes(pid: number): Promise<ThreadTimes> {
   const times: ThreadTimes = new Map();
   for await (const entry of Deno.readDir(`/proc/${pid}/task`)) {
     const folder = `/proc/${pid}/task/${entry.name}`;
@@ -126,17 +126,38 @@ export async function threadTimes(pid: number): Promise<ThreadTimes> {
   return times;
 }
 
+/** One reading of a process's CPU: its threads' scheduler counts, and its ticks (which the ended threads' keep). */
+export interface CpuReading {
+  readonly threads: ThreadTimes;
+  /** {@linkcode cpuSeconds}: in ticks of 10 ms, the process's threads that ended included. */
+  readonly ticks: number;
+}
+
+/** Reads a process's CPU for {@linkcode cpuBetween}: while it waits, as between a benchmark's steps. */
+export async function readCpu(pid: number): Promise<CpuReading> {
+  return { threads: await threadTimes(pid), ticks: await cpuSeconds(pid) };
+}
+
 /**
- * The CPU time (s) a process used between two readings of {@linkcode threadTimes}, by thread name:
- * each thread of the later reading less what it had in the earlier (one begun between them counts
- * whole). A thread that ended between them counts nowhere: compare with {@linkcode cpuSeconds}.
+ * The CPU time (s) a process used between two readings, in all and by thread name: each thread of
+ * the later reading less what it had in the earlier (one begun between them counts whole). A thread
+ * that ended between them takes its time along: where the ticks say it took more than two ticks
+ * and a tenth, the total is the ticks' (`precise` false; the names' split then misses it).
  */
-export function cpuBetween(before: ThreadTimes, after: ThreadTimes): Map<string, number> {
+export function cpuBetween(
+  before: CpuReading,
+  after: CpuReading,
+): { seconds: number; byName: Map<string, number>; precise: boolean } {
   const byName = new Map<string, number>();
-  for (const [id, { name, seconds }] of after) {
-    byName.set(name, (byName.get(name) ?? 0) + seconds - (before.get(id)?.seconds ?? 0));
+  let seconds = 0;
+  for (const [id, { name, seconds: used }] of after.threads) {
+    const spent = used - (before.threads.get(id)?.seconds ?? 0);
+    byName.set(name, (byName.get(name) ?? 0) + spent);
+    seconds += spent;
   }
-  return byName;
+  const ticked = after.ticks - before.ticks;
+  const precise = ticked - seconds <= 0.02 + 0.1 * ticked;
+  return { seconds: precise ? seconds : ticked, byName, precise };
 }
 
 /**
