@@ -141,8 +141,9 @@ export async function readCpu(pid: number): Promise<CpuReading> {
 /**
  * The CPU time (s) a process used between two readings, in all and by thread name: each thread of
  * the later reading less what it had in the earlier (one begun between them counts whole). A thread
- * that ended between them takes its time along: where the ticks say it took more than two ticks
- * and a tenth, the total is the ticks' (`precise` false; the names' split then misses it).
+ * that ended between them takes its time along: where the ticks exceed the threads' sum by more
+ * than two ticks and a tenth of their own total, the total is the ticks' (`precise` false; the
+ * names' split then misses that thread's share).
  */
 export function cpuBetween(
   before: CpuReading,
