@@ -15,8 +15,9 @@
  * (interleaved): a fresh namespace, the process started and its watch open, 2 s of rest, then
  * `--objects` objects added at once; measured from then until every object has its result in the
  * status: the process's CPU per object (each thread's by the scheduler's count, to the nanosecond; the
- * kernel's share by `stat`'s ticks of 10 ms; how much its main thread spent, and how often it woke up), objects/s, the writes per object, and how long an object waits in the contestant:
- * from its ADDED event to its first write, the median and the 99th percentile.
+ * kernel's share by `stat`'s ticks of 10 ms; how much its main thread spent, and how often it woke
+ * up), objects/s, the writes per object, and how long an object waits in the contestant: from its
+ * ADDED event to its first write, the median and the 99th percentile.
  *
  * With `--latency MS`, each write's response comes that much later (after its watch event), as from a
  * busy API server: what waiting writes cost a contestant shows (ours keeps at most
