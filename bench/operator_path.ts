@@ -17,7 +17,9 @@
  * status: the process's CPU per object (each thread's by the scheduler's count, to the nanosecond; the
  * kernel's share by `stat`'s ticks of 10 ms; how much its main thread spent, and how often it woke
  * up), objects/s, the writes per object, and how long an object waits in the contestant: from its
- * ADDED event to its first write, the median and the 99th percentile.
+ * ADDED event to its first write, the median and the 99th percentile. After the medians, the pairs the table compares,
+ * round by round: the median of the rounds' ratios of CPU per object, the lowest and the highest (the contestants of a
+ * round share the machine's drift, so a before/after reads best there).
  *
  * With `--latency MS`, each write's response comes that much later (after its watch event), as from a
  * busy API server: what waiting writes cost a contestant shows (ours keeps at most
@@ -60,7 +62,15 @@
 import { commandLine, usageError } from "./command_line.ts";
 import { join } from "node:path";
 import type { ContestantName } from "./compare_contestants.ts";
-import { cpuBetween, mainAndOthers, mainThreadWakeups, median, readCpu, systemSeconds } from "./process_stats.ts";
+import {
+  cpuBetween,
+  mainAndOthers,
+  mainThreadWakeups,
+  median,
+  pairedRatios,
+  readCpu,
+  systemSeconds,
+} from "./process_stats.ts";
 import { ScriptedApi, scriptedContestants } from "./scripted_api.ts";
 import { roundOrder } from "./round_order.ts";
 import { type Origin, type OriginCounts, ORIGINS, originSplits } from "./callgrind_origins.ts";
@@ -313,6 +323,7 @@ const ratios = [
   ["lean", "cr"],
   ["lean", "rs"],
   ["ours", "before"],
+  ["lean", "before"],
 ].filter((
   [a, b],
 ) => names.includes(a as ContestantName) && names.includes(b as ContestantName));
@@ -328,10 +339,21 @@ console.log(`| metric | ${names.join(" | ")} | ${ratios.map(([a, b]) => `${a}/${
 console.log(`|---|${names.map(() => "--:|").join("")}${ratios.map(() => "--:|").join("")}`);
 for (const [label, pick, digits] of rows) {
   const value = (name: string) => median(measured.get(name as ContestantName)!.map(pick));
-  const shown = (number: number, places: number) => Number.isNaN(number) ? "–" : number.toFixed(places);
+  const shown = (number: number, places: number) => Number.isFinite(number) ? number.toFixed(places) : "–";
   const cells = names.map((name) => shown(value(name), digits));
   const shares = ratios.map(([a, b]) => shown(value(a) / value(b), 2));
   console.log(`| ${label} | ${cells.join(" | ")} | ${shares.join(" | ")} |`);
+}
+
+// The rounds run the contestants side by side: their CPU compared round by round, as a before/after reads best.
+if (rounds > 1 && ratios.length) {
+  console.log(`\nCPU per object compared round by round (${rounds} rounds):\n`);
+  console.log("| ratio | median of the rounds' ratios | lowest | highest |\n|---|--:|--:|--:|");
+  for (const [a, b] of ratios) {
+    const cpu = (name: string) => measured.get(name as ContestantName)!.map((m) => m.cpu);
+    const { median, lowest, highest } = pairedRatios(cpu(a), cpu(b));
+    console.log(`| ${a}/${b} | ${median.toFixed(3)} | ${lowest.toFixed(3)} | ${highest.toFixed(3)} |`);
+  }
 }
 
 if (values.threads) printThreads();

@@ -225,3 +225,24 @@ export function median(values: readonly number[]): number {
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
+
+/**
+ * Two contestants' figures compared round by round: the median of the rounds' ratios, and the lowest and highest.
+ * Rounds that run the two side by side share the machine's drift (an hour of other work, a warmer cache), which a
+ * ratio of the two medians does not cancel: a change a few percent wide shows in the paired ratios first.
+ *
+ * @param numerators the first contestant's figure in each round.
+ * @param denominators the second's, in the same rounds.
+ */
+export function pairedRatios(
+  numerators: readonly number[],
+  denominators: readonly number[],
+): { median: number; lowest: number; highest: number } {
+  if (numerators.length !== denominators.length || numerators.length === 0) {
+    throw new Error(
+      `Paired ratios need as many rounds on each side, at least one: ${numerators.length} and ${denominators.length}.`,
+    );
+  }
+  const ratios = numerators.map((value, round) => value / denominators[round]);
+  return { median: median(ratios), lowest: Math.min(...ratios), highest: Math.max(...ratios) };
+}
