@@ -7,6 +7,11 @@
  * unfinished children stays unfinished (retried when the earliest child is due), its `subrefs`
  * collect the ids of all its descendants, and its result is stored once all of them are done.
  *
+ * A success's progress record goes into the patch only if something will read it: a checkpoint
+ * (before the next attempt), or the next cycle (when the cause is left unfinished). A cause
+ * finished in one cycle has its records purged at its end, so storing them first was work for
+ * nothing (1-2% of a creation's CPU at a LocalCluster's pace, docs/performance.md).
+ *
  * @module
  */
 
@@ -50,12 +55,22 @@ interface Level {
   readonly kind?: string;
   /** The `subrefs` of every ancestor, each collecting the ids of all its descendants. */
   readonly ancestors: readonly Set<string>[];
+  /** Successes of the whole cause (all levels) whose records are not in the patch yet. */
+  readonly unstored: Tracked[];
 }
 
 /** Runs the due handlers of a cause and records everything in the patch. */
 export async function runCause(handlers: readonly ChangeHandler[], run: CauseRun): Promise<CauseOutcome> {
   const view = { old: run.old, new: run.new, diff: run.diff };
-  const { tracked, done, delay } = await runLevel(handlers, run, { view, lifecycle: run.lifecycle, ancestors: [] });
+  const unstored: Tracked[] = [];
+  const { tracked, done, delay } = await runLevel(handlers, run, {
+    view,
+    lifecycle: run.lifecycle,
+    ancestors: [],
+    unstored,
+  });
+  // Left unfinished: the next cycle must find which handlers have succeeded.
+  if (!done) storeAll(run, unstored);
   // One pass: this runs once per handled cause, nearly always without sub-handlers.
   let succeeded = 0;
   let failed = 0;
@@ -193,7 +208,7 @@ async function attempt(t: Tracked, run: CauseRun, level: Level): Promise<void> {
   };
   const began = performance.now();
   const outcome = exhausted(t, plan) ?? await call(t, run, level, plan);
-  recordOutcome(t, run, plan, outcome, (performance.now() - began) / 1000);
+  recordOutcome(t, run, level, plan, outcome, (performance.now() - began) / 1000);
 }
 
 /** The error that ends a handler without calling it again: its timeout or its retries are used up. */
@@ -221,7 +236,13 @@ async function call(t: Tracked, run: CauseRun, level: Level, plan: AttemptPlan):
     kind,
     level.lifecycle,
     (found, lifecycle) =>
-      runChildren(found, run, { view, lifecycle, kind, ancestors: [...level.ancestors, plan.subrefs] }),
+      runChildren(found, run, {
+        view,
+        lifecycle,
+        kind,
+        ancestors: [...level.ancestors, plan.subrefs],
+        unstored: level.unstored,
+      }),
   );
   const { timeout } = options;
   const deadline = timeout === undefined ? undefined : started.getTime() + timeout * 1000;
@@ -248,7 +269,7 @@ async function call(t: Tracked, run: CauseRun, level: Level, plan: AttemptPlan):
     subhandler: scope.subhandler,
     execute: scope.execute,
   });
-  const checkpoint = armCheckpoint(run);
+  const checkpoint = armCheckpoint(run, level.unstored);
   try {
     const result = await runWithDeadline((signal) =>
       runWithObject(run.body, async () => {
@@ -273,8 +294,18 @@ async function call(t: Tracked, run: CauseRun, level: Level, plan: AttemptPlan):
   }
 }
 
-/** Records an attempt's outcome in the patch (progress, result) and in the metrics, and logs it. */
-function recordOutcome(t: Tracked, run: CauseRun, plan: AttemptPlan, outcome: CallOutcome, seconds: number): void {
+/**
+ * Records an attempt's outcome in the patch (progress, result) and in the metrics, and logs it. A
+ * success's record is kept aside (`level.unstored`) until something reads it.
+ */
+function recordOutcome(
+  t: Tracked,
+  run: CauseRun,
+  level: Level,
+  plan: AttemptPlan,
+  outcome: CallOutcome,
+  seconds: number,
+): void {
   const { id } = t;
   let { error } = outcome;
   // `delayed` and `message` cleared by `undefined` (as absent to the storages), not deleted: a
@@ -316,7 +347,8 @@ function recordOutcome(t: Tracked, run: CauseRun, plan: AttemptPlan, outcome: Ca
   if (error === undefined) {
     recordHandlerRun(id, run.resource.plural, run.reason, "success", t.retries, seconds);
     run.logger.info(`Handler '${id}' succeeded.`);
-    store(run, t, { ...base, success: true, stopped: formatTimestamp(new Date()) });
+    remember(t, { ...base, success: true, stopped: formatTimestamp(new Date()) });
+    level.unstored.push(t);
     return;
   }
   recordFailure(t, run, plan, base, error, seconds);
@@ -358,16 +390,30 @@ function recordFailure(
 }
 
 /** Sends a copy of what the cycle has recorded so far if the attempt about to start is still running when the checkpoint is due. */
-function armCheckpoint(run: CauseRun): ReturnType<typeof setTimeout> | undefined {
+function armCheckpoint(run: CauseRun, unstored: Tracked[]): ReturnType<typeof setTimeout> | undefined {
   const { checkpoint } = run;
-  if (!checkpoint || run.patch.empty) return undefined;
+  if (!checkpoint) return undefined;
+  // A checkpoint writes the successes so far: a crash then re-runs only the handler still running.
+  storeAll(run, unstored);
+  if (run.patch.empty) return undefined;
   const sofar = run.patch.clone();
   const due = checkpoint.at;
   return setTimeout(() => checkpoint.send(sofar, due), Math.max(0, due - Date.now()));
 }
 
 function store(run: CauseRun, t: Tracked, record: ProgressRecord): void {
+  remember(t, record);
+  run.storage.store(t.id, record, run.body, run.patch);
+}
+
+/** The handler's record as this cycle knows it: what decides whether it is finished. */
+function remember(t: Tracked, record: ProgressRecord): void {
   t.record = record;
   t.retries = record.retries ?? 0;
-  run.storage.store(t.id, record, run.body, run.patch);
+}
+
+/** Puts the records kept aside into the patch. */
+function storeAll(run: CauseRun, unstored: Tracked[]): void {
+  for (const t of unstored) run.storage.store(t.id, t.record, run.body, run.patch);
+  unstored.length = 0;
 }

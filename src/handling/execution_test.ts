@@ -138,3 +138,24 @@ Deno.test("execution: a handler past its deadline fails for good with HandlerTim
   assert.equal(record?.failure, true);
   assert.equal(record?.message, "Handler 'hungFn' has timed out after 0.05 s.");
 });
+
+Deno.test("execution: a cause finished in one cycle puts no records into the patch; one left unfinished keeps its successes'", async () => {
+  const done = await cycle([handler("a", () => ({ a: 1 })), handler("b", () => {})], {});
+  assert.equal(done.outcome.done, true);
+  assert.deepEqual(done.patch.metadata.annotations, {}, "records that the cause's end would purge at once");
+  assert.deepEqual(done.patch.status, { a: { a: 1 } });
+
+  const left = await cycle([
+    handler("a", () => ({ a: 1 })),
+    handler("b", () => {
+      throw new Error("not yet");
+    }),
+  ], {});
+  assert.equal(left.outcome.done, false);
+  const annotations = left.patch.metadata.annotations as Record<string, string>;
+  assert.equal(decodeProgressRecord(annotations["kopf.zalando.org/a"])?.success, true, "the next cycle must skip a");
+  const retried = decodeProgressRecord(annotations["kopf.zalando.org/b"]);
+  assert.equal(retried?.success, false);
+  assert.equal(retried?.retries, 1);
+  assert.ok(retried?.delayed, "b is retried later");
+});
