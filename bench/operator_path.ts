@@ -28,7 +28,9 @@
  * etcd has the write, the event once its watch cache has it). With `--rate N`, the objects come at
  * N per second instead of at once (every contestant then works at the same pace, as on a LocalCluster,
  * where kube-apiserver sets it: the CPU per object of a process that idles between objects is higher),
- * added every `--tick` ms (20 by default: 5 objects at a time at 250 per second).
+ * added every `--tick` ms (20 by default: 5 objects at a time at 250 per second). With `--warm N`, N objects are
+ * added the same way and handled before the measured ones, unmeasured: a process past its warm-up (V8 has optimised
+ * the code its objects run), where a fresh one pays for compiling it.
  * With `--threads`, also the CPU per object by thread name (V8's helpers, the runtime's pools). With
  * `--perf DIR`, `perf record -g` samples each Deno contestant while it handles the objects, into
  * `DIR/<name>-<round>.data`, for bench/perf_split.ts (JavaScript against the runtime's native work). With
@@ -53,7 +55,7 @@
  * 10-30% per round (the hook's own cost makes those times incomparable).
  *
  * Usage: `deno run -A bench/operator_path.ts [--objects 2000] [--rounds 3] [--only ours,lean,raw,raw2,floor,cr]
- * [--latency 0] [--event-after MS] [--rate N [--tick 20]] [--before DIR] [--threads] [--perf DIR] [--compilations]
+ * [--latency 0] [--event-after MS] [--rate N [--tick 20]] [--warm 0] [--before DIR] [--threads] [--perf DIR] [--compilations]
  * [--promises] [--instructions]`
  *
  * @module
@@ -89,11 +91,14 @@ const { values } = commandLine({
     tick: { type: "string", default: "20" },
     perf: { type: "string" },
     compilations: { type: "boolean", default: false },
+    warm: { type: "string", default: "0" },
     promises: { type: "boolean", default: false },
     instructions: { type: "boolean", default: false },
   },
 });
 const objects = Number(values.objects);
+const warm = Number(values.warm);
+if (!(warm >= 0)) usageError(`--warm takes a number of objects, 0 or more; got ${values.warm}.`);
 const tick = Number(values.tick);
 if (!(tick > 0)) usageError(`--tick takes the milliseconds between two additions, above 0; got ${values.tick}.`);
 const rounds = Number(values.rounds);
@@ -199,6 +204,11 @@ for (let round = 1; round <= rounds; round++) {
     try {
       await started.guard(withTimeout(api.watched, 60 * slower, "its watch to open"), "the watch");
       await new Promise((resolve) => setTimeout(resolve, 2000 * slower));
+      if (warm) {
+        await addObjects("warm", warm);
+        await started.guard(withTimeout(api.untilDone(warm), 600, "every warming object handled"), "the warming");
+        api.waits.length = 0;
+      }
       // The Deno contestants' promises so far (their probe writes the count when signalled).
       const counted = values.promises && name !== "cr" && name !== "rs";
       const promisesBefore = counted ? await promisesOf(started.pid) : NaN;
@@ -214,8 +224,8 @@ for (let round = 1; round <= rounds; round++) {
       const sampling = values.perf !== undefined && threaded
         ? samplePerf(started.pid, join(values.perf, `${name}-${round}.data`))
         : undefined;
-      await addObjects();
-      await started.guard(withTimeout(api.untilDone(objects), 600, "every object handled"), "the objects");
+      await addObjects("kex", objects);
+      await started.guard(withTimeout(api.untilDone(warm + objects), 600, "every object handled"), "the objects");
       const seconds = (performance.now() - begun) / 1000;
       await sampling?.stop();
       const spent = cpuBetween(cpuBefore, await readCpu(started.pid));
@@ -328,8 +338,8 @@ const ratios = [
   [a, b],
 ) => names.includes(a as ContestantName) && names.includes(b as ContestantName));
 console.log(
-  `\n${objects} objects added ${
-    values.rate ? `at ${values.rate} per second` : "at once"
+  `\n${objects} objects added ${values.rate ? `at ${values.rate} per second` : "at once"}${
+    warm ? ` after ${warm} unmeasured` : ""
   }, medians of ${rounds} round(s), against bench/scripted_api.ts` +
     ` (writes answered after ${api.latency} ms; their watch events ${
       api.eventDelay === undefined ? "before the answers" : `${api.eventDelay} ms after them`
@@ -397,14 +407,14 @@ function samplePerf(pid: number, file: string): { stop(): Promise<void> } {
   };
 }
 
-/** Adds the objects: all at once, or with `--rate`, so many per second (in ticks of `--tick` ms). */
-async function addObjects(): Promise<void> {
+/** Adds `count` objects named `<prefix>-<n>`: all at once, or with `--rate`, so many per second (in ticks of `--tick` ms). */
+async function addObjects(prefix: string, count: number): Promise<void> {
   const rate = values.rate ? Number(values.rate) : Infinity;
   const begun = performance.now();
-  for (let index = 0; index < objects;) {
-    const due = Math.min(objects, Math.floor((performance.now() - begun) / 1000 * rate) + 1);
-    for (; index < due; index++) api.add(`kex-${index}`, { field: "value" });
-    if (index < objects) await new Promise((resolve) => setTimeout(resolve, tick));
+  for (let index = 0; index < count;) {
+    const due = Math.min(count, Math.floor((performance.now() - begun) / 1000 * rate) + 1);
+    for (; index < due; index++) api.add(`${prefix}-${index}`, { field: "value" });
+    if (index < count) await new Promise((resolve) => setTimeout(resolve, tick));
   }
 }
 
