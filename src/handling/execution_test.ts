@@ -159,3 +159,20 @@ Deno.test("execution: a cause finished in one cycle puts no records into the pat
   assert.equal(retried?.retries, 1);
   assert.ok(retried?.delayed, "b is retried later");
 });
+
+Deno.test("execution: each context's signal is its own attempt's, an own enumerable property that a spread copy keeps", async () => {
+  const seen: { signal: AbortSignal; copied: unknown; keys: string[] }[] = [];
+  const look = (context: Parameters<ChangeFn>[0]) => {
+    seen.push({ signal: context.signal, copied: { ...context }.signal, keys: Object.keys(context) });
+  };
+  // The second handler's timeout gives its attempt a signal of its own that aborts at the deadline.
+  await cycle([handler("a", look), handler("b", look, { timeout: 60 })], {});
+  assert.equal(seen.length, 2);
+  for (const { signal, copied, keys } of seen) {
+    assert.ok(signal instanceof AbortSignal);
+    assert.equal(copied, signal);
+    assert.ok(keys.includes("signal"));
+  }
+  assert.notEqual(seen[0].signal, seen[1].signal);
+  assert.equal(seen[0].signal.aborted, false);
+});
