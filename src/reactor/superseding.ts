@@ -22,12 +22,20 @@ export function supersede(
   logger: ObjectLogger,
   storage: ProgressStorage,
 ): void {
-  const stale = new Map<Reason, ProgressRecord[]>();
-  const ids = new Set<string>();
-  for (const id of new Set(handlers.map((handler) => handler.id))) {
+  // The records of another cause by handler id (each id once): made only when one is found, as
+  // nearly every cycle finds none.
+  let found: Map<string, ProgressRecord> | undefined;
+  for (const { id } of handlers) {
     const record = storage.fetch(id, body);
     const purpose = record?.purpose as Reason | undefined;
     if (!record || !purpose || purpose === reason || !(purpose in REASON_TITLES)) continue;
+    (found ??= new Map()).set(id, record);
+  }
+  if (!found) return;
+  const stale = new Map<Reason, ProgressRecord[]>();
+  const ids = new Set<string>();
+  for (const [id, record] of found) {
+    const purpose = record.purpose as Reason;
     stale.set(purpose, [...stale.get(purpose) ?? [], record]);
     ids.add(id);
     for (const subref of record.subrefs ?? []) ids.add(subref);
