@@ -110,12 +110,26 @@ const FIRST_OF_YEAR_10000 = 253_402_300_800_000;
 
 const DAY_MS = 86_400_000;
 
-/**
- * A moment of the years 1-9999 as Kopf writes it, from its milliseconds: the civil date of its day
- * counted in 400-year eras of the proleptic Gregorian calendar, each era's years starting in March
- * (so that the leap day is the last of a year).
- */
+/** A moment of the years 1-9999 as Kopf writes it, from its milliseconds. */
 function formatTime(time: number): string {
+  // Records are written in runs within the same second: its date and time are worked out once.
+  const second = Math.floor(time / 1000);
+  if (second !== lastSecond.second) {
+    lastSecond.second = second;
+    lastSecond.text = formatSecond(second * 1000);
+  }
+  return `${lastSecond.text}.${pad(time - second * 1000, 3)}000+00:00`;
+}
+
+/** The last second formatted (`2024-01-02T03:04:05`), and which it was (seconds since the epoch). */
+const lastSecond = { second: NaN, text: "" };
+
+/**
+ * A whole second of the years 1-9999 as `YYYY-MM-DDTHH:MM:SS`, from its milliseconds: the civil date
+ * of its day counted in 400-year eras of the proleptic Gregorian calendar, each era's years starting
+ * in March (so that the leap day is the last of a year).
+ */
+function formatSecond(time: number): string {
   const days = Math.floor(time / DAY_MS);
   let rest = time - days * DAY_MS;
   const hour = Math.floor(rest / 3_600_000);
@@ -123,7 +137,6 @@ function formatTime(time: number): string {
   const minute = Math.floor(rest / 60_000);
   rest -= minute * 60_000;
   const second = Math.floor(rest / 1000);
-  const millisecond = rest - second * 1000;
   // Days since 0000-03-01, the start of an era.
   const shifted = days + 719_468;
   const era = Math.floor(shifted / 146_097);
@@ -136,8 +149,7 @@ function formatTime(time: number): string {
   const day = dayOfYear - Math.floor((153 * monthFromMarch + 2) / 5) + 1;
   const month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9;
   const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
-  return `${pad(year, 4)}-${two(month)}-${two(day)}T${two(hour)}:${two(minute)}:${two(second)}.` +
-    `${pad(millisecond, 3)}000+00:00`;
+  return `${pad(year, 4)}-${two(month)}-${two(day)}T${two(hour)}:${two(minute)}:${two(second)}`;
 }
 
 function two(value: number): string {

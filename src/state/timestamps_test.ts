@@ -61,6 +61,9 @@ Deno.test("formatTimestamp: every moment of the years 1-9999 as the ISO form has
   for (let day = Date.parse("2000-02-27T00:00:00Z"); day < Date.parse("2000-03-02T00:00:00Z"); day += 3_600_000) {
     moments.push(day, day - 1);
   }
+  // Runs within one second, across its ends and back (the second's text is worked out once per run).
+  const run = Date.parse("2026-12-06T05:13:14.000Z");
+  moments.push(run, run + 1, run + 500, run + 999, run + 1000, run + 999, run - 1, run, first, first + 1);
   for (const moment of moments) {
     const date = new Date(moment);
     assert.equal(formatTimestamp(date), `${date.toISOString().slice(0, 23)}000+00:00`, String(moment));
