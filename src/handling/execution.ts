@@ -17,7 +17,7 @@
 
 import { type Diff, reduceDiff, resolveField } from "../model/diff.ts";
 import type { ProgressRecord } from "../state/progress.ts";
-import { resourceContext } from "./context.ts";
+import { type ResourceContext, resourceContext } from "./context.ts";
 import { runWithDeadline } from "./deadlines.ts";
 import { HandlerRetriesError, HandlerTimeoutError } from "./errors.ts";
 import { judgeFailure } from "./failures.ts";
@@ -142,14 +142,7 @@ async function runChildren(children: readonly ChangeHandler[], run: CauseRun, le
   const mode = matchModeOf(level.kind ?? "create");
   const { view } = level;
   const context = (): FilterContext => ({
-    ...resourceContext(run.body, {
-      patch: run.patch,
-      logger: run.logger,
-      memo: run.memo,
-      indices: run.indices,
-      resource: run.resource,
-      param: undefined,
-    }),
+    ...objectContext(run, undefined),
     reason: run.reason,
     old: view.old,
     new: view.new,
@@ -165,6 +158,12 @@ async function runChildren(children: readonly ChangeHandler[], run: CauseRun, le
   for (const ancestor of level.ancestors) for (const id of ids) ancestor.add(id);
   const { done, delay } = await runLevel([...selected.values()], run, level);
   return { done, delay };
+}
+
+/** The parts that a handler's context and its filters' context share: the object's and the cause run's. */
+function objectContext(run: CauseRun, param: unknown): ResourceContext {
+  const { patch, logger, memo, indices, resource } = run;
+  return resourceContext(run.body, { patch, logger, memo, indices, resource, param });
 }
 
 /** The view narrowed to a handler's field, if it has one. */
@@ -249,14 +248,7 @@ async function call(t: Tracked, run: CauseRun, level: Level, plan: AttemptPlan):
   const limits = { label: `Handler '${id}'`, deadline, timeout, signal: run.signal, logger: run.logger };
   const context = (signal: () => AbortSignal): ChangeContext =>
     withSignal({
-      ...resourceContext(run.body, {
-        patch: run.patch,
-        logger: run.logger,
-        memo: run.memo,
-        indices: run.indices,
-        resource: run.resource,
-        param: options.param,
-      }),
+      ...objectContext(run, options.param),
       reason: run.reason,
       retry: t.retries,
       started,
