@@ -55,8 +55,8 @@
  * 10-30% per round (the hook's own cost makes those times incomparable).
  *
  * Usage: `deno run -A bench/operator_path.ts [--objects 2000] [--rounds 3] [--only ours,lean,raw,raw2,floor,cr]
- * [--latency 0] [--event-after MS] [--rate N [--tick 20]] [--warm 0] [--before DIR] [--threads] [--perf DIR] [--compilations]
- * [--promises] [--instructions]`
+ * [--latency 0] [--event-after MS] [--rate N [--tick 20]] [--warm 0] [--before DIR] [--threads] [--perf DIR]
+ * [--compilations] [--promises] [--instructions]`
  *
  * @module
  */
@@ -98,7 +98,9 @@ const { values } = commandLine({
 });
 const objects = Number(values.objects);
 const warm = Number(values.warm);
-if (!(warm >= 0)) usageError(`--warm takes a number of objects, 0 or more; got ${values.warm}.`);
+if (!(Number.isInteger(warm) && warm >= 0)) {
+  usageError(`--warm takes a whole number of objects, 0 or more; got ${values.warm}.`);
+}
 const tick = Number(values.tick);
 if (!(tick > 0)) usageError(`--tick takes the milliseconds between two additions, above 0; got ${values.tick}.`);
 const rounds = Number(values.rounds);
@@ -407,7 +409,10 @@ function samplePerf(pid: number, file: string): { stop(): Promise<void> } {
   };
 }
 
-/** Adds `count` objects named `<prefix>-<n>`: all at once, or with `--rate`, so many per second (in ticks of `--tick` ms). */
+/**
+ * Adds `count` objects named `<prefix>-<n>`: all at once, or with `--rate`, so many per second (in ticks of `--tick`
+ * ms).
+ */
 async function addObjects(prefix: string, count: number): Promise<void> {
   const rate = values.rate ? Number(values.rate) : Infinity;
   const begun = performance.now();
