@@ -261,7 +261,8 @@ for (let round = 1; round <= rounds; round++) {
       };
       measured.get(name)!.push(result);
       console.error(
-        `[round ${round}, ${name}] ${result.rate.toFixed(0)} objects/s, ${result.cpu.toFixed(3)} ms CPU per object`,
+        `[round ${round}, ${name}] ${result.rate.toFixed(0)} objects/s, ${result.cpu.toFixed(3)} ms CPU per object` +
+          (instrumented ? `; ${instructionsLine(instructions)}` : ""),
       );
     } finally {
       await started.stop();
@@ -455,6 +456,19 @@ async function callgrindControl(args: string[]): Promise<void> {
   const output = await new Deno.Command("callgrind_control", { args, stdout: "piped", stderr: "piped" }).output();
   const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
   if (!output.success || !text.includes("OK")) throw new Error(`callgrind_control ${args.join(" ")}: ${text}`);
+}
+
+/**
+ * A round's instructions per object, in thousands: all threads', the main thread's, and of these the JavaScript's own
+ * (the framework's, the libraries', Deno's, V8's builtins'), which V8's compilations and collections do not blur.
+ */
+function instructionsLine(counts: CallgrindCounts): string {
+  const own = (origin: Origin) => counts.mainByOrigin.get(origin)?.instructions ?? 0;
+  const script = ["framework (src/)", "libraries (node_modules)", "Deno's JavaScript", "V8's builtins"] as const;
+  const javascript = script.reduce((sum, origin) => sum + own(origin), 0);
+  return `${counts.instructions.toFixed(0)} thousand instructions per object, the main thread's ` +
+    `${counts.mainInstructions.toFixed(0)}, its JavaScript's ${javascript.toFixed(1)} ` +
+    `(the framework's ${own("framework (src/)").toFixed(1)})`;
 }
 
 /** A row per origin of the code: one count of a split of the main thread's (`--instructions`). */
