@@ -24,3 +24,8 @@ export function immediateSink<S extends Sink>(sink: S): S {
   Object.defineProperty(sink, IMMEDIATE, { value: true });
   return sink;
 }
+
+/** Whether a sink is marked as reading each record only while it is called (see {@linkcode immediateSink}). */
+export function isImmediateSink(sink: Sink): boolean {
+  return (sink as unknown as Record<symbol, unknown>)[IMMEDIATE] === true;
+}

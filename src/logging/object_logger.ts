@@ -7,7 +7,8 @@
 
 import { getLogger } from "@logtape/logtape";
 import type { KubernetesObject } from "../model/body.ts";
-import { LogTapeHandlerLogger } from "./handler_logger.ts";
+import { emitObjectRecord } from "./configure.ts";
+import { type HandlerLogger, LogTapeHandlerLogger } from "./handler_logger.ts";
 
 export type { HandlerLogger } from "./handler_logger.ts";
 
@@ -29,15 +30,51 @@ export function objectRef(body: KubernetesObject): ObjectRef {
 /** Looked up once: `getLogger()` walks the category tree, and an object logger is made per cycle. */
 const OBJECTS = getLogger(["kopf", "objects"]);
 
-/** A logger whose records carry the object's reference; given to resource handlers as `logger`. */
+/**
+ * A logger whose records carry the object's reference; given to resource handlers as `logger`.
+ * Under the framework's own logging configuration its records go straight to that configuration's
+ * sinks (`emitObjectRecord`); under the program's own, through LogTape.
+ */
+export class ObjectLogger implements HandlerLogger {
+  readonly #properties: Record<string, unknown>;
+  /** The LogTape logger with the object's reference, made only when a record goes through LogTape. */
+  #logtape: LogTapeHandlerLogger | undefined;
 
-export class ObjectLogger extends LogTapeHandlerLogger {
   /**
    * @param body the object the messages are about.
    * @param options `local`: never posted as Kubernetes Events (e.g. `on.event` handlers' lines).
    */
   constructor(body: KubernetesObject, options: { local?: boolean } = {}) {
-    const properties = options.local ? { object: objectRef(body), local: true } : { object: objectRef(body) };
-    super(OBJECTS.with(properties));
+    this.#properties = options.local ? { object: objectRef(body), local: true } : { object: objectRef(body) };
+  }
+
+  /** Logs a debug message. */
+  debug(message: string): void {
+    if (!emitObjectRecord("debug", message, this.#properties)) this.#through().debug(message);
+  }
+  /** Logs an informational message. */
+  info(message: string): void {
+    if (!emitObjectRecord("info", message, this.#properties)) this.#through().info(message);
+  }
+  /** Logs a warning. */
+  warning(message: string): void {
+    if (!emitObjectRecord("warning", message, this.#properties)) this.#through().warning(message);
+  }
+  /** Same as `warning`. */
+  warn(message: string): void {
+    this.warning(message);
+  }
+  /** Logs an error. */
+  error(message: string): void {
+    if (!emitObjectRecord("error", message, this.#properties)) this.#through().error(message);
+  }
+  /** Logs an error with an exception's message and stack. */
+  exception(message: string, error?: unknown): void {
+    const properties = error === undefined ? this.#properties : { ...this.#properties, error };
+    if (!emitObjectRecord("error", message, properties)) this.#through().exception(message, error);
+  }
+
+  #through(): LogTapeHandlerLogger {
+    return this.#logtape ??= new LogTapeHandlerLogger(OBJECTS.with(this.#properties));
   }
 }
