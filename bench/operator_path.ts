@@ -460,7 +460,8 @@ async function callgrindControl(args: string[]): Promise<void> {
 
 /**
  * A round's instructions per object, in thousands: all threads', the main thread's, and of these the JavaScript's own
- * (the framework's, the libraries', Deno's, V8's builtins'), which V8's compilations and collections do not blur.
+ * (the framework's, the libraries', Deno's, V8's builtins'): V8's compilers and collector, native code, are outside
+ * that count, the steadiest of the three from round to round (docs/performance.md).
  */
 function instructionsLine(counts: CallgrindCounts): string {
   const own = (origin: Origin) => counts.mainByOrigin.get(origin)?.instructions ?? 0;

@@ -15,7 +15,7 @@ import {
   type LogRecord,
   type Sink,
 } from "@logtape/logtape";
-import type { ObjectRef } from "./object_logger.ts";
+import type { ObjectRef } from "./object_ref.ts";
 import { activeTraceIds } from "../observability/tracing.ts";
 import { immediateSink, isImmediateSink } from "./immediate_sink.ts";
 import { flushStderrLines, stderrLines } from "./line_buffer.ts";
@@ -106,8 +106,9 @@ const OBJECTS_CATEGORY: readonly string[] = ["kopf", "objects"];
  * itself) -- the record and the order that LogTape's dispatch gives them under that configuration,
  * which has no filters, implicit contexts or category prefixes. LogTape's dispatch runs some 25
  * functions per record: one created object's cycles run 158 distinct functions this way, 194 through
- * it, and at a LocalCluster's pace, where a cycle costs the code it runs from cold caches, the lean
- * preset spends ~6% less CPU per object (docs/performance.md, "where the CPU goes").
+ * it. At a LocalCluster's pace, where a cycle costs the code it runs from cold caches, the lean preset
+ * spent 6-10% less CPU per object on the scripted server in paired rounds (docs/performance.md, "the
+ * log lines without LogTape's dispatch").
  *
  * @returns `false` when the program has configured LogTape itself: the caller logs through LogTape then.
  */

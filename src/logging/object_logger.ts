@@ -9,23 +9,9 @@ import { getLogger } from "@logtape/logtape";
 import type { KubernetesObject } from "../model/body.ts";
 import { emitObjectRecord } from "./configure.ts";
 import { type HandlerLogger, LogTapeHandlerLogger } from "./handler_logger.ts";
+import { objectRef } from "./object_ref.ts";
 
 export type { HandlerLogger } from "./handler_logger.ts";
-
-/** The reference to an object that object-related log records carry. */
-export interface ObjectRef {
-  apiVersion?: string;
-  kind?: string;
-  name?: string;
-  uid?: string;
-  namespace?: string;
-}
-
-/** The reference of an object, for log records. */
-export function objectRef(body: KubernetesObject): ObjectRef {
-  const { name, uid, namespace } = body.metadata;
-  return { apiVersion: body.apiVersion, kind: body.kind, name, uid, namespace };
-}
 
 /** Looked up once: `getLogger()` walks the category tree, and an object logger is made per cycle. */
 const OBJECTS = getLogger(["kopf", "objects"]);

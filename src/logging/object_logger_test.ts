@@ -7,7 +7,7 @@ import { ObjectLogger } from "./object_logger.ts";
 const BODY = { apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name: "kex", namespace: "ns", uid: "u1" } };
 const REF = { apiVersion: "kopf.dev/v1", kind: "KopfExample", name: "kex", uid: "u1", namespace: "ns" };
 
-/** What one object logger's lines make of the records that reach each sink: level, category, message, properties. */
+/** Logs a line of every kind through an object's logger, and one through a logger whose lines are never posted. */
 function logLines(): void {
   const logger = new ObjectLogger(BODY);
   logger.debug("a debug line");
@@ -17,13 +17,14 @@ function logLines(): void {
   new ObjectLogger(BODY, { local: true }).info("never posted");
 }
 
+/** What a sink sees of a record: its level, category, message, properties, and the error's message. */
 function shape(record: LogRecord): unknown[] {
   const { error, ...properties } = record.properties;
   return [record.level, record.category.join("."), record.message, properties, (error as Error | undefined)?.message];
 }
 
 Deno.test("under the framework's configuration, object records reach its sinks as LogTape would hand them over", async () => {
-  const sorted: Record<string, unknown[][]> = {};
+  const seen: Record<string, unknown[][]> = {};
   for (const direct of [true, false]) {
     const lines: string[] = [];
     const posted: LogRecord[] = [];
@@ -42,7 +43,7 @@ Deno.test("under the framework's configuration, object records reach its sinks a
       `[ns/kex] it failed\n${(posted[3].properties.error as Error).stack}`,
       "[ns/kex] never posted",
     ]);
-    sorted[String(direct)] = posted.map(shape);
+    seen[String(direct)] = posted.map(shape);
     for (const record of posted) assert.ok(record.timestamp > 0 && Array.isArray(record.rawMessage));
   }
   const expected = [
@@ -52,8 +53,8 @@ Deno.test("under the framework's configuration, object records reach its sinks a
     ["error", "kopf.objects", ["it failed"], { object: REF }, "boom"],
     ["info", "kopf.objects", ["never posted"], { object: REF, local: true }, undefined],
   ];
-  assert.deepEqual(sorted.true, expected, "straight to the sinks");
-  assert.deepEqual(sorted.false, expected, "through LogTape");
+  assert.deepEqual(seen.true, expected, "straight to the sinks");
+  assert.deepEqual(seen.false, expected, "through LogTape");
 });
 
 Deno.test("under the program's own LogTape configuration, object records go through LogTape to its sinks", async () => {
