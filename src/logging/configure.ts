@@ -89,7 +89,8 @@ const applied = processGlobal("logging-applied", 1, () => ({ config: null as unk
  * The sinks that the configuration made here last sends the records of objects' loggers to (category
  * `kopf.objects`): the console, and the posting sink if there is one and it reads records at once.
  * Once per process, as LogTape's configuration is; `null` sinks when that configuration cannot be served
- * without LogTape (see {@linkcode emitObjectRecord}).
+ * without LogTape (see {@linkcode emitObjectRecord}). Its own `config`, not `applied`'s: an older copy of
+ * the library that configures logging sets `applied` alone, and its configuration then goes through LogTape.
  */
 const routes = processGlobal("logging-routes", 1, () => ({
   config: null as unknown,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { configure, type LogRecord, reset, type Sink } from "@logtape/logtape";
-import { configureLogging } from "./configure.ts";
+import { configureLogging, emitObjectRecord } from "./configure.ts";
 import { immediateSink } from "./immediate_sink.ts";
 import { ObjectLogger } from "./object_logger.ts";
 
@@ -92,4 +92,21 @@ Deno.test("a sink that throws does not keep the record from the others, and is r
   }
   assert.equal(lines[0], "[ns/kex] still shown");
   assert.match(lines[1], /^Failed to emit a log record to sink [\s\S]*: the sink is broken\n/);
+});
+
+Deno.test("records skip LogTape only under the framework's configuration with sinks that read them at once", async () => {
+  const straight = () => emitObjectRecord("trace", "probe", { object: REF, local: true });
+  try {
+    await configureLogging({ level: "info", write: () => {}, postingSink: immediateSink(() => {}) });
+    assert.equal(straight(), true, "the framework's configuration, its posting sink reading records at once");
+    await configureLogging({ level: "info", write: () => {} });
+    assert.equal(straight(), true, "the framework's configuration without a posting sink");
+    await configureLogging({ level: "info", write: () => {}, postingSink: () => {} });
+    assert.equal(straight(), false, "a posting sink that may keep records gets LogTape's copies");
+    await configure({ reset: true, sinks: {}, loggers: [{ category: ["logtape", "meta"], sinks: [] }] });
+    assert.equal(straight(), false, "the program's own configuration");
+  } finally {
+    await reset();
+  }
+  assert.equal(straight(), false, "no configuration at all");
 });
