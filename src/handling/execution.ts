@@ -91,7 +91,10 @@ async function runLevel(
   level: Level,
 ): Promise<{ tracked: Tracked[]; done: boolean; delay: number }> {
   const now = Date.now();
-  const tracked: Tracked[] = handlers.map((handler) => {
+  // Plain loops, not callbacks: each callback is one more function that every cycle's handlers run through.
+  const tracked: Tracked[] = [];
+  const due: Tracked[] = [];
+  for (const handler of handlers) {
     const stored = run.storage.fetch(handler.id, run.body);
     // A record of another purpose belongs to a superseded cause: start afresh, but keep the ids of
     // its sub-handlers (as Kopf does), so that their records are purged with this cause's.
@@ -100,12 +103,10 @@ async function runLevel(
       : stored?.subrefs?.length
       ? { subrefs: stored.subrefs }
       : {};
-    return { handler, id: handler.id, record, retries: record.retries ?? 0 };
-  });
-
-  const finished = (t: Tracked) => t.record.success === true || t.record.failure === true;
-  const dueAt = (t: Tracked) => (t.record.delayed ? parseTimestamp(t.record.delayed).getTime() : 0);
-  const due = tracked.filter((t) => !finished(t) && dueAt(t) <= now);
+    const t: Tracked = { handler, id: handler.id, record, retries: record.retries ?? 0 };
+    tracked.push(t);
+    if (!finished(t) && (!t.record.delayed || dueAt(t) <= now)) due.push(t);
+  }
   const picked = new Set(level.lifecycle(due));
 
   for (const t of tracked) {
@@ -127,10 +128,20 @@ async function runLevel(
     await attempt(t, run, level);
   }
 
-  const pending = tracked.filter((t) => !finished(t));
-  if (pending.length === 0) return { tracked, done: true, delay: 0 };
-  const delay = Math.max(0, Math.min(...pending.map((t) => (dueAt(t) - Date.now()) / 1000)));
-  return { tracked, done: false, delay };
+  let earliest = Infinity;
+  for (const t of tracked) if (!finished(t)) earliest = Math.min(earliest, dueAt(t));
+  if (earliest === Infinity) return { tracked, done: true, delay: 0 };
+  return { tracked, done: false, delay: Math.max(0, (earliest - Date.now()) / 1000) };
+}
+
+/** Whether a handler has succeeded or failed for good. */
+function finished(t: Tracked): boolean {
+  return t.record.success === true || t.record.failure === true;
+}
+
+/** When a handler is due next (ms since the epoch; 0: at once). */
+function dueAt(t: Tracked): number {
+  return t.record.delayed ? parseTimestamp(t.record.delayed).getTime() : 0;
 }
 
 /**
@@ -166,9 +177,8 @@ function objectContext(run: CauseRun, param: unknown): ResourceContext {
   return resourceContext(run.body, { patch, logger, memo, indices, resource, param });
 }
 
-/** The view narrowed to a handler's field, if it has one. */
-function narrow(view: View, field: readonly string[] | undefined): View {
-  if (!field) return view;
+/** The view narrowed to a handler's field. */
+function narrow(view: View, field: readonly string[]): View {
   return {
     old: resolveField(view.old, field) ?? null,
     new: resolveField(view.new, field) ?? null,
@@ -206,7 +216,9 @@ async function attempt(t: Tracked, run: CauseRun, level: Level): Promise<void> {
     subrefs: new Set<string>(t.record.subrefs ?? []),
   };
   const began = performance.now();
-  const outcome = exhausted(t, plan) ?? await call(t, run, level, plan);
+  // Most handlers have neither a timeout nor retries: nothing can be used up then.
+  const limited = plan.options.timeout !== undefined || plan.options.retries !== undefined;
+  const outcome = (limited ? exhausted(t, plan) : undefined) ?? await call(t, run, level, plan);
   recordOutcome(t, run, level, plan, outcome, (performance.now() - began) / 1000);
 }
 
@@ -226,7 +238,7 @@ function exhausted(t: Tracked, { options, runtime }: AttemptPlan): CallOutcome |
 async function call(t: Tracked, run: CauseRun, level: Level, plan: AttemptPlan): Promise<CallOutcome> {
   const { handler, id } = t;
   const { options, started, runtime } = plan;
-  const view = narrow(level.view, handler.field);
+  const view = handler.field ? narrow(level.view, handler.field) : level.view;
   // Sub-handlers are checked and matched as handlers of their top-level ancestor's kind; their
   // level is made only for a handler that has some.
   const kind = level.kind ?? handler.reason ?? "field";
@@ -406,7 +418,7 @@ function armCheckpoint(run: CauseRun, unstored: Tracked[]): ReturnType<typeof se
   const { checkpoint } = run;
   if (!checkpoint) return undefined;
   // A checkpoint writes the successes so far: a crash then re-runs only the handler still running.
-  storeAll(run, unstored);
+  if (unstored.length) storeAll(run, unstored);
   if (run.patch.empty) return undefined;
   const sofar = run.patch.clone();
   const due = checkpoint.at;

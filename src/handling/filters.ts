@@ -274,9 +274,17 @@ function matchesFieldChanges<C>(
   return true;
 }
 
+/**
+ * Whether a handler's options hold no filter at all, so that every object matches: most handlers, whose callers
+ * skip the matching then (its mode and input are not even made).
+ */
+export function unfiltered<C>(options: FilterOptions<C>): boolean {
+  return !options.labels && !options.annotations && options.field === undefined && !options.when;
+}
+
 function matches<C>(options: FilterOptions<C>, mode: MatchMode, input: MatchInput<C>, changes: boolean): boolean {
   // Most handlers have no filters, and each is matched several times per cycle: no context for them.
-  if (!options.labels && !options.annotations && options.field === undefined && !options.when) return true;
+  if (unfiltered(options)) return true;
   const context = new LazyContext(input.context);
   const meta = input.body?.metadata;
   if (!matchesMeta(options.labels, meta?.labels, context)) return false;

@@ -223,7 +223,8 @@ export function configureDefaultLogging(options: LoggingOptions = {}): Promise<b
 /** Renders one record as a line of the given format. */
 export function formatRecord(record: LogRecord, format: LogFormat, prefix: boolean): string {
   const ref = record.properties.object as ObjectRef | undefined;
-  let message = renderMessage(record.message);
+  // The object loggers' records are one literal text: no parts to render.
+  let message = record.message.length === 1 ? String(record.message[0]) : renderMessage(record.message);
   const error = record.properties.error;
   // An exception's stack goes below the line; any other value only when the message does not show it already.
   if (error instanceof Error) message += `\n${error.stack ?? error.message}`;
@@ -285,11 +286,12 @@ function timestamp(ms: number): string {
     lastSecond.text = `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ` +
       `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
   }
-  return `${lastSecond.text},${pad(ms - second * 1000, 3)}`;
+  const millis = ms - second * 1000;
+  return `${lastSecond.text},${millis < 10 ? "00" : millis < 100 ? "0" : ""}${Math.floor(millis)}`;
 }
 
 const lastSecond = { second: NaN, text: "" };
 
-function pad(value: number, width = 2): string {
-  return String(Math.floor(value)).padStart(width, "0");
+function pad(value: number): string {
+  return String(value).padStart(2, "0");
 }

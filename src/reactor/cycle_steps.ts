@@ -49,11 +49,12 @@ export const SEND: Verdict = { write: true };
 /** Write nothing: the object is gone. */
 export const GONE: Verdict = { write: false };
 
-/** Runs the event handlers of a watch event; their lines are never posted as Kubernetes Events. */
+/**
+ * Runs the event handlers of a watch event; their lines are never posted as Kubernetes Events. Called only where
+ * the resource has event handlers: without them, no event, context or logger of their own is made.
+ */
 export async function runEvents(cycle: Cycle, type: string | null): Promise<void> {
   const { body, deps } = cycle;
-  // Without event handlers, no event, context or logger of their own is made (once per cycle each).
-  if (!deps.eventHandlers.length) return;
   const event = { type, object: body };
   const context = () => ({ ...resourceContext(body, { ...cycle.extra, param: undefined }), event, type });
   const handlers = eventHandlersFor(deps.eventHandlers, body, context);

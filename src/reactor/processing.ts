@@ -78,7 +78,8 @@ export async function processObject(
 async function decide(cycle: Cycle, superseded: boolean): Promise<Verdict> {
   const { work, memory, deps } = cycle;
   if (work.kind === "event") {
-    await runEvents(cycle, work.type);
+    // Asked here, not only inside: an async step that does nothing still costs a promise and a wait per cycle.
+    if (deps.eventHandlers.length) await runEvents(cycle, work.type);
     if (work.type === "DELETED") return GONE;
   }
   const changing = deps.changeHandlers.length > 0;
@@ -92,7 +93,7 @@ async function decide(cycle: Cycle, superseded: boolean): Promise<Verdict> {
     if (waiting) return waiting;
   }
   return decideFinalizer(cycle) ??
-    await decideBackground(cycle) ??
+    (memory.background ? await decideBackground(cycle) : undefined) ??
     (changing ? decideCause(cycle) ?? decideConsistency(cycle) ?? await handleCause(cycle) : undefined) ??
     withoutChangeHandlers(cycle.state);
 }

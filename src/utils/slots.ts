@@ -94,7 +94,11 @@ export class Slots {
     return new Promise((resolve, reject) => {
       const abort = () => {
         line.cancel(place);
-        this.#queued--;
+        // With none left in place, only empty places are: dropped here, since releases skip the lines then.
+        if (--this.#queued === 0) {
+          this.#ahead.clear();
+          this.#behind.clear();
+        }
         this.#notifyShorter();
         reject(signal!.reason);
       };
@@ -133,6 +137,8 @@ export class Slots {
   }
 
   #admit(): void {
+    // Nobody waits, for a slot or for a shorter queue: every request's release when the cap is not reached.
+    if (this.#queued === 0 && this.#shorter.size === 0) return;
     while (this.#free()) {
       const waiter = this.#ahead.next() ?? this.#behind.next();
       if (!waiter) break;
@@ -171,6 +177,12 @@ class Line {
 
   cancel(place: number): void {
     this.#waiters[place] = undefined;
+  }
+
+  /** Forgets every place: only when none is still in place. */
+  clear(): void {
+    this.#waiters.length = 0;
+    this.#head = 0;
   }
 
   /** Takes the first waiter still in place, if any. */
