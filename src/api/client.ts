@@ -133,6 +133,8 @@ export class ApiClient implements Disposable {
   readonly counters: RequestCounters = new RequestCounters();
   readonly #networking: NetworkingSettings;
   readonly #slots = new Slots(null, "settings.networking.concurrentRequests");
+  /** The cap last given to the slots (asked per request without a call into them). */
+  #slotsLimit: number | null = null;
   readonly #transports = new Transports();
   readonly #unsubscribe: () => void;
   #last: Credentials | undefined;
@@ -365,8 +367,13 @@ export class ApiClient implements Disposable {
     totalTimeout: number | null,
     streaming: boolean,
   ): Promise<Answer> {
-    // Streams are long-lived and few (one per resource): only requests take slots, urgent ones excepted.
-    this.#slots.limit = this.#networking.concurrentRequests;
+    // Streams are long-lived and few (one per resource): only requests take slots, urgent ones excepted. The
+    // setting is read per request (it may change while running), the cap told only of a change.
+    const limit = this.#networking.concurrentRequests;
+    if (limit !== this.#slotsLimit) {
+      this.#slots.limit = limit; // throws for a wrong value: then asked again by the next request
+      this.#slotsLimit = limit;
+    }
     // A free slot is taken at once: no promise per request unless it has to wait.
     const release = streaming || options.urgent
       ? undefined

@@ -28,7 +28,7 @@ import type { Lifecycle } from "./lifecycles.ts";
 import { type ChildrenOutcome, HandlerChildrenRetry, SubhandlingScope } from "./subhandlers.ts";
 import { formatTimestamp, normalizeTimestamp, parseTimestamp } from "../state/timestamps.ts";
 import { recordHandlerRun } from "../observability/metrics.ts";
-import { traceHandler } from "../observability/tracing.ts";
+import { traceHandler, tracingEnabled } from "../observability/tracing.ts";
 import type { CauseOutcome, CauseRun } from "./cause_run.ts";
 import { storeResult } from "./results.ts";
 
@@ -37,6 +37,11 @@ interface Tracked {
   id: string;
   record: ProgressRecord;
   retries: number;
+  /**
+   * A success's times, until its record is stored (`started` and `stopped` are left out of the record until then):
+   * formatted only if something reads the record, which a cause finished in one cycle never does.
+   */
+  succeeded?: { readonly started: Date; readonly stopped: Date };
 }
 
 /** What a handler sees of the change: the cause's old/new/diff, narrowed to its field (and its parents'). */
@@ -276,15 +281,18 @@ async function call(t: Tracked, run: CauseRun, level: Level, plan: AttemptPlan):
   try {
     const result = await runWithDeadline((signal) =>
       runWithObject(run.body, async () => {
-        const returned = await traceHandler(
-          id,
-          run.resource.plural,
-          run.body,
-          run.reason,
-          t.retries,
-          async () => await handler.fn(context(signal)),
-          (thrown) => thrown instanceof HandlerChildrenRetry,
-        );
+        // Without tracing, no span's wrapper and callbacks around the call.
+        const returned = tracingEnabled
+          ? await traceHandler(
+            id,
+            run.resource.plural,
+            run.body,
+            run.reason,
+            t.retries,
+            async () => await handler.fn(context(signal)),
+            (thrown) => thrown instanceof HandlerChildrenRetry,
+          )
+          : await handler.fn(context(signal));
         await scope.finish();
         return returned;
       }, scope), limits);
@@ -337,7 +345,7 @@ function recordOutcome(
   const base: ProgressRecord = {
     ...t.record,
     // The stored text is kept (a Date cannot hold Kopf's microseconds), in Kopf's normal form.
-    started: t.record.started ? normalizeTimestamp(t.record.started) : formatTimestamp(plan.started),
+    started: t.record.started ? normalizeTimestamp(t.record.started) : undefined,
     purpose: run.reason,
     retries: t.retries + 1,
     success: false,
@@ -357,7 +365,8 @@ function recordOutcome(
   if (error instanceof HandlerChildrenRetry) {
     // Not a failure: the parent waits for its children, and is called again when one is due.
     run.logger.debug(`Handler '${id}' has unfinished sub-handlers. Will retry soon.`);
-    store(run, t, { ...base, delayed: formatTimestamp(new Date(Date.now() + error.delay * 1000)) });
+    const delayed = formatTimestamp(new Date(Date.now() + error.delay * 1000));
+    store(run, t, { ...base, started: base.started ?? formatTimestamp(plan.started), delayed });
     return;
   }
   if (error === undefined && outcome.result !== undefined && outcome.result !== null) {
@@ -371,11 +380,12 @@ function recordOutcome(
   if (error === undefined) {
     recordHandlerRun(id, run.resource.plural, run.reason, "success", t.retries, seconds);
     run.logger.info(`Handler '${id}' succeeded.`);
-    remember(t, { ...base, success: true, stopped: formatTimestamp(new Date()) });
+    remember(t, { ...base, success: true });
+    t.succeeded = { started: plan.started, stopped: new Date() };
     level.unstored.push(t);
     return;
   }
-  recordFailure(t, run, plan, base, error, seconds);
+  recordFailure(t, run, plan, { ...base, started: base.started ?? formatTimestamp(plan.started) }, error, seconds);
 }
 
 /** Records a failed attempt: a retry when due, a failure for good, or a success when errors are ignored. */
@@ -436,8 +446,19 @@ function remember(t: Tracked, record: ProgressRecord): void {
   t.retries = record.retries ?? 0;
 }
 
-/** Puts the records kept aside into the patch. */
+/** Puts the records kept aside into the patch, with their times. */
 function storeAll(run: CauseRun, unstored: Tracked[]): void {
-  for (const t of unstored) run.storage.store(t.id, t.record, run.body, run.patch);
+  for (const t of unstored) {
+    if (t.succeeded) {
+      const { started, stopped } = t.succeeded;
+      t.record = {
+        ...t.record,
+        started: t.record.started ?? formatTimestamp(started),
+        stopped: formatTimestamp(stopped),
+      };
+      t.succeeded = undefined;
+    }
+    run.storage.store(t.id, t.record, run.body, run.patch);
+  }
   unstored.length = 0;
 }

@@ -9,6 +9,7 @@ import { Selector } from "../model/selector.ts";
 import { ObjectLogger } from "../logging/object_logger.ts";
 import { AnnotationsProgressStorage } from "../state/annotations_progress.ts";
 import { decodeProgressRecord } from "../state/progress.ts";
+import { parseTimestamp } from "../state/timestamps.ts";
 import { sleep } from "../utils/sleep.ts";
 import type { CauseOutcome, Checkpoint } from "./cause_run.ts";
 import { runCause } from "./execution.ts";
@@ -97,7 +98,9 @@ Deno.test("execution: a handler still running at the checkpoint offers the outco
   assert.equal(sent.length, 1);
   const offered = sent[0].toMergePatch() as { metadata: { annotations: Record<string, string> }; status: unknown };
   assert.deepEqual(offered.status, { fastFn: { fast: true } });
-  assert.equal(decodeProgressRecord(offered.metadata.annotations["kopf.zalando.org/fastFn"])?.success, true);
+  const offeredRecord = decodeProgressRecord(offered.metadata.annotations["kopf.zalando.org/fastFn"]);
+  assert.equal(offeredRecord?.success, true);
+  assert.ok(offeredRecord?.started && offeredRecord.stopped, "a checkpoint's success carries its times");
   assert.equal(offered.metadata.annotations["kopf.zalando.org/slowFn"], undefined, "the running one has no outcome");
   assert.deepEqual(patch.status, { fastFn: { fast: true }, slowFn: { slow: true } });
 });
@@ -153,7 +156,13 @@ Deno.test("execution: a cause finished in one cycle puts no records into the pat
   ], {});
   assert.equal(left.outcome.done, false);
   const annotations = left.patch.metadata.annotations as Record<string, string>;
-  assert.equal(decodeProgressRecord(annotations["kopf.zalando.org/a"])?.success, true, "the next cycle must skip a");
+  const succeeded = decodeProgressRecord(annotations["kopf.zalando.org/a"]);
+  assert.equal(succeeded?.success, true, "the next cycle must skip a");
+  // A success's times are formatted only when its record is stored: both there, in Kopf's form, in order.
+  const started = parseTimestamp(succeeded!.started!).getTime();
+  const stopped = parseTimestamp(succeeded!.stopped!).getTime();
+  assert.ok(started <= stopped && stopped <= Date.now(), `${succeeded!.started} .. ${succeeded!.stopped}`);
+  assert.match(succeeded!.stopped!, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}\+00:00$/);
   const retried = decodeProgressRecord(annotations["kopf.zalando.org/b"]);
   assert.equal(retried?.success, false);
   assert.equal(retried?.retries, 1);

@@ -13,7 +13,7 @@ import { ObjectBackground } from "../engines/background.ts";
 import type { OperatorIndexes } from "../engines/indexing.ts";
 import { ObjectQueues, type QueueActivity } from "../engines/queueing.ts";
 import { recordProcessingStart, registerStream } from "../observability/stream_metrics.ts";
-import { traceCycle } from "../observability/tracing.ts";
+import { traceCycle, tracingEnabled } from "../observability/tracing.ts";
 import type { Memo } from "../handling/context.ts";
 import type { BackgroundHandler, ChangeHandler, EventHandler, IndexHandler } from "../handling/handlers.ts";
 import { serverLabelSelector } from "../handling/label_pushdown.ts";
@@ -370,13 +370,15 @@ class ResourceStream implements StreamHandle {
     }
     let outcome: CycleOutcome;
     try {
-      const type = work.kind === "event" ? work.type ?? "LISTED" : work.kind;
-      outcome = await traceCycle(
-        resource.plural,
-        work.object,
-        type,
-        () => processObject(work, memory, this.#cycle, more),
-      );
+      // Without tracing, no span's wrapper and callback: two functions fewer in every cycle.
+      outcome = tracingEnabled
+        ? await traceCycle(
+          resource.plural,
+          work.object,
+          work.kind === "event" ? work.type ?? "LISTED" : work.kind,
+          () => processObject(work, memory, this.#cycle, more),
+        )
+        : await processObject(work, memory, this.#cycle, more);
     } catch (error) {
       if (signal.aborted) return;
       const delay = this.#throttle.failed(memory, work.object, error);

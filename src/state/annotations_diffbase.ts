@@ -11,7 +11,7 @@ import { decodeEssence, type DiffBaseStorage, reduceEssence } from "./diffbase_s
 import { buildEssence, removeAnnotations, removeEmptyStanzas } from "./essence.ts";
 import { ANNOTATIONS_SIZE_LIMIT, annotationsSize, digestEssence } from "./essence_digest.ts";
 import { type FieldSpec, parseField, removeField } from "./fields.ts";
-import { checkPrefix, sharedStorageKeys, storeMarker } from "./keys.ts";
+import { checkPrefix, holdsPrefixed, sharedStorageKeys, storeMarker } from "./keys.ts";
 import { dumpPythonJson } from "./python_json.ts";
 
 /** Options of {@linkcode AnnotationsDiffBaseStorage}. */
@@ -71,16 +71,18 @@ export class AnnotationsDiffBaseStorage implements DiffBaseStorage {
   /** The ignored fields and the storage's own annotations taken out of an essence (see `reduceEssence`). */
   [reduceEssence](essence: JsonObject, body: KubernetesObject): JsonObject {
     for (const field of this.ignoredFields) removeField(essence, parseField(field));
-    removeAnnotations(essence, this.#keys(body));
+    const metadata = essence.metadata as { annotations?: Record<string, unknown> } | undefined;
+    if (holdsPrefixed(metadata?.annotations, this.prefix)) removeAnnotations(essence, this.#keys(body));
     removeEmptyStanzas(essence);
     return essence;
   }
 
   /** The essence under the first key that holds one (V2 before V1). */
   fetch(body: KubernetesObject): JsonObject | null {
-    const annotations = body.metadata?.annotations ?? {};
+    const annotations = body.metadata?.annotations;
+    if (!holdsPrefixed(annotations, this.prefix)) return null;
     for (const fullKey of this.#keys(body)) {
-      const encoded = annotations[fullKey];
+      const encoded = annotations![fullKey];
       if (encoded === undefined || encoded === null) continue;
       const decoded = decodeEssence(encoded, `The annotation ${fullKey}`);
       if (decoded !== null) return decoded;

@@ -10,7 +10,7 @@ import type { JsonObject, KubernetesObject } from "../model/body.ts";
 import type { Patch } from "../model/patch.ts";
 import { hasEmptyStanzas, removeAnnotations, removeEmptyStanzas } from "./essence.ts";
 import { cloneJson, isMapping } from "./fields.ts";
-import { checkPrefix, sharedStorageKeys, storeMarker } from "./keys.ts";
+import { checkPrefix, holdsPrefixed, sharedStorageKeys, storeMarker } from "./keys.ts";
 import { decodeProgressRecord, encodeProgressRecord, type ProgressRecord, sameProgressRecord } from "./progress.ts";
 import type { ProgressStorage } from "./progress_storage.ts";
 
@@ -72,9 +72,10 @@ export class AnnotationsProgressStorage implements ProgressStorage {
 
   /** The record under the first of the keys that holds one (V2 before V1). */
   fetch(key: string, body: KubernetesObject): ProgressRecord | null {
-    const annotations = body.metadata?.annotations ?? {};
+    const annotations = body.metadata?.annotations;
+    if (!holdsPrefixed(annotations, this.prefix)) return null;
     for (const fullKey of this.#keys(key, body)) {
-      const encoded = annotations[fullKey];
+      const encoded = annotations![fullKey];
       if (encoded === undefined || encoded === null) continue;
       const decoded = decodeProgressRecord(encoded, `The annotation ${fullKey}`);
       if (decoded !== null) return decoded;
@@ -93,6 +94,7 @@ export class AnnotationsProgressStorage implements ProgressStorage {
   /** Deletes the record's annotations that the object has; drops those only the patch has. */
   purge(key: string, body: KubernetesObject, patch: Patch): void {
     const annotations = body.metadata?.annotations ?? {};
+    if (!holdsPrefixed(annotations, this.prefix) && !holdsPrefixed(patch.metadata.annotations, this.prefix)) return;
     for (const fullKey of this.#keys(key, body)) {
       if (Object.hasOwn(annotations, fullKey)) {
         patch.metadata.annotations[fullKey] = null;

@@ -157,6 +157,17 @@ export function checkPrefix(prefix: string): void {
 }
 
 /**
+ * Whether any of the annotations is under the prefix (`<prefix>/...`): where none is, an annotations storage holds
+ * nothing on the object, and its keys need not be worked out (most objects, in every cycle, carry none of ours).
+ */
+export function holdsPrefixed(annotations: Readonly<Record<string, unknown>> | undefined, prefix: string): boolean {
+  if (!annotations) return false;
+  const own = `${prefix}/`;
+  for (const key in annotations) if (key.startsWith(own)) return true;
+  return false;
+}
+
+/**
  * The prefixes that Kopf operators manage among the given annotation keys: those with a
  * `<prefix>/kopf-managed` key, `kopf.zalando.org`, and its subdomains.
  */

@@ -15,6 +15,7 @@ import { Patch } from "../model/patch.ts";
 import {
   checkPrefix,
   detectMarkedPrefixes,
+  holdsPrefixed,
   keySuffix,
   markKey,
   safeKey,
@@ -320,4 +321,12 @@ Deno.test("keys: an empty prefix is refused; a prefix over 189 characters is war
   } finally {
     await reset();
   }
+});
+
+Deno.test("holdsPrefixed: an annotation under the prefix, not one of a longer prefix or without the slash", () => {
+  assert.equal(holdsPrefixed(undefined, "kopf.zalando.org"), false);
+  assert.equal(holdsPrefixed({}, "kopf.zalando.org"), false);
+  assert.equal(holdsPrefixed({ "kubectl.kubernetes.io/last-applied-configuration": "{}" }, "kopf.zalando.org"), false);
+  assert.equal(holdsPrefixed({ "kopf.zalando.org.other/x": "1", "kopf.zalando.org": "1" }, "kopf.zalando.org"), false);
+  assert.equal(holdsPrefixed({ "a/b": "1", "kopf.zalando.org/create_fn": "{}" }, "kopf.zalando.org"), true);
 });
