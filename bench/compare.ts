@@ -26,7 +26,8 @@
  *   ends, so a watch that times out then counts), RSS after them (no objects);
  * - burst: `--burst` objects created while it runs (`--posts` parallel POSTs, 32 by default): objects/s from the first
  *   POST to the last handled, the lag after the last POST, CPU and requests per object, and the CPU per object of
- *   kube-apiserver and etcd meanwhile (the bench's own POSTs and watch are in it, the same for every contestant);
+ *   kube-apiserver and etcd meanwhile (the bench's own POSTs and watch are in it, the same for every contestant), and
+ *   the quotient of the two taken round by round (steadier than either: a fresh process's CPU follows the server's);
  *   with `--bursts N`, N such bursts one after another (2 s apart), the last one's figures on rows of their own: a
  *   fresh process compiles its path during its first objects, an operator that has run a while does not;
  * - pre-created: for each N of `--objects` and `--memory`, N objects created first, then the

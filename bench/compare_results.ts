@@ -67,8 +67,17 @@ function lastBurstRows(layout: Layout): Row[] {
     { label: "… lag from the last POST to the last handled, s", key: "lastBurstLag", format: seconds },
     { label: "… operator CPU per object, ms", key: "lastBurstCpu", format: milliseconds },
     { label: "… kube-apiserver's and etcd's CPU per object, ms", key: "lastBurstServerCpu", format: milliseconds },
+    { label: SHARE_LABEL, key: "share:lastBurst", format: share },
   ];
 }
+
+/**
+ * The operator's CPU per object over the API server's, round by round: a fresh process's CPU per object follows the
+ * API server's from round to round (a slower server spreads a burst into a trickle, met with cold caches), so the
+ * quotient spreads ~±5% where either alone spreads ~±25% (docs/performance.md, run F).
+ */
+const SHARE_LABEL = "… operator CPU over kube-apiserver's and etcd's, per round";
+const share = (value: number) => value.toFixed(3);
 
 /** Samples by contestant and metric. */
 export class Results {
@@ -117,6 +126,7 @@ export class Results {
         key: "burstServerCpu",
         format: milliseconds,
       },
+      { label: SHARE_LABEL, key: "share:burst", format: share },
       ...lastBurstRows(layout),
       ...layout.throughputSizes.map((size) => ({
         label: `${size} pre-created: operator CPU per object (start-up included), ms`,
@@ -197,6 +207,9 @@ export class Results {
       ? this.#combine(name, key.replace("reads:", "gets:"), key.replace("reads:", "lists:"), (a, b) => a + b)
       : key.startsWith("rssPer:")
       ? this.#combine(name, key.replace("rssPer:", "rss:"), "rss:0", (a, b) => (a - b) / Number(key.split(":")[1]))
+      : key.startsWith("share:")
+      ? this.#combine(name, `${key.slice(6)}Cpu`, `${key.slice(6)}ServerCpu`, (a, b) => a / b)
+        ?.filter((value) => Number.isFinite(value))
       : this.#samples.get(`${name} ${key}`);
     return samples?.length ? median(samples) : undefined;
   }
