@@ -366,7 +366,7 @@ function recordOutcome(
     // Not a failure: the parent waits for its children, and is called again when one is due.
     run.logger.debug(`Handler '${id}' has unfinished sub-handlers. Will retry soon.`);
     const delayed = formatTimestamp(new Date(Date.now() + error.delay * 1000));
-    store(run, t, { ...base, started: base.started ?? formatTimestamp(plan.started), delayed });
+    store(run, t, { ...base, started: startedText(base, plan.started), delayed });
     return;
   }
   if (error === undefined && outcome.result !== undefined && outcome.result !== null) {
@@ -385,7 +385,7 @@ function recordOutcome(
     level.unstored.push(t);
     return;
   }
-  recordFailure(t, run, plan, { ...base, started: base.started ?? formatTimestamp(plan.started) }, error, seconds);
+  recordFailure(t, run, plan, { ...base, started: startedText(base, plan.started) }, error, seconds);
 }
 
 /** Records a failed attempt: a retry when due, a failure for good, or a success when errors are ignored. */
@@ -446,6 +446,11 @@ function remember(t: Tracked, record: ProgressRecord): void {
   t.retries = record.retries ?? 0;
 }
 
+/** A record's `started` as stored: the text it has (from an earlier attempt), else the first attempt's start. */
+function startedText(record: ProgressRecord, started: Date): string {
+  return record.started ?? formatTimestamp(started);
+}
+
 /** Puts the records kept aside into the patch, with their times. */
 function storeAll(run: CauseRun, unstored: Tracked[]): void {
   for (const t of unstored) {
@@ -453,7 +458,7 @@ function storeAll(run: CauseRun, unstored: Tracked[]): void {
       const { started, stopped } = t.succeeded;
       t.record = {
         ...t.record,
-        started: t.record.started ?? formatTimestamp(started),
+        started: startedText(t.record, started),
         stopped: formatTimestamp(stopped),
       };
       t.succeeded = undefined;

@@ -134,3 +134,22 @@ Deno.test("those who ask to go ahead get slots before the others, in the order t
   assert.equal(slots.taken, 1);
   again();
 });
+
+Deno.test("after the last waiter cancels, the next ones still get slots in the order they came", async () => {
+  const slots = new Slots(1);
+  const held = await slots.take();
+  const controller = new AbortController();
+  const cancelled = slots.take(controller.signal);
+  controller.abort(new Error("stopping"));
+  await assert.rejects(cancelled, /stopping/);
+  assert.equal(slots.waiting, 0);
+  const order: string[] = [];
+  const first = slots.take().then((release) => (order.push("first"), release));
+  const second = slots.take().then((release) => (order.push("second"), release));
+  assert.equal(slots.waiting, 2);
+  held();
+  (await first)();
+  (await second)();
+  assert.deepEqual(order, ["first", "second"]);
+  assert.equal(slots.taken, 0);
+});
