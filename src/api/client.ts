@@ -15,7 +15,7 @@ import { RequestCounters, type Verb } from "./counters.ts";
 import { localRecordShown } from "../logging/configure.ts";
 import { recordApiRequest } from "../observability/metrics.ts";
 import { FailureReports } from "./failure_reports.ts";
-import { RequestDeadline } from "./request_deadline.ts";
+import { clearDeadline, headersArrived, requestDeadline } from "./request_deadline.ts";
 import { type Lane, type Transport, Transports } from "./transports.ts";
 import { diagnoseTls, type TlsDiagnosis } from "./tls_diagnosis.ts";
 import {
@@ -264,8 +264,8 @@ export class ApiClient implements Disposable {
     }, fresh);
   }
 
+  /** A request got an answer while a rejected certificate was remembered: the problem is over. */
   #certificateAccepted(): void {
-    if (this.#connectionProblem === null) return;
     this.#connectionProblem = null;
     this.#tlsReports.recovered("The API server's certificate is accepted again after {seconds} s.", {});
   }
@@ -330,7 +330,8 @@ export class ApiClient implements Disposable {
         await sleep(delay, options.signal);
         continue;
       }
-      this.#certificateAccepted();
+      // Looked at here: a call per request for the rare case, otherwise.
+      if (this.#connectionProblem !== null) this.#certificateAccepted();
       const response = answer.response;
       if (response.ok) return answer;
 
@@ -414,16 +415,16 @@ export class ApiClient implements Disposable {
       ? "settings.networking.connectTimeout"
       : "settings.watching.connectTimeout";
     // One controller per request, aborted by the caller's signal or by the deadline; no timer of
-    // its own (see `RequestDeadline`). Both used to be pairs: timers, and a controller linked to
+    // its own (see `requestDeadline`). Both used to be pairs: timers, and a controller linked to
     // another through listeners -- per request and attempt.
     const controller = new AbortController();
     const caller = options.signal;
     const follow = caller ? () => controller.abort(caller.reason) : undefined;
     if (caller?.aborted) controller.abort(caller.reason);
     else if (follow) caller!.addEventListener("abort", follow, { once: true });
-    const deadline = new RequestDeadline(controller, connectTimeout, setting, totalTimeout);
+    const deadline = requestDeadline(controller, connectTimeout, setting, totalTimeout);
     const release = () => {
-      deadline.clear();
+      clearDeadline(deadline);
       if (follow) caller!.removeEventListener("abort", follow);
     };
     let client: Deno.HttpClient | undefined;
@@ -433,7 +434,7 @@ export class ApiClient implements Disposable {
       // The pooled client at once when there is one: no promise per request for making it.
       client = lane.http ?? await this.#transports.client(transport, credentials);
       const response = await fetch(url, { method, headers, body, client, signal: controller.signal });
-      deadline.connected();
+      headersArrived(deadline);
       if (client === lane.http) lane.answeredAt = performance.now();
       if (streaming) return { response, status: response.status, via: { transport, lane, client, credentials } };
       if (totalTimeout === null) return { response, status: response.status };

@@ -10,119 +10,125 @@
  * docs/performance.md). Left armed, it serves the next requests, whose deadlines come later; it
  * fires at most once more with nothing to do, and does not keep the process alive.
  *
+ * A deadline is a plain record and three functions rather than a class with a shared registry:
+ * every request runs them, and each function a request runs costs at a LocalCluster's pace
+ * (docs/performance.md, "Fewer functions on the common path").
+ *
  * @module
  */
 
 /** The longest delay a timer takes (longer ones fire at once). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** The requests with a deadline, and the one timer that watches them. */
-class Deadlines {
-  readonly #pending = new Set<RequestDeadline>();
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  /** When the timer fires (`performance.now()`); `Infinity` when it is not armed. */
-  #firesAt = Infinity;
-
-  add(deadline: RequestDeadline): void {
-    this.#pending.add(deadline);
-    if (deadline.due < this.#firesAt) this.#arm(deadline.due);
-  }
-
-  delete(deadline: RequestDeadline): void {
-    this.#pending.delete(deadline);
-  }
-
-  #arm(at: number): void {
-    clearTimeout(this.#timer);
-    this.#firesAt = at;
-    this.#timer = setTimeout(() => this.#fire(), Math.min(Math.max(0, at - performance.now()), MAX_TIMER_MS));
-    // The requests keep the process alive while they are pending; the timer alone must not.
-    Deno.unrefTimer(this.#timer);
-  }
-
-  #fire(): void {
-    this.#timer = undefined;
-    this.#firesAt = Infinity;
-    const now = performance.now();
-    for (const deadline of [...this.#pending]) {
-      // A timer may fire a little early: a millisecond short of the deadline counts as the deadline.
-      if (deadline.due <= now + 1) deadline.reached();
-    }
-    // Looked for after the aborts: their listeners may have sent new requests (which armed the timer).
-    let next = Infinity;
-    for (const deadline of this.#pending) next = Math.min(next, deadline.due);
-    if (next < this.#firesAt) this.#arm(next);
-  }
-}
-
-const deadlines = new Deadlines();
-
 /**
  * The timeouts of one request: the connect timeout until the headers arrive, the total one until
  * the end (the body read). When one is reached, the controller aborts with an error that names the
  * setting; `expired` keeps it for the caller to throw instead of the abort.
  */
-export class RequestDeadline {
+export interface RequestDeadline {
   /** Why the request was aborted by a timeout, if it was. */
   expired: Error | undefined;
-  /** When the next timeout is reached (`performance.now()`). */
-  due = Infinity;
-  readonly #controller: AbortController;
-  readonly #started = performance.now();
-  readonly #connect: number | null;
-  readonly #setting: string;
-  readonly #total: number | null;
-  #connected = false;
+  /** When the next timeout is reached (`performance.now()`); `Infinity` when none applies any more. */
+  due: number;
+  /** Whether the headers have arrived: the connect timeout no longer applies. */
+  connected: boolean;
+  /** Aborted when a timeout is reached. */
+  readonly controller: AbortController;
+  /** When the request began (`performance.now()`). */
+  readonly started: number;
+  /** Seconds until the headers arrive; `null`: no limit. */
+  readonly connect: number | null;
+  /** The setting the connect timeout comes from, for the error. */
+  readonly setting: string;
+  /** Seconds until the end; `null`: no limit. */
+  readonly total: number | null;
+}
 
-  /**
-   * @param controller aborted when a timeout is reached.
-   * @param connect seconds until the headers arrive; `null`: no limit.
-   * @param setting the setting the connect timeout comes from, for the error.
-   * @param total seconds until the end; `null`: no limit.
-   */
-  constructor(controller: AbortController, connect: number | null, setting: string, total: number | null) {
-    this.#controller = controller;
-    this.#connect = connect;
-    this.#setting = setting;
-    this.#total = total;
-    this.#schedule();
-  }
+/** The deadlines of the requests under way, and the one timer that watches them. */
+const pending = new Set<RequestDeadline>();
+let timer: ReturnType<typeof setTimeout> | undefined;
+/** When the timer fires (`performance.now()`); `Infinity` when it is not armed. */
+let firesAt = Infinity;
 
-  /** The headers have arrived: the connect timeout no longer applies, the total one still does. */
-  connected(): void {
-    this.#connected = true;
-    this.#schedule();
+/**
+ * Starts the deadlines of a request.
+ *
+ * @param controller aborted when a timeout is reached.
+ * @param connect seconds until the headers arrive; `null`: no limit.
+ * @param setting the setting the connect timeout comes from, for the error.
+ * @param total seconds until the end; `null`: no limit.
+ */
+export function requestDeadline(
+  controller: AbortController,
+  connect: number | null,
+  setting: string,
+  total: number | null,
+): RequestDeadline {
+  const started = performance.now();
+  const seconds = connect === null ? total : total === null ? connect : Math.min(connect, total);
+  const due = seconds === null ? Infinity : started + seconds * 1000;
+  const deadline: RequestDeadline = {
+    expired: undefined,
+    due,
+    connected: false,
+    controller,
+    started,
+    connect,
+    setting,
+    total,
+  };
+  if (seconds !== null) {
+    pending.add(deadline);
+    if (due < firesAt) arm(due);
   }
+  return deadline;
+}
 
-  /** The request is over: no timeout applies any more. */
-  clear(): void {
-    this.due = Infinity;
-    deadlines.delete(this);
-  }
+/** The headers have arrived: the connect timeout no longer applies, the total one still does. */
+export function headersArrived(deadline: RequestDeadline): void {
+  deadline.connected = true;
+  if (deadline.due === Infinity) return;
+  if (deadline.total === null) return clearDeadline(deadline);
+  // Never sooner than before (the connect timeout was the sooner one, or none): the timer, armed for
+  // that one at the latest, finds the new time when it fires and arms itself again for it.
+  deadline.due = deadline.started + deadline.total * 1000;
+}
 
-  /** Called by the shared timer when `due` has come. */
-  reached(): void {
-    const connect = this.#connected ? null : this.#connect;
-    const total = this.#total;
-    this.clear();
-    if (connect !== null && (total === null || connect < total)) {
-      this.#expire(new Error(`no response within ${connect} s (${this.#setting})`));
-    } else {
-      this.#expire(new Error(`the request took longer than ${total} s (settings.networking.requestTimeout)`));
-    }
-  }
+/** The request is over: no timeout applies any more. */
+export function clearDeadline(deadline: RequestDeadline): void {
+  deadline.due = Infinity;
+  pending.delete(deadline);
+}
 
-  #schedule(): void {
-    const connect = this.#connected ? null : this.#connect;
-    const total = this.#total;
-    const seconds = connect === null ? total : total === null ? connect : Math.min(connect, total);
-    if (seconds === null) return this.clear();
-    this.due = this.#started + seconds * 1000;
-    deadlines.add(this);
-  }
+function arm(at: number): void {
+  clearTimeout(timer);
+  firesAt = at;
+  timer = setTimeout(fire, Math.min(Math.max(0, at - performance.now()), MAX_TIMER_MS));
+  // The requests keep the process alive while they are pending; the timer alone must not.
+  Deno.unrefTimer(timer);
+}
 
-  #expire(error: Error): void {
-    this.expired = error;
-    this.#controller.abort(error);
+function fire(): void {
+  timer = undefined;
+  firesAt = Infinity;
+  const now = performance.now();
+  for (const deadline of [...pending]) {
+    // A timer may fire a little early: a millisecond short of the deadline counts as the deadline.
+    if (deadline.due <= now + 1) reached(deadline);
   }
+  // Looked for after the aborts: their listeners may have sent new requests (which armed the timer).
+  let next = Infinity;
+  for (const deadline of pending) next = Math.min(next, deadline.due);
+  if (next < firesAt) arm(next);
+}
+
+/** A timeout has come: the request is aborted with an error that says which one. */
+function reached(deadline: RequestDeadline): void {
+  const connect = deadline.connected ? null : deadline.connect;
+  const total = deadline.total;
+  clearDeadline(deadline);
+  deadline.expired = connect !== null && (total === null || connect < total)
+    ? new Error(`no response within ${connect} s (${deadline.setting})`)
+    : new Error(`the request took longer than ${total} s (settings.networking.requestTimeout)`);
+  deadline.controller.abort(deadline.expired);
 }

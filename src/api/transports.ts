@@ -54,8 +54,11 @@ export interface Transport {
 /** The transports of an API client, by credentials. */
 export class Transports {
   readonly #transports = new Map<Credentials, Transport>();
-  /** The credentials whose server has been checked to be a URL. */
-  readonly #parsedServers = new WeakSet<Credentials>();
+  /**
+   * By credentials, checked once to be a URL: their server without trailing slashes, and whether
+   * requests go through a bridge (asked by every request: a lookup, no regular expression or call).
+   */
+  readonly #servers = new WeakMap<Credentials, { base: string; bridging: boolean }>();
 
   /** The transport of these credentials, made (and its bridge opened) on first use. */
   of(credentials: Credentials): Transport {
@@ -211,12 +214,14 @@ export class Transports {
     path: string,
     query: Record<string, string | number | boolean | undefined> | undefined,
   ): string {
-    // A server that is no URL fails here, as before the request, not as a connection error retried.
-    if (!this.#parsedServers.has(credentials)) {
+    let server = this.#servers.get(credentials);
+    if (server === undefined) {
+      // A server that is no URL fails here, as before the request, not as a connection error retried.
       new URL(credentials.server);
-      this.#parsedServers.add(credentials);
+      server = { base: credentials.server.replace(/\/+$/, ""), bridging: bridged(credentials) };
+      this.#servers.set(credentials, server);
     }
-    let text = credentials.server.replace(/\/+$/, "") + path;
+    let text = server.base + path;
     // The query is joined once: each `searchParams.set()` re-serialises the whole URL (per request,
     // that showed in the profiles). A path with its own query keeps the key-by-key replacement.
     const joined = !query || !path.includes("?");
@@ -229,7 +234,7 @@ export class Transports {
       const search = params.toString();
       if (search) text += "?" + search;
     }
-    const bridging = bridged(credentials);
+    const bridging = server.bridging;
     if (joined && !bridging) return text;
     const url = new URL(text);
     if (bridging) {

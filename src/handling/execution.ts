@@ -263,21 +263,27 @@ async function call(t: Tracked, run: CauseRun, level: Level, plan: AttemptPlan):
   const { timeout } = options;
   const deadline = timeout === undefined ? undefined : started.getTime() + timeout * 1000;
   const limits = { label: `Handler '${id}'`, deadline, timeout, signal: run.signal, logger: run.logger };
+  // The signal's getter added here, not by a helper: each function an object's path runs costs at a
+  // LocalCluster's pace (docs/performance.md, "Fewer functions on the common path").
   const context = (signal: () => AbortSignal): ChangeContext =>
-    withSignal({
-      ...objectContext(run, options.param),
-      reason: run.reason,
-      retry: t.retries,
-      started,
-      runtime,
-      old: view.old,
-      new: view.new,
-      diff: view.diff,
-      subhandler: scope.subhandler,
-      execute: scope.execute,
-      [SIGNAL_MAKER]: signal,
-    });
-  const checkpoint = armCheckpoint(run, level.unstored);
+    Object.defineProperty(
+      {
+        ...objectContext(run, options.param),
+        reason: run.reason,
+        retry: t.retries,
+        started,
+        runtime,
+        old: view.old,
+        new: view.new,
+        diff: view.diff,
+        subhandler: scope.subhandler,
+        execute: scope.execute,
+        [SIGNAL_MAKER]: signal,
+      },
+      "signal",
+      SIGNAL,
+    ) as unknown as ChangeContext;
+  const checkpoint = run.checkpoint ? armCheckpoint(run, level.unstored) : undefined;
   try {
     const result = await runWithDeadline((signal) =>
       runWithObject(run.body, async () => {
@@ -320,11 +326,6 @@ const SIGNAL: PropertyDescriptor = {
   enumerable: true,
   configurable: true,
 };
-
-/** A change handler's context, given its `signal`. */
-function withSignal(context: Omit<ChangeContext, "signal"> & { [SIGNAL_MAKER]: () => AbortSignal }): ChangeContext {
-  return Object.defineProperty(context, "signal", SIGNAL) as unknown as ChangeContext;
-}
 
 /**
  * Records an attempt's outcome in the patch (progress, result) and in the metrics, and logs it. A
@@ -423,10 +424,12 @@ function recordFailure(
   }
 }
 
-/** Sends a copy of what the cycle has recorded so far if the attempt about to start is still running when the checkpoint is due. */
+/**
+ * Sends a copy of what the cycle has recorded so far if the attempt about to start is still running when the
+ * checkpoint is due (the cause run has one).
+ */
 function armCheckpoint(run: CauseRun, unstored: Tracked[]): ReturnType<typeof setTimeout> | undefined {
-  const { checkpoint } = run;
-  if (!checkpoint) return undefined;
+  const checkpoint = run.checkpoint!;
   // A checkpoint writes the successes so far: a crash then re-runs only the handler still running.
   if (unstored.length) storeAll(run, unstored);
   if (run.patch.empty) return undefined;

@@ -37,7 +37,17 @@ export class CycleCheckpoints implements Checkpoint {
   readonly #delay: number | null;
   /** When (ms since the epoch) the next checkpoint is due. */
   #next: number;
-  #sending: Promise<void> = Promise.resolve();
+  /**
+   * Resolves when every checkpoint begun has been written (or has failed): awaited before the cycle's
+   * own patch. `undefined` while none has begun (nearly every cycle): nothing to await then.
+   */
+  sending: Promise<void> | undefined;
+  /**
+   * The checkpoint for the handlers of the cycle (this object: a method and a getter, not a literal
+   * with an accessor made per cycle); `undefined` when disabled. A field, not a getter: read by
+   * every cycle with handlers, where each function run costs (docs/performance.md).
+   */
+  readonly checkpoint: Checkpoint | undefined;
   #last = "";
 
   /** @param delay seconds into the cycle (from now); `null`: no checkpoints. */
@@ -46,14 +56,7 @@ export class CycleCheckpoints implements Checkpoint {
     this.#deps = deps;
     this.#delay = delay;
     this.#next = delay === null ? Infinity : Date.now() + delay * 1000;
-  }
-
-  /**
-   * The checkpoint for the handlers of the cycle (this object: a method and a getter, not a literal
-   * with an accessor made per cycle); `undefined` when disabled.
-   */
-  get checkpoint(): Checkpoint | undefined {
-    return this.#delay === null ? undefined : this;
+    this.checkpoint = delay === null ? undefined : this;
   }
 
   /** When a handler still running makes the next checkpoint due. */
@@ -69,13 +72,8 @@ export class CycleCheckpoints implements Checkpoint {
     this.#queue(patch);
   }
 
-  /** Resolves when every checkpoint begun has been written (or has failed): before the cycle's own patch. */
-  settled(): Promise<void> {
-    return this.#sending;
-  }
-
   #queue(patch: Patch): void {
-    this.#sending = this.#sending.then(() => this.#send(patch));
+    this.sending = (this.sending ?? Promise.resolve()).then(() => this.#send(patch));
   }
 
   async #send(patch: Patch): Promise<void> {

@@ -177,7 +177,7 @@ export async function handleCause(cycle: Cycle): Promise<Verdict> {
       signal: deps.signal,
       checkpoint: checkpoints.checkpoint,
     });
-    await checkpoints.settled();
+    if (checkpoints.sending) await checkpoints.sending;
     if (checkpoints.written?.metadata.resourceVersion) current = checkpoints.written;
     done = outcome.done;
     if (done) {

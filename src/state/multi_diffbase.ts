@@ -32,20 +32,25 @@ export class MultiDiffBaseStorage implements DiffBaseStorage {
   /** The storages, in the order they are read. */
   readonly storages: readonly DiffBaseStorage[];
 
+  /** The storages as {@linkcode EssenceReducer}s where their `build()` is the built-in one. */
+  readonly #reducers: readonly (EssenceReducer | undefined)[];
+
   /** Combines the storages; the first one that has an essence wins when reading. */
   constructor(storages: Iterable<DiffBaseStorage>) {
     this.storages = [...storages];
+    // Found once: a storage's `build()` is its class's, set before it is given here.
+    this.#reducers = this.storages.map(reducerOf);
   }
 
   /** The essence, passed through every storage's `build()` in turn so that each removes its own fields. */
   build(body: KubernetesObject, extraFields?: Iterable<FieldSpec>): JsonObject {
     const fields = extraFields === undefined ? undefined : [...extraFields];
     let essence = buildEssence(body, { extraFields: fields });
-    for (const storage of this.storages) {
+    for (let index = 0; index < this.storages.length; index++) {
       // What is left of the body is the body for the next storage (its metadata keeps labels and annotations only).
       const rest = { metadata: {}, ...essence } as KubernetesObject;
       // The built-in storages take their fields out of this essence: building it again is a deep copy each time.
-      essence = reducerOf(storage)?.[reduceEssence](essence, rest) ?? storage.build(rest, fields);
+      essence = this.#reducers[index]?.[reduceEssence](essence, rest) ?? this.storages[index].build(rest, fields);
     }
     return essence;
   }
@@ -65,16 +70,23 @@ export class MultiDiffBaseStorage implements DiffBaseStorage {
   }
 }
 
+/** {@linkcode leavesStatusOut} by storage, found at its first question (asked at every echo). */
+const statusLeftOut = new WeakMap<DiffBaseStorage, boolean>();
+
 /**
  * Whether the storage's essences leave out `status` but for the extra fields asked for: true of the
  * built-in storages (and of several of them as one), whose `build()` a subclass has not replaced.
  * Then an object of nothing but `status` has an empty essence without building it.
  */
 export function leavesStatusOut(storage: DiffBaseStorage): boolean {
-  if (storage instanceof MultiDiffBaseStorage) {
-    return storage.build === MultiDiffBaseStorage.prototype.build && storage.storages.every(leavesStatusOut);
+  let known = statusLeftOut.get(storage);
+  if (known === undefined) {
+    known = storage instanceof MultiDiffBaseStorage
+      ? storage.build === MultiDiffBaseStorage.prototype.build && storage.storages.every(leavesStatusOut)
+      : reducerOf(storage) !== undefined;
+    statusLeftOut.set(storage, known);
   }
-  return reducerOf(storage) !== undefined;
+  return known;
 }
 
 /** The storage as an {@linkcode EssenceReducer} when its `build()` is the built-in one (a subclass may build its own way). */

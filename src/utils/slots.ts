@@ -117,7 +117,8 @@ export class Slots {
    * @returns The function that gives the slot back; `undefined` if all are taken.
    */
   tryTake(): (() => void) | undefined {
-    if (!this.#free()) return undefined;
+    // `#free()` written out: every request asks, and each call it makes costs (see `#release`).
+    if (this.#limit !== null && this.#taken >= this.#limit) return undefined;
     this.#taken++;
     return this.#release();
   }
@@ -132,13 +133,14 @@ export class Slots {
       if (!held) return;
       held = false;
       this.#taken--;
-      this.#admit();
+      // Nobody waits, for a slot or for a shorter queue: every request's release when the cap is not
+      // reached. Asked here rather than in `#admit()`: a call per request costs at a LocalCluster's
+      // pace, where each function an object's path runs is fetched into cold caches (docs/performance.md).
+      if (this.#queued !== 0 || this.#shorter.size !== 0) this.#admit();
     };
   }
 
   #admit(): void {
-    // Nobody waits, for a slot or for a shorter queue: every request's release when the cap is not reached.
-    if (this.#queued === 0 && this.#shorter.size === 0) return;
     while (this.#free()) {
       const waiter = this.#ahead.next() ?? this.#behind.next();
       if (!waiter) break;
