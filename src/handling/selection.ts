@@ -72,17 +72,20 @@ export function anyTakesUpdates(handlers: readonly ChangeHandler[]): boolean {
  * change requirements): objects that none concerns get no state, no finalizer, no log lines.
  */
 export function anyPrematches(handlers: readonly ChangeHandler[], match: ChangeMatch): boolean {
-  return handlers.some((handler) =>
-    unfiltered(handler.options) || prematchesFilters(handler.options, modeOf(handler), input(match))
-  );
+  // Loops, not `some()` with a callback, here and below: every cycle asks (docs/performance.md).
+  for (const handler of handlers) {
+    if (unfiltered(handler.options) || prematchesFilters(handler.options, modeOf(handler), input(match))) return true;
+  }
+  return false;
 }
 
 /** Whether a handler that needs the finalizer (a mandatory delete handler) concerns the object. */
 export function needsFinalizer(handlers: readonly ChangeHandler[], match: ChangeMatch): boolean {
-  return handlers.some((handler) =>
-    handler.requiresFinalizer &&
-    (unfiltered(handler.options) || prematchesFilters(handler.options, modeOf(handler), input(match)))
-  );
+  for (const handler of handlers) {
+    if (!handler.requiresFinalizer) continue;
+    if (unfiltered(handler.options) || prematchesFilters(handler.options, modeOf(handler), input(match))) return true;
+  }
+  return false;
 }
 
 /** The event handlers whose filters match the object as it is now. */

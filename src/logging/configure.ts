@@ -61,10 +61,6 @@ const SEVERITIES: Record<LogLevel, string> = {
   fatal: "fatal",
 };
 
-function stderrWrite(line: string): void {
-  stderrLines().write(line);
-}
-
 /** Waits until the log lines written to stderr so far are out: before the process exits or prints on its own. */
 export function flushLogging(): Promise<void> {
   return flushStderrLines();
@@ -125,22 +121,28 @@ export function emitObjectRecord(level: LogLevel, message: string, properties: R
     timestamp: Date.now(),
     properties,
   };
-  if (shown) deliver(routes.console!, record);
-  if (routes.posting) deliver(routes.posting, record);
+  // Each sink in a `try` of its own, as LogTape gives them the record; not through a helper, a call
+  // more per record.
+  if (shown) {
+    try {
+      routes.console!(record);
+    } catch (error) {
+      sinkFailed(routes.console!, record, error);
+    }
+  }
+  if (routes.posting) {
+    try {
+      routes.posting(record);
+    } catch (error) {
+      sinkFailed(routes.posting, record, error);
+    }
+  }
   return true;
 }
 
-/** Gives a record to a sink; a sink that fails is reported as LogTape reports it, to its meta logger. */
-function deliver(sink: Sink, record: LogRecord): void {
-  try {
-    sink(record);
-  } catch (error) {
-    getLogger(["logtape", "meta"]).fatal("Failed to emit a log record to sink {sink}: {error}", {
-      sink,
-      error,
-      record,
-    });
-  }
+/** A sink that failed, reported as LogTape reports it: to its meta logger. */
+function sinkFailed(sink: Sink, record: LogRecord, error: unknown): void {
+  getLogger(["logtape", "meta"]).fatal("Failed to emit a log record to sink {sink}: {error}", { sink, error, record });
 }
 
 /**
@@ -173,12 +175,18 @@ export function configureLogging(options: LoggingOptions = {}): Promise<void> {
 async function applyLogging(options: LoggingOptions): Promise<void> {
   const format = options.format ?? "full";
   const prefix = options.prefix ?? format !== "json";
-  const write = options.write ?? stderrWrite;
+  const write = options.write;
+  // The process's stderr found once, not at every line: each function a line runs costs at a
+  // LocalCluster's pace (docs/performance.md, "Fewer functions on the common path").
+  const lines = write === undefined ? stderrLines() : undefined;
   const posting = options.postingSink;
   const lowest = options.level ?? "info";
   // The console checks its own level: records reach it also through the posting logger's lower one.
   const consoleSink = immediateSink((record: LogRecord) => {
-    if (LEVELS.indexOf(record.level) >= LEVELS.indexOf(lowest)) write(formatRecord(record, format, prefix));
+    if (LEVELS.indexOf(record.level) < LEVELS.indexOf(lowest)) return;
+    const line = formatRecord(record, format, prefix);
+    if (lines !== undefined) lines.write(line);
+    else write!(line);
   });
   const config: Config<string, string> = {
     reset: true,

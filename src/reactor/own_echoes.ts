@@ -66,7 +66,10 @@ export function takeOwnEcho(work: ObjectWork, memory: ObjectMemory, more: boolea
     memory.ownEchoes = undefined;
     return false;
   }
-  memory.ownEchoes = echoes.filter((v) => v !== version && !work.replaced?.includes(v));
+  // A loop, not `filter()` with a callback: this runs for nearly every object (docs/performance.md).
+  const left: string[] = [];
+  for (const v of echoes) if (v !== version && !work.replaced?.includes(v)) left.push(v);
+  memory.ownEchoes = left;
   if (memory.expectedVersion === version) memory.expectedVersion = memory.consistencyDeadline = undefined;
   return true;
 }
