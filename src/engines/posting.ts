@@ -14,6 +14,7 @@ import { type EventWriter, eventWriter } from "../api/events.ts";
 import type { ObjectReference } from "../model/references.ts";
 import { PostingSettings } from "../settings/posting.ts";
 import { EventAggregator, eventKey } from "./event_aggregation.ts";
+import { posterClosed, posterOpened } from "./posting_context.ts";
 import { buildEventBody, type EventFields, eventNamespace, formatTime, truncateMessage } from "./event_body.ts";
 import { untilSettledOrAborted } from "../utils/signals.ts";
 
@@ -90,6 +91,7 @@ export class EventPoster implements AsyncDisposable {
       window: () => this.settings.aggregationWindow,
       capacity: settings.aggregationCacheSize,
     });
+    posterOpened(this);
   }
 
   /**
@@ -152,6 +154,7 @@ export class EventPoster implements AsyncDisposable {
    */
   async close(timeout = 5): Promise<void> {
     this.#closed = true;
+    posterClosed(this);
     await this.flush(AbortSignal.timeout(timeout * 1000));
     if (this.idle) return;
     const dropped = this.#queue.length + (this.#sending === undefined ? 0 : 1);

@@ -10,7 +10,7 @@ import { compareLogLevel, type LogLevel, type LogRecord } from "@logtape/logtape
 import { formatRecord } from "../logging/configure.ts";
 import { immediateSink } from "../logging/immediate_sink.ts";
 import type { ObjectReference } from "../model/references.ts";
-import { currentPoster } from "./posting_context.ts";
+import { currentPoster, postsLogRecords } from "./posting_context.ts";
 import type { EventPoster } from "./posting.ts";
 
 /** The sink id under which {@linkcode postingSink} is registered in a LogTape configuration. */
@@ -47,6 +47,7 @@ export function eventTypeOfLevel(level: LogLevel): string {
  * ```
  */
 export function postingSink(record: LogRecord): void {
+  if (!postsLogRecords()) return;
   const poster = currentPoster();
   if (poster !== undefined) postLogRecord(poster, record);
 }

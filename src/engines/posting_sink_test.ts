@@ -5,7 +5,7 @@ import { ObjectLogger } from "../logging/object_logger.ts";
 import type { KubernetesObject } from "../model/body.ts";
 import { PostingSettings } from "../settings/posting.ts";
 import { EventPoster } from "./posting.ts";
-import { runWithPoster } from "./posting_context.ts";
+import { postsLogRecords, runWithPoster } from "./posting_context.ts";
 import { eventTypeOfLevel, POSTING_SINK_ID, postingSink, postLogRecord } from "./posting_sink.ts";
 
 const BODY: KubernetesObject = {
@@ -66,19 +66,47 @@ Deno.test("object records at or above posting.level become Logging Events when l
   assert.match(created[1].message as string, /^failed\nError: boom\n\s+at /, "with the stack, as Kopf adds tracebacks");
 });
 
-Deno.test("nothing is posted when loggers are off, posting is disabled, the record is local or not about an object", () => {
+Deno.test("nothing is posted when loggers are off, posting is disabled, the record is local or not about an object", async () => {
   const { writer } = recorder();
   const off = new EventPoster(writer, new PostingSettings());
   assert.equal(postLogRecord(off, record("error", "loggers are off by default")), false);
 
   const disabled = loggersOn();
   disabled.enabled = false;
-  assert.equal(postLogRecord(new EventPoster(writer, disabled), record("error", "disabled")), false);
+  const closed = new EventPoster(writer, disabled);
+  assert.equal(postLogRecord(closed, record("error", "disabled")), false);
 
   const poster = new EventPoster(writer, loggersOn());
   assert.equal(postLogRecord(poster, record("error", "local", { object: REF, local: true })), false);
   assert.equal(postLogRecord(poster, record("error", "no object", {})), false);
   assert.equal(postLogRecord(poster, record("error", "empty object", { object: {} })), false);
+  for (const each of [off, closed, poster]) await each.close();
+});
+
+Deno.test("the sink asks the open posters first: their settings read live, a closed poster no more", async () => {
+  const { created, writer } = recorder();
+  const settings = new PostingSettings();
+  const poster = new EventPoster(writer, settings);
+  await configure({
+    sinks: { [POSTING_SINK_ID]: postingSink },
+    loggers: [
+      { category: ["kopf", "objects"], lowestLevel: "trace", sinks: [POSTING_SINK_ID] },
+      { category: ["logtape", "meta"], lowestLevel: "warning", sinks: [] },
+    ],
+    reset: true,
+  });
+  try {
+    assert.equal(postsLogRecords(), false, "loggers are off by default");
+    runWithPoster(poster, () => new ObjectLogger(BODY).info("not posted: loggers off"));
+    settings.loggers = true; // e.g. by a startup handler, after the poster was made
+    assert.equal(postsLogRecords(), true);
+    runWithPoster(poster, () => new ObjectLogger(BODY).info("posted: loggers on"));
+    await poster.close();
+    assert.equal(postsLogRecords(), false, "a closed poster posts nothing");
+  } finally {
+    await reset();
+  }
+  assert.deepEqual(created.map(({ message }) => message), ["posted: loggers on"]);
 });
 
 Deno.test("the sink posts the records of an ObjectLogger through the poster of the running operator", async () => {

@@ -115,6 +115,11 @@ export interface CycleState {
 export class Cycle {
   /** The object as the work carries it. */
   readonly body: KubernetesObject;
+  /**
+   * The fields outside the essence that change handlers filter on (e.g. `status.phase`): kept in the
+   * diff-base. A field, not a getter: read twice by nearly every cycle (docs/performance.md).
+   */
+  readonly extraFields: readonly string[][];
   /** Everything the cycle writes besides the finalizer, sent once at its end. */
   readonly patch: Patch = new Patch();
   #logger?: ObjectLogger;
@@ -125,6 +130,7 @@ export class Cycle {
 
   constructor(readonly work: ObjectWork, readonly memory: ObjectMemory, readonly deps: CycleDeps) {
     this.body = work.object;
+    this.extraFields = statusFieldsOf(deps.changeHandlers);
     const expected = memory.expectedVersion;
     if (expected === undefined) return;
     if (
@@ -149,11 +155,6 @@ export class Cycle {
   } {
     const { patch, logger, memory, deps } = this;
     return { patch, logger, memo: memory.memo, resource: deps.resource, indices: deps.indices };
-  }
-
-  /** The fields outside the essence that change handlers filter on (e.g. `status.phase`): kept in the diff-base. */
-  get extraFields(): readonly string[][] {
-    return statusFieldsOf(this.deps.changeHandlers);
   }
 
   /** The essence as the diff-base storage builds it, without the progress storage's fields. */
