@@ -44,6 +44,18 @@ function loggersOn(): PostingSettings {
   return settings;
 }
 
+/** Sends the objects' records to the posting sink alone (undone by LogTape's `reset()`). */
+async function postObjectRecords(): Promise<void> {
+  await configure({
+    sinks: { [POSTING_SINK_ID]: postingSink },
+    loggers: [
+      { category: ["kopf", "objects"], lowestLevel: "trace", sinks: [POSTING_SINK_ID] },
+      { category: ["logtape", "meta"], lowestLevel: "warning", sinks: [] },
+    ],
+    reset: true,
+  });
+}
+
 Deno.test("log levels map to Kopf's Event types", () => {
   const types = (["trace", "debug", "info", "warning", "error", "fatal"] as const).map(eventTypeOfLevel);
   assert.deepEqual(types, ["Debug", "Debug", "Normal", "Warning", "Error", "Fatal"]);
@@ -87,14 +99,7 @@ Deno.test("the sink asks the open posters first: their settings read live, a clo
   const { created, writer } = recorder();
   const settings = new PostingSettings();
   const poster = new EventPoster(writer, settings);
-  await configure({
-    sinks: { [POSTING_SINK_ID]: postingSink },
-    loggers: [
-      { category: ["kopf", "objects"], lowestLevel: "trace", sinks: [POSTING_SINK_ID] },
-      { category: ["logtape", "meta"], lowestLevel: "warning", sinks: [] },
-    ],
-    reset: true,
-  });
+  await postObjectRecords();
   try {
     assert.equal(postsLogRecords(), false, "loggers are off by default");
     runWithPoster(poster, () => new ObjectLogger(BODY).info("not posted: loggers off"));
@@ -112,14 +117,7 @@ Deno.test("the sink asks the open posters first: their settings read live, a clo
 Deno.test("the sink posts the records of an ObjectLogger through the poster of the running operator", async () => {
   const { created, writer } = recorder();
   const poster = new EventPoster(writer, loggersOn());
-  await configure({
-    sinks: { [POSTING_SINK_ID]: postingSink },
-    loggers: [
-      { category: ["kopf", "objects"], lowestLevel: "trace", sinks: [POSTING_SINK_ID] },
-      { category: ["logtape", "meta"], lowestLevel: "warning", sinks: [] },
-    ],
-    reset: true,
-  });
+  await postObjectRecords();
   try {
     new ObjectLogger(BODY).info("outside of the operator: not posted");
     await runWithPoster(poster, async () => {
