@@ -163,3 +163,19 @@ Deno.test("discard gives up waiting when its signal aborts", async () => {
   assert.deepEqual([...queues.keys()], ["a"]);
   await gate.releaseUntil(queues.drain());
 });
+
+Deno.test("a key pushed again by whoever waited for room keeps its new worker known: discard waits for it", async () => {
+  const gate = gated();
+  const queues = new ObjectQueues<string>(gate.process, () => {}, { backlog: 1 });
+  queues.push("a", "1");
+  const again = queues.room()!.then(() => queues.push("a", "2"));
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  gate.releases.splice(0).forEach((release) => release());
+  await again;
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.deepEqual(gate.log, ["a:1", "a:2"]);
+  // The first worker's end must not forget the second one, started meanwhile for the same key.
+  assert.equal(await gate.releaseUntil(queues.discard("a")), true);
+  assert.equal(queues.depth, 0);
+  assert.deepEqual(await queues.drain(), new Map());
+});
