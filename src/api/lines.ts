@@ -83,7 +83,15 @@ export class LineReader implements Disposable {
       this.#waitingSince = performance.now();
       let chunk: ReadableStreamReadResult<Uint8Array>;
       try {
-        chunk = await this.#read();
+        // Into the own buffer where there is one (it comes back with the bytes read). Read here, not by
+        // a method of its own: one async call less per chunk (docs/performance.md).
+        if (this.#reader instanceof ReadableStreamBYOBReader) {
+          chunk = await this.#reader.read(new Uint8Array(this.#buffer!)) as ReadableStreamReadResult<Uint8Array>;
+          // The buffer was transferred to the stream and comes back in the result's view (none if cancelled).
+          if (chunk.value) this.#buffer = nextBuffer(chunk.value);
+        } else {
+          chunk = await this.#reader.read();
+        }
       } catch (error) {
         if (this.#interrupted) return this.#interrupted;
         throw error;
@@ -98,15 +106,6 @@ export class LineReader implements Disposable {
         this.#split(this.#decoder.decode(chunk.value, { stream: true }));
       }
     }
-  }
-
-  /** One read: into the own buffer where there is one (it comes back with the bytes read). */
-  async #read(): Promise<ReadableStreamReadResult<Uint8Array>> {
-    if (!(this.#reader instanceof ReadableStreamBYOBReader)) return await this.#reader.read();
-    const result = await this.#reader.read(new Uint8Array(this.#buffer!));
-    // The buffer was transferred to the stream and comes back in the result's view (none if cancelled).
-    if (result.value) this.#buffer = nextBuffer(result.value);
-    return result as ReadableStreamReadResult<Uint8Array>;
   }
 
   /** Stops reading: cancels the body, the timer and the abort listener. */

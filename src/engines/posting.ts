@@ -14,8 +14,8 @@ import { type EventWriter, eventWriter } from "../api/events.ts";
 import type { ObjectReference } from "../model/references.ts";
 import { PostingSettings } from "../settings/posting.ts";
 import { EventAggregator, eventKey } from "./event_aggregation.ts";
-import { posterClosed, posterOpened } from "./posting_context.ts";
 import { buildEventBody, type EventFields, eventNamespace, formatTime, truncateMessage } from "./event_body.ts";
+import { processGlobal } from "../utils/process_global.ts";
 import { untilSettledOrAborted } from "../utils/signals.ts";
 
 // Not an object logger: a failure to post must not produce yet another Event.
@@ -42,6 +42,19 @@ export interface EventPosterOptions {
 /** An Event waiting to be sent, standing for `count` identical occurrences. */
 interface Pending extends EventFields {
   key: string;
+}
+
+/** The posters made and not closed yet, in any copy of the library (see {@linkcode postsLogRecords}). */
+const open = processGlobal("open-posters", 1, () => new Set<EventPoster>());
+
+/**
+ * Whether any open poster posts log lines (`settings.posting.enabled` and `loggers`, read live):
+ * the posting sink asks before it looks for the current poster, an async context's lookup per log
+ * record, which finds nothing to do with the default settings (log lines are not posted).
+ */
+export function postsLogRecords(): boolean {
+  for (const poster of open) if (poster.settings.enabled && poster.settings.loggers) return true;
+  return false;
 }
 
 /**
@@ -91,7 +104,7 @@ export class EventPoster implements AsyncDisposable {
       window: () => this.settings.aggregationWindow,
       capacity: settings.aggregationCacheSize,
     });
-    posterOpened(this);
+    open.add(this);
   }
 
   /**
@@ -154,7 +167,7 @@ export class EventPoster implements AsyncDisposable {
    */
   async close(timeout = 5): Promise<void> {
     this.#closed = true;
-    posterClosed(this);
+    open.delete(this);
     await this.flush(AbortSignal.timeout(timeout * 1000));
     if (this.idle) return;
     const dropped = this.#queue.length + (this.#sending === undefined ? 0 : 1);

@@ -12,29 +12,6 @@ import type { EventPoster } from "./posting.ts";
 // One per process: a handler using another copy of the library must still find the handling context.
 const storage = processGlobal("posting-context", 1, () => new AsyncLocalStorage<EventPoster>());
 
-/** The posters made and not closed yet, in any copy of the library. */
-const open = processGlobal("open-posters", 1, () => new Set<EventPoster>());
-
-/** A poster is made: it may be the current one of the code it runs (see {@linkcode postsLogRecords}). */
-export function posterOpened(poster: EventPoster): void {
-  open.add(poster);
-}
-
-/** A poster is closed: it posts nothing from now on. */
-export function posterClosed(poster: EventPoster): void {
-  open.delete(poster);
-}
-
-/**
- * Whether any open poster posts log lines (`settings.posting.enabled` and `loggers`, read live):
- * asked before looking for the current one, an async context's lookup per log record, which finds
- * nothing to do with the default settings (log lines are not posted).
- */
-export function postsLogRecords(): boolean {
-  for (const poster of open) if (poster.settings.enabled && poster.settings.loggers) return true;
-  return false;
-}
-
 /**
  * Runs `fn` with `poster` as the operator's poster: everything `fn` starts (handlers, promises,
  * timers) finds it through {@linkcode currentPoster}. The operator wraps its whole run in it.

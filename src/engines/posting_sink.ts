@@ -10,8 +10,8 @@ import { compareLogLevel, type LogLevel, type LogRecord } from "@logtape/logtape
 import { formatRecord } from "../logging/configure.ts";
 import { immediateSink } from "../logging/immediate_sink.ts";
 import type { ObjectReference } from "../model/references.ts";
-import { currentPoster, postsLogRecords } from "./posting_context.ts";
-import type { EventPoster } from "./posting.ts";
+import { currentPoster } from "./posting_context.ts";
+import { type EventPoster, postsLogRecords } from "./posting.ts";
 
 /** The sink id under which {@linkcode postingSink} is registered in a LogTape configuration. */
 export const POSTING_SINK_ID = "kopfPosting";

@@ -4,8 +4,8 @@ import type { EventWriter } from "../api/events.ts";
 import { ObjectLogger } from "../logging/object_logger.ts";
 import type { KubernetesObject } from "../model/body.ts";
 import { PostingSettings } from "../settings/posting.ts";
-import { EventPoster } from "./posting.ts";
-import { postsLogRecords, runWithPoster } from "./posting_context.ts";
+import { EventPoster, postsLogRecords } from "./posting.ts";
+import { runWithPoster } from "./posting_context.ts";
 import { eventTypeOfLevel, POSTING_SINK_ID, postingSink, postLogRecord } from "./posting_sink.ts";
 
 const BODY: KubernetesObject = {

@@ -363,7 +363,9 @@ function recordOutcome(
     run.logger.info(`Handler '${id}' was interrupted: ${reason}. It will run again when the object is handled next.`);
     return;
   }
-  if (error instanceof HandlerChildrenRetry) {
+  // Asked only of an error: `instanceof` a class shared across the library's copies runs its own check
+  // (`shareInstances()`), a call per success otherwise.
+  if (error !== undefined && error instanceof HandlerChildrenRetry) {
     // Not a failure: the parent waits for its children, and is called again when one is due.
     run.logger.debug(`Handler '${id}' has unfinished sub-handlers. Will retry soon.`);
     const delayed = formatTimestamp(new Date(Date.now() + error.delay * 1000));
