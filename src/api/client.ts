@@ -330,7 +330,7 @@ export class ApiClient implements Disposable {
         await sleep(delay, options.signal);
         continue;
       }
-      // Looked at here: a call per request for the rare case, otherwise.
+      // Asked here, not in the method: otherwise every request would make a call for a rare case.
       if (this.#connectionProblem !== null) this.#certificateAccepted();
       const response = answer.response;
       if (response.ok) return answer;

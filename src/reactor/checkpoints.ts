@@ -43,9 +43,9 @@ export class CycleCheckpoints implements Checkpoint {
    */
   sending: Promise<void> | undefined;
   /**
-   * The checkpoint for the handlers of the cycle (this object: a method and a getter, not a literal
-   * with an accessor made per cycle); `undefined` when disabled. A field, not a getter: read by
-   * every cycle with handlers, where each function run costs (docs/performance.md).
+   * The checkpoint for the handlers of the cycle (this object, whose `at` and `send` serve it: not a
+   * literal with an accessor made per cycle); `undefined` when disabled. A field, not a getter: read
+   * by every cycle with handlers, where each function run costs (docs/performance.md).
    */
   readonly checkpoint: Checkpoint | undefined;
   #last = "";
