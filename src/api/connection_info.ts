@@ -231,6 +231,7 @@ export async function credentialsOf(info: ConnectionInfo, source: string): Promi
     defaultNamespace: info.defaultNamespace,
     source,
     authorization: (): Promise<string | undefined> => Promise.resolve(header),
+    fixedAuthorization: header ?? null,
     invalidate(): void {
       // Static credentials have nothing to refresh: the vault drops them and logs in again.
     },

@@ -61,6 +61,7 @@ Deno.test("credentials from inline data: base64 PEM decoded, raw PEM tolerated, 
   assert.equal(credentials.defaultNamespace, "ns");
   assert.equal(credentials.source, "login handler 'x'");
   assert.equal(await credentials.authorization(), undefined);
+  assert.equal(credentials.fixedAuthorization, null, "no header, known without a promise");
 
   const bad = new ConnectionInfo({ server: SERVER, caData: "%%%" });
   await assert.rejects(credentialsOf(bad, "login handler 'x'"), /login handler 'x': the CA data is not base64/);
@@ -78,6 +79,7 @@ Deno.test("credentials from files: read at conversion; a missing file is named",
     const credentials = await credentialsOf(new ConnectionInfo({ server: SERVER, caPath: path, token: "t" }), "h");
     assert.deepEqual(credentials.tls.caCerts, [caCert]);
     assert.equal(await credentials.authorization(), "Bearer t");
+    assert.equal(credentials.fixedAuthorization, "Bearer t");
   } finally {
     await Deno.remove(path);
   }

@@ -64,6 +64,12 @@ export interface Credentials {
    * requests. Rejects with a {@linkcode CredentialsError} when no header can be resolved.
    */
   authorization(): Promise<string | undefined>;
+  /**
+   * The Authorization header when it never changes (a token or a password given as they are; `null`:
+   * none), for a request to take without awaiting `authorization()`; absent where that must resolve it
+   * (exec plugins, token files, auth providers).
+   */
+  readonly fixedAuthorization?: string | null;
   /** Called after the server answered 401: drop cached tokens so the next `authorization()` resolves anew. */
   invalidate(): void;
 }

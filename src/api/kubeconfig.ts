@@ -284,6 +284,7 @@ async function resolveContext(kubeconfig: Kubeconfig, label: string, wanted: str
     defaultNamespace: context.string("namespace"),
     source: `${label} (context "${name}")`,
     authorization: () => authenticator.header(),
+    fixedAuthorization: authenticator.fixed,
     invalidate: () => authenticator.invalidate(),
   };
 }

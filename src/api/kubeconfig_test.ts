@@ -128,6 +128,7 @@ Deno.test("static token: Bearer header; cheap per call, no file re-read, no YAML
     const path = await writeConfig(dir, config({ cluster: { "certificate-authority": "ca.crt" } }));
     const credentials = await loadKubeconfig({ path });
     assert.equal(await credentials.authorization(), "Bearer static-token");
+    assert.equal(credentials.fixedAuthorization, "Bearer static-token", "a request takes it without a promise");
 
     // Nothing on disk is needed any more: per-call resolution reads neither the kubeconfig nor the CA.
     await Deno.remove(path);
@@ -164,6 +165,7 @@ Deno.test("tokenFile: relative to the kubeconfig, trimmed, re-read after invalid
     const path = await writeConfig(dir, config({ user: { token: "ignored-static", tokenFile: "token" } }));
     const credentials = await loadKubeconfig({ path });
     assert.equal(await credentials.authorization(), "Bearer file-token-1");
+    assert.equal(credentials.fixedAuthorization, undefined, "a token file is re-read: never fixed");
 
     await Deno.writeTextFile(join(dir, "token"), "file-token-2\n");
     assert.equal(await credentials.authorization(), "Bearer file-token-1", "re-read before it is due");

@@ -33,17 +33,19 @@ export interface Authenticator {
   header(): Promise<string | undefined>;
   /** The API server has rejected the header: renew it if possible. */
   invalidate(): void;
+  /** The header when it never changes (`null`: none); absent when `header()` resolves it anew. */
+  readonly fixed?: string | null;
   /** A client certificate the authentication gave (an exec plugin's), with its key. */
   readonly cert?: string;
   readonly key?: string;
 }
 
 /** No Authorization header: a user with no credentials (a client certificate may still authenticate). */
-export const ANONYMOUS: Authenticator = { header: () => Promise.resolve(undefined), invalidate() {} };
+export const ANONYMOUS: Authenticator = { header: () => Promise.resolve(undefined), invalidate() {}, fixed: null };
 
 function fixedHeader(header: string): Authenticator {
   // Static credentials have nothing to renew: the vault drops them and logs in again.
-  return { header: () => Promise.resolve(header), invalidate() {} };
+  return { header: () => Promise.resolve(header), invalidate() {}, fixed: header };
 }
 
 /** Keys of a kubeconfig user that ask for impersonation, which these credentials cannot carry. */
