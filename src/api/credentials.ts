@@ -67,7 +67,8 @@ export interface Credentials {
   /**
    * The Authorization header when it never changes (a token or a password given as they are; `null`:
    * none), for a request to take without awaiting `authorization()`; absent where that must resolve it
-   * (exec plugins, token files, auth providers).
+   * (exec plugins, token files, auth providers). Requests prefer it: credentials that replace
+   * `authorization()` of others (e.g. by a spread) must leave it out.
    */
   readonly fixedAuthorization?: string | null;
   /** Called after the server answered 401: drop cached tokens so the next `authorization()` resolves anew. */
