@@ -22,9 +22,10 @@ interface HandlingFrame {
 const storage = processGlobal("current-object", 2, () => new AsyncLocalStorage<HandlingFrame>());
 
 /**
- * Runs `fn` with `body` as the object being handled; everything `fn` starts (promises, timers)
- * sees it through {@linkcode currentObject}, and `scope` (a change handler's sub-handling scope)
- * through {@linkcode currentHandlingScope}. The framework wraps each resource handler in it.
+ * Runs `fn` (with `args`, if given) with `body` as the object being handled; everything `fn` starts
+ * (promises, timers) sees it through {@linkcode currentObject}, and `scope` (a change handler's
+ * sub-handling scope) through {@linkcode currentHandlingScope}. The framework wraps each resource
+ * handler in it. A handler and its context given as `fn` and `args` need no closure around the call.
  *
  * @example
  * ```ts
@@ -37,8 +38,13 @@ const storage = processGlobal("current-object", 2, () => new AsyncLocalStorage<H
  * console.assert(currentObject() === undefined);
  * ```
  */
-export function runWithObject<T>(body: KubernetesObject, fn: () => T, scope?: object): T {
-  return storage.run(scope === undefined ? { object: body } : { object: body, scope }, fn);
+export function runWithObject<T, A extends unknown[] = []>(
+  body: KubernetesObject,
+  fn: (...args: A) => T,
+  scope?: object,
+  ...args: A
+): T {
+  return storage.run(scope === undefined ? { object: body } : { object: body, scope }, fn, ...args);
 }
 
 /** The object being handled by the handler that (directly or indirectly) calls this; `undefined` outside handlers. */

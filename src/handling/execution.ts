@@ -19,6 +19,7 @@ import { type Diff, reduceDiff, resolveField } from "../model/diff.ts";
 import type { ProgressRecord } from "../state/progress.ts";
 import { type ResourceContext, resourceContext } from "./context.ts";
 import { runWithDeadline } from "./deadlines.ts";
+import { type LinkedSignal, linkSignals } from "../utils/signals.ts";
 import { HandlerRetriesError, HandlerTimeoutError } from "./errors.ts";
 import { judgeFailure } from "./failures.ts";
 import { runWithObject } from "./current_object.ts";
@@ -110,15 +111,17 @@ async function runLevel(
       : {};
     const t: Tracked = { handler, id: handler.id, record, retries: record.retries ?? 0 };
     tracked.push(t);
-    if (!finished(t) && (!t.record.delayed || dueAt(t) <= now)) due.push(t);
+    // Finished: succeeded or failed for good. Tested inline: three times per handler per cycle.
+    if (record.success !== true && record.failure !== true && (!record.delayed || dueAt(t) <= now)) due.push(t);
   }
   const picked = new Set(level.lifecycle(due));
 
   for (const t of tracked) {
-    if (finished(t) || !picked.has(t)) {
+    const finished = t.record.success === true || t.record.failure === true;
+    if (finished || !picked.has(t)) {
       // Every handler of the cause gets a record on the first cycle, as Kopf does, so that a
       // restart sees which handlers were pending.
-      if (!finished(t) && !t.record.purpose) {
+      if (!finished && !t.record.purpose) {
         store(run, t, {
           started: formatTimestamp(new Date(now)),
           purpose: run.reason,
@@ -134,14 +137,11 @@ async function runLevel(
   }
 
   let earliest = Infinity;
-  for (const t of tracked) if (!finished(t)) earliest = Math.min(earliest, dueAt(t));
+  for (const t of tracked) {
+    if (t.record.success !== true && t.record.failure !== true) earliest = Math.min(earliest, dueAt(t));
+  }
   if (earliest === Infinity) return { tracked, done: true, delay: 0 };
   return { tracked, done: false, delay: Math.max(0, (earliest - Date.now()) / 1000) };
-}
-
-/** Whether a handler has succeeded or failed for good. */
-function finished(t: Tracked): boolean {
-  return t.record.success === true || t.record.failure === true;
 }
 
 /** When a handler is due next (ms since the epoch; 0: at once). */
@@ -260,55 +260,89 @@ async function call(t: Tracked, run: CauseRun, level: Level, plan: AttemptPlan):
         unstored: level.unstored,
       }),
   );
-  const { timeout } = options;
-  const deadline = timeout === undefined ? undefined : started.getTime() + timeout * 1000;
-  const limits = { label: `Handler '${id}'`, deadline, timeout, signal: run.signal, logger: run.logger };
+  const checkpoint = run.checkpoint ? armCheckpoint(run, level.unstored) : undefined;
+  // The handler's signal follows the operator's alone, linked when first read (most handlers never
+  // read it) and detached once the attempt is over; an attempt with a deadline puts its own maker in.
+  let linked: LinkedSignal | undefined;
+  let ended = false;
+  const { patch, logger, memo, indices, resource } = run;
   // The signal's getter added here, not by a helper: each function an object's path runs costs at a
   // LocalCluster's pace (docs/performance.md, "Fewer functions on the common path").
-  const context = (signal: () => AbortSignal): ChangeContext =>
-    Object.defineProperty(
-      {
-        ...objectContext(run, options.param),
-        reason: run.reason,
-        retry: t.retries,
-        started,
-        runtime,
-        old: view.old,
-        new: view.new,
-        diff: view.diff,
-        subhandler: scope.subhandler,
-        execute: scope.execute,
-        [SIGNAL_MAKER]: signal,
-      },
-      "signal",
-      SIGNAL,
-    ) as unknown as ChangeContext;
-  const checkpoint = run.checkpoint ? armCheckpoint(run, level.unstored) : undefined;
+  const context = Object.defineProperty(
+    {
+      ...resourceContext(run.body, { patch, logger, memo, indices, resource, param: options.param }),
+      reason: run.reason,
+      retry: t.retries,
+      started,
+      runtime,
+      old: view.old,
+      new: view.new,
+      diff: view.diff,
+      subhandler: scope.subhandler,
+      execute: scope.execute,
+      [SIGNAL_MAKER]: () =>
+        ended ? linked?.signal ?? new AbortController().signal : (linked ??= linkSignals(run.signal)).signal,
+    },
+    "signal",
+    SIGNAL,
+  ) as unknown as SignalledContext;
+  const { timeout } = options;
   try {
-    const result = await runWithDeadline((signal) =>
-      runWithObject(run.body, async () => {
-        // Without tracing, no span's wrapper and callbacks around the call.
-        const returned = tracingEnabled
-          ? await traceHandler(
-            id,
-            run.resource.plural,
-            run.body,
-            run.reason,
-            t.retries,
-            async () => await handler.fn(context(signal)),
-            (thrown) => thrown instanceof HandlerChildrenRetry,
-          )
-          : await handler.fn(context(signal));
-        await scope.finish();
-        return returned;
-      }, scope), limits);
-    return { result };
+    // The common case -- no deadline, no span -- without wrappers: the handler called in the object's
+    // frame, its children (if it left them to run) after it.
+    if (timeout === undefined && !tracingEnabled) {
+      const result = await runWithObject(run.body, handler.fn, scope, context);
+      await scope.finish();
+      return { result };
+    }
+    return { result: await callWrapped(t, run, plan, scope, context) };
   } catch (error) {
     return { error };
   } finally {
-    clearTimeout(checkpoint);
+    ended = true;
+    linked?.[Symbol.dispose]();
+    if (checkpoint !== undefined) clearTimeout(checkpoint);
     scope.close();
   }
+}
+
+/** A change context, with what makes its signal (replaced by a deadline's). */
+type SignalledContext = ChangeContext & { [SIGNAL_MAKER]: () => AbortSignal };
+
+/** {@linkcode call}'s less common cases: the handler within its deadline, its span, or both. */
+function callWrapped(
+  t: Tracked,
+  run: CauseRun,
+  plan: AttemptPlan,
+  scope: SubhandlingScope,
+  context: SignalledContext,
+): Promise<unknown> {
+  const { handler, id } = t;
+  // The children run within the handler's deadline and span, as its own work.
+  const work = () =>
+    runWithObject(run.body, async () => {
+      const returned = tracingEnabled
+        ? await traceHandler(
+          id,
+          run.resource.plural,
+          run.body,
+          run.reason,
+          t.retries,
+          async () => await handler.fn(context),
+          (thrown) => thrown instanceof HandlerChildrenRetry,
+        )
+        : await handler.fn(context);
+      await scope.finish();
+      return returned;
+    }, scope);
+  const { timeout } = plan.options;
+  if (timeout === undefined) return work();
+  const deadline = plan.started.getTime() + timeout * 1000;
+  const limits = { label: `Handler '${id}'`, deadline, timeout, signal: run.signal, logger: run.logger };
+  return runWithDeadline((signal) => {
+    context[SIGNAL_MAKER] = signal;
+    return work();
+  }, limits);
 }
 
 /** Where a change context keeps what makes its signal, for the getter that all contexts share. */
@@ -383,7 +417,9 @@ function recordOutcome(
   if (error === undefined) {
     recordHandlerRun(id, run.resource.plural, run.reason, "success", t.retries, seconds);
     run.logger.info(`Handler '${id}' succeeded.`);
-    remember(t, { ...base, success: true });
+    // What `remember()` does, without its call: this is every success's path.
+    t.record = { ...base, success: true };
+    t.retries = t.retries + 1;
     t.succeeded = { started: plan.started, stopped: new Date() };
     level.unstored.push(t);
     return;

@@ -10,10 +10,13 @@ import type { Patch, PatchValue } from "../model/patch.ts";
 export function storeResult(patch: Patch, id: string, result: unknown): void {
   const value = JSON.parse(JSON.stringify(result)) as PatchValue;
   const existing = patch.status[id];
-  if (isMapping(existing) && isMapping(value)) patch.status[id] = { ...existing, ...value };
-  else patch.status[id] = value;
-}
-
-function isMapping(value: unknown): value is Record<string, PatchValue> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
+  // Mostly nothing is there yet: the merge is asked about only then, without a helper's call per result.
+  if (
+    existing !== undefined && existing !== null && typeof existing === "object" && !Array.isArray(existing) &&
+    value !== null && typeof value === "object" && !Array.isArray(value)
+  ) {
+    patch.status[id] = { ...existing, ...value };
+  } else {
+    patch.status[id] = value;
+  }
 }

@@ -60,23 +60,29 @@ function walk(value: JsonValue, actual: unknown, path: string[], found: DiffItem
     }
     // `{}` in a merge-patch creates an object where there is none.
     if (empty && (actual === null || typeof actual !== "object")) {
-      return differs(found, ["add", [...path], (actual ?? null) as JsonValue, {}]);
+      return found !== undefined && differs(found, ["add", [...path], (actual ?? null) as JsonValue, {}]);
     }
     return held;
   }
   if (value === null) {
-    return actual === undefined || actual === null || differs(found, ["remove", [...path], actual as JsonValue, null]);
+    return actual === undefined || actual === null ||
+      (found !== undefined && differs(found, ["remove", [...path], actual as JsonValue, null]));
   }
   if (actual === undefined) {
     const parent = path.slice(0, -1).join(".");
     if (DROPPED_WHEN_EMPTY.has(parent) && Array.isArray(value) && value.length === 0) return true;
-    return differs(found, ["add", [...path], null, value]);
+    return found !== undefined && differs(found, ["add", [...path], null, value]);
   }
-  return deepEqual(actual as JsonValue, value) || differs(found, ["change", [...path], actual as JsonValue, value]);
+  // Scalars compared here: the deep comparison's call is for lists.
+  return actual === value || (typeof value === "object" && deepEqual(actual as JsonValue, value)) ||
+    (found !== undefined && differs(found, ["change", [...path], actual as JsonValue, value]));
 }
 
-/** Notes a difference where they are collected; always `false` (not held). */
-function differs(found: DiffItem[] | undefined, item: DiffItem): false {
-  found?.push(item);
+/**
+ * Notes a difference; always `false` (not held). Called only where differences are collected: a
+ * walk that stops at the first one (every patch checked before it is sent) neither builds nor calls.
+ */
+function differs(found: DiffItem[], item: DiffItem): false {
+  found.push(item);
   return false;
 }

@@ -50,10 +50,18 @@ export class Patch {
   get empty(): boolean {
     // Without rendering (a deep copy): asked before every handler attempt. What the rendering
     // keeps is exactly a defined value directly in one of the stanzas (an empty object inside counts).
+    // One loop over the six mappings, not a helper per mapping: this runs for every object, and
+    // each distinct function on its path costs at a cluster's pace (docs/performance.md).
     const { metadata } = this;
-    return undefinedOnly(this.other) && undefinedOnly(metadata, METADATA_STANZAS) &&
-      undefinedOnly(metadata.labels) && undefinedOnly(metadata.annotations) && undefinedOnly(this.spec) &&
-      undefinedOnly(this.status);
+    const mappings = [this.other, metadata, metadata.labels, metadata.annotations, this.spec, this.status];
+    for (let index = 0; index < mappings.length; index++) {
+      const mapping: { [key: string]: unknown } = mappings[index];
+      for (const key in mapping) {
+        if (!Object.hasOwn(mapping, key) || mapping[key] === undefined) continue;
+        if (index !== 1 || (key !== "labels" && key !== "annotations")) return false;
+      }
+    }
+    return true;
   }
 
   /** The whole merge-patch, without empty stanzas. */
@@ -61,15 +69,39 @@ export class Patch {
     // Rendered for every write and compared with the patched object: built in one pass, and
     // without deleting what turns out empty (a deletion makes V8 keep an object as a slow
     // dictionary, and each later walk over it costs; both showed in the profiles of cycles).
-    const metadata: JsonObject = {};
-    copyDefined(this.metadata, metadata, METADATA_STANZAS);
+    // Other top-level fields first, then metadata (its stanzas after its other fields), spec, status.
     const result: JsonObject = {};
-    copyDefined(this.other, result);
-    if (hasKeys(metadata)) result.metadata = metadata;
-    const spec = withoutUndefined(this.spec);
-    if (spec !== undefined && !emptyMapping(spec)) result.spec = spec as JsonValue;
-    const status = withoutUndefined(this.status);
-    if (status !== undefined && !emptyMapping(status)) result.status = status as JsonValue;
+    const { other, metadata: source } = this;
+    for (const key in other) {
+      if (!Object.hasOwn(other, key)) continue;
+      const cleaned = withoutUndefined(other[key], false);
+      if (cleaned !== undefined) result[key] = cleaned as JsonValue;
+    }
+    const metadata: JsonObject = {};
+    let changed = false;
+    for (const key in source) {
+      if (!Object.hasOwn(source, key) || key === "labels" || key === "annotations") continue;
+      const cleaned = withoutUndefined(source[key], false);
+      if (cleaned !== undefined) {
+        metadata[key] = cleaned as JsonValue;
+        changed = true;
+      }
+    }
+    const labels = withoutUndefined(source.labels, true);
+    if (labels !== undefined) {
+      metadata.labels = labels as JsonValue;
+      changed = true;
+    }
+    const annotations = withoutUndefined(source.annotations, true);
+    if (annotations !== undefined) {
+      metadata.annotations = annotations as JsonValue;
+      changed = true;
+    }
+    if (changed) result.metadata = metadata;
+    const spec = withoutUndefined(this.spec, true);
+    if (spec !== undefined) result.spec = spec as JsonValue;
+    const status = withoutUndefined(this.status, true);
+    if (status !== undefined) result.status = status as JsonValue;
     return result;
   }
 
@@ -104,57 +136,27 @@ export class Patch {
   }
 }
 
-/** The stanzas of `metadata` that a patch creates up front. */
-const METADATA_STANZAS: readonly string[] = ["labels", "annotations"];
-
-/** Whether a mapping has no keys other than those holding `undefined` (and those skipped). */
-function undefinedOnly(mapping: { [key: string]: unknown }, skipped?: readonly string[]): boolean {
-  for (const key in mapping) {
-    if (Object.hasOwn(mapping, key) && mapping[key] !== undefined && !skipped?.includes(key)) return false;
-  }
-  return true;
-}
-
 /**
- * Copies the defined members of a mapping, without their `undefined` values deep inside; the
- * named keys go last, in that order (the stanzas of the metadata after its other fields), and only
- * if something is left in them: the patch creates them up front, empty. Empty objects that
- * handlers put in elsewhere are kept: in a merge-patch, `{}` creates an empty object where there was none.
+ * A deep copy without the `undefined` members of mappings (`null` in arrays). A `stanza` (one the
+ * patch creates up front, empty) that is left without members gives `undefined`: it is not sent.
+ * Empty objects that handlers put in elsewhere are kept: in a merge-patch, `{}` creates an empty
+ * object where there was none.
  */
-function copyDefined(source: PatchObject, target: JsonObject, stanzas: readonly string[] = []): void {
-  for (const key in source) {
-    if (!Object.hasOwn(source, key) || stanzas.includes(key)) continue;
-    const cleaned = withoutUndefined(source[key]);
-    if (cleaned !== undefined) target[key] = cleaned as JsonValue;
-  }
-  for (const key of stanzas) {
-    const cleaned = withoutUndefined(source[key]);
-    if (cleaned !== undefined && !emptyMapping(cleaned)) target[key] = cleaned as JsonValue;
-  }
-}
-
-/** Whether an object has any own key (the values of a rendered patch are never `undefined`). */
-function hasKeys(value: object): boolean {
-  for (const key in value) if (Object.hasOwn(value, key)) return true;
-  return false;
-}
-
-/** Whether a value is a mapping without keys (`null` and arrays are not). */
-function emptyMapping(value: PatchValue): boolean {
-  return value !== null && typeof value === "object" && !Array.isArray(value) && !hasKeys(value);
-}
-
-function withoutUndefined(value: PatchValue | undefined): PatchValue | undefined {
+function withoutUndefined(value: PatchValue | undefined, stanza: boolean): PatchValue | undefined {
   if (value === null || typeof value !== "object") return value;
-  if (Array.isArray(value)) return value.map((item) => withoutUndefined(item) ?? null);
+  if (Array.isArray(value)) return value.map((item) => withoutUndefined(item, false) ?? null);
   const result: { [key: string]: PatchValue } = {};
+  let kept = false;
   // Not `for...in`: its keyed loads, recursing into members with other names, made V8 drop this
   // function's optimised code every ~90 objects and compile it again (`--trace-deopt`).
   const keys = Object.keys(value);
   for (let index = 0; index < keys.length; index++) {
     const key = keys[index];
-    const cleaned = withoutUndefined(value[key]);
-    if (cleaned !== undefined) result[key] = cleaned;
+    const cleaned = withoutUndefined(value[key], false);
+    if (cleaned !== undefined) {
+      result[key] = cleaned;
+      kept = true;
+    }
   }
-  return result;
+  return kept || !stanza ? result : undefined;
 }

@@ -9,7 +9,7 @@
 import type { JsonObject, KubernetesObject } from "../model/body.ts";
 import type { Patch } from "../model/patch.ts";
 import { hasEmptyStanzas, removeAnnotations, removeEmptyStanzas } from "./essence.ts";
-import { cloneJson, isMapping } from "./fields.ts";
+import { cloneJson } from "./fields.ts";
 import { checkPrefix, holdsPrefixed, sharedStorageKeys, storeMarker } from "./keys.ts";
 import { decodeProgressRecord, encodeProgressRecord, type ProgressRecord, sameProgressRecord } from "./progress.ts";
 import type { ProgressStorage } from "./progress_storage.ts";
@@ -121,11 +121,13 @@ export class AnnotationsProgressStorage implements ProgressStorage {
    * where the essence just built has none.
    */
   clear(essence: JsonObject): JsonObject {
-    const metadata = essence.metadata;
-    const annotations = isMapping(metadata) && isMapping(metadata.annotations) ? metadata.annotations : {};
+    // Mappings tested inline, not by `isMapping()`: this runs for every object.
+    const annotations = (essence.metadata as JsonObject | undefined)?.annotations;
     const own = `${this.prefix}/`;
     const keys: string[] = [];
-    for (const key in annotations) if (key.startsWith(own)) keys.push(key);
+    if (annotations !== null && typeof annotations === "object" && !Array.isArray(annotations)) {
+      for (const key in annotations) if (key.startsWith(own)) keys.push(key);
+    }
     if (!keys.length && !hasEmptyStanzas(essence)) return essence;
     const copy = cloneJson(essence);
     removeAnnotations(copy, keys);

@@ -51,16 +51,16 @@ export function buildEssence(body: KubernetesObject | JsonObject, options: Essen
   // Copied as `cherrypick()` copies fields (present and defined: deep copies under a new `metadata`),
   // written out: the path's helpers are a few calls more per object (docs/performance.md).
   const meta = source.metadata;
-  if (isMapping(meta)) {
+  if (meta !== null && typeof meta === "object" && !Array.isArray(meta)) {
     for (const key of ESSENTIAL_METADATA) {
       const value = Object.hasOwn(meta, key) ? meta[key] : undefined;
       if (value !== undefined) ((essence.metadata ??= {}) as JsonObject)[key] = cloneJson(value);
     }
   }
 
-  const metadata = essence.metadata;
-  const annotations = isMapping(metadata) ? metadata.annotations : undefined;
-  if (isMapping(annotations)) {
+  // Only what was copied above can be here: a mapping, whose annotations were copied only if defined.
+  const annotations = (essence.metadata as JsonObject | undefined)?.annotations;
+  if (annotations !== null && typeof annotations === "object" && !Array.isArray(annotations)) {
     const prefixes = detectMarkedPrefixes(Object.keys(annotations));
     for (const key in annotations) {
       const slash = key.indexOf("/");
@@ -69,9 +69,15 @@ export function buildEssence(body: KubernetesObject | JsonObject, options: Essen
     }
   }
 
-  cherrypick(body, essence, options.extraFields ?? []);
+  const { extraFields } = options;
+  // Mostly an empty list (no handler watches a field of the status): not even a call then.
+  if (extraFields !== undefined && !(Array.isArray(extraFields) && extraFields.length === 0)) {
+    cherrypick(body, essence, extraFields);
+  }
   removeEmptyStanzas(essence);
-  for (const field of options.ignoredFields ?? []) removeField(essence, parseField(field));
+  if (options.ignoredFields !== undefined) {
+    for (const field of options.ignoredFields) removeField(essence, parseField(field));
+  }
   return essence;
 }
 
@@ -90,24 +96,26 @@ export function removeAnnotations(essence: JsonObject, keys: Iterable<string>): 
  * `metadata.labels`, `metadata` and `status` from the essence (in place); nothing else.
  */
 export function removeEmptyStanzas(essence: JsonObject): void {
+  // The members tested inline, not by a helper: this runs for every object, often twice, and each
+  // distinct function on that path costs at a cluster's pace (docs/performance.md).
   const metadata = essence.metadata;
-  if (isMapping(metadata)) {
-    if (emptyMember(metadata, "annotations")) delete metadata.annotations;
-    if (emptyMember(metadata, "labels")) delete metadata.labels;
+  if (metadata !== null && typeof metadata === "object" && !Array.isArray(metadata)) {
+    if (Object.hasOwn(metadata, "annotations") && isFalsy(metadata.annotations)) delete metadata.annotations;
+    if (Object.hasOwn(metadata, "labels") && isFalsy(metadata.labels)) delete metadata.labels;
   }
-  if (emptyMember(essence, "metadata")) delete essence.metadata;
-  if (emptyMember(essence, "status")) delete essence.status;
+  if (Object.hasOwn(essence, "metadata") && isFalsy(metadata)) delete essence.metadata;
+  if (Object.hasOwn(essence, "status") && isFalsy(essence.status)) delete essence.status;
 }
 
 /** Whether {@linkcode removeEmptyStanzas} would remove anything from the essence. */
 export function hasEmptyStanzas(essence: JsonObject): boolean {
   const metadata = essence.metadata;
-  if (isMapping(metadata) && (emptyMember(metadata, "annotations") || emptyMember(metadata, "labels"))) return true;
-  return emptyMember(essence, "metadata") || emptyMember(essence, "status");
-}
-
-function emptyMember(mapping: JsonObject, key: string): boolean {
-  return Object.hasOwn(mapping, key) && isFalsy(mapping[key]);
+  if (metadata !== null && typeof metadata === "object" && !Array.isArray(metadata)) {
+    if (Object.hasOwn(metadata, "annotations") && isFalsy(metadata.annotations)) return true;
+    if (Object.hasOwn(metadata, "labels") && isFalsy(metadata.labels)) return true;
+  }
+  return (Object.hasOwn(essence, "metadata") && isFalsy(metadata)) ||
+    (Object.hasOwn(essence, "status") && isFalsy(essence.status));
 }
 
 /** Python's truth test of a JSON value. */

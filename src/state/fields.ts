@@ -30,15 +30,22 @@ export function isMapping(value: unknown): value is Mapping {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
+// The helpers below test for a mapping inline rather than by calling `isMapping()`: they run for
+// several fields of every handled object, and each distinct function on that path costs at a
+// cluster's pace (docs/performance.md, "Fewer functions").
+
 /**
  * The value at a path, or `undefined` if any key is absent or any parent is not a mapping.
  * `null` values are returned as `null` (present).
  */
 export function resolveField(root: unknown, path: readonly string[]): unknown {
   let current: unknown = root;
-  for (const key of path) {
-    if (!isMapping(current) || !Object.hasOwn(current, key) || current[key] === undefined) return undefined;
-    current = current[key];
+  for (let index = 0; index < path.length; index++) {
+    if (current === null || typeof current !== "object" || Array.isArray(current)) return undefined;
+    const key = path[index];
+    if (!Object.hasOwn(current, key)) return undefined;
+    current = (current as Mapping)[key];
+    if (current === undefined) return undefined;
   }
   return current;
 }
@@ -47,13 +54,14 @@ export function resolveField(root: unknown, path: readonly string[]): unknown {
 export function ensureField(root: Mapping, path: readonly string[], value: unknown): void {
   if (path.length === 0) throw new RangeError("Setting the root of an object is impossible; name a field.");
   let current: Mapping = root;
-  for (const key of path.slice(0, -1)) {
+  for (let index = 0; index < path.length - 1; index++) {
+    const key = path[index];
     let next = current[key];
     if (next === undefined) next = current[key] = {};
-    if (!isMapping(next)) {
+    if (next === null || typeof next !== "object" || Array.isArray(next)) {
       throw new TypeError(`Cannot set ${path.join(".")}: ${key} holds ${JSON.stringify(next)}, not an object.`);
     }
-    current = next;
+    current = next as Mapping;
   }
   current[path[path.length - 1]] = value;
 }
@@ -65,28 +73,24 @@ export function ensureField(root: Mapping, path: readonly string[], value: unkno
  */
 export function removeField(root: Mapping, path: readonly string[], keep = 0): void {
   if (path.length === 0) throw new RangeError("Removing the root of an object is impossible; name a field.");
-  removeBelow(root, path, 0, keep);
-}
-
-/** {@linkcode removeField} from `path[depth]` on, in `mapping` (what the path's first `depth` keys lead to). */
-function removeBelow(mapping: Mapping, path: readonly string[], depth: number, keep: number): void {
-  // Walked by index, not by slicing the path: this runs for several fields of every handled object.
-  const key = path[depth];
-  if (!Object.hasOwn(mapping, key)) return;
-  if (depth === path.length - 1) {
-    delete mapping[key];
-    return;
+  // Down the path first (mostly it ends early: the field is absent), then back up through the
+  // parents it passed, deleting those left empty. No slices, no recursion: see above.
+  const last = path.length - 1;
+  let parents: Mapping[] | undefined;
+  let mapping = root;
+  for (let depth = 0; depth < last; depth++) {
+    const child = Object.hasOwn(mapping, path[depth]) ? mapping[path[depth]] : undefined;
+    if (child === null || typeof child !== "object" || Array.isArray(child)) return;
+    (parents ??= []).push(mapping);
+    mapping = child as Mapping;
   }
-  const child = mapping[key];
-  if (!isMapping(child)) return;
-  removeBelow(child, path, depth + 1, keep);
-  if (depth >= keep && isEmpty(child)) delete mapping[key];
-}
-
-/** Whether a mapping has no keys of its own (without listing them). */
-function isEmpty(mapping: Mapping): boolean {
-  for (const key in mapping) if (Object.hasOwn(mapping, key)) return false;
-  return true;
+  if (!Object.hasOwn(mapping, path[last])) return;
+  delete mapping[path[last]];
+  for (let depth = last - 1; depth >= keep; depth--) {
+    for (const key in mapping) if (Object.hasOwn(mapping, key)) return;
+    mapping = parents![depth];
+    delete mapping[path[depth]];
+  }
 }
 
 /**
@@ -106,43 +110,35 @@ export function cloneJson<T extends JsonValue>(value: T): T;
 /** A deep copy of a JSON value; `undefined` members of objects are left out. */
 export function cloneJson(value: unknown): unknown;
 export function cloneJson(value: unknown): unknown {
+  if (value === null || typeof value !== "object") return value;
   if (Array.isArray(value)) return value.map((item) => cloneJson(item));
-  if (isMapping(value)) {
-    const copy: Mapping = {};
-    for (const key in value) {
-      if (!Object.hasOwn(value, key)) continue;
-      const item = value[key];
-      if (item !== undefined) copy[key] = cloneJson(item);
-    }
-    return copy;
+  const copy: Mapping = {};
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    const item = (value as Mapping)[key];
+    if (item !== undefined) copy[key] = cloneJson(item);
   }
-  return value;
+  return copy;
 }
 
 /** The top-level stanzas a `Patch` always has; they are never removed from it. */
 const PATCH_STANZAS = new Set(["metadata", "spec", "status"]);
 
-/** The mapping of a patch where a path starts, and how many levels of it are fixed. */
-function patchRoot(patch: Patch, path: readonly string[]): { root: Mapping; keep: number } {
-  if (PATCH_STANZAS.has(path[0])) {
-    const fixed = path[0] === "metadata" && (path[1] === "annotations" || path[1] === "labels") ? 2 : 1;
-    return { root: patch as unknown as Mapping, keep: fixed };
-  }
-  return { root: patch.other as Mapping, keep: 0 };
-}
+// A path that starts with one of the fixed stanzas is in the patch itself; any other in `patch.other`.
 
 /** The value a patch holds at a path (`null` = a deletion), or `undefined` if it holds nothing there. */
 export function resolveInPatch(patch: Patch, path: readonly string[]): unknown {
-  return resolveField(patchRoot(patch, path).root, path);
+  return resolveField(PATCH_STANZAS.has(path[0]) ? patch : patch.other, path);
 }
 
 /** Sets a value in a patch at a path (`null` deletes it on the server), creating parents as needed. */
 export function ensureInPatch(patch: Patch, path: readonly string[], value: JsonValue): void {
-  ensureField(patchRoot(patch, path).root, path, value);
+  ensureField(PATCH_STANZAS.has(path[0]) ? patch as unknown as Mapping : patch.other as Mapping, path, value);
 }
 
 /** Drops a path from a patch (and its emptied parents, except the patch's fixed stanzas). */
 export function removeFromPatch(patch: Patch, path: readonly string[]): void {
-  const { root, keep } = patchRoot(patch, path);
-  removeField(root, path, keep);
+  if (!PATCH_STANZAS.has(path[0])) return removeField(patch.other as Mapping, path);
+  const fixed = path[0] === "metadata" && (path[1] === "annotations" || path[1] === "labels") ? 2 : 1;
+  removeField(patch as unknown as Mapping, path, fixed);
 }

@@ -36,6 +36,12 @@ Deno.test("fields: resolve, ensure, remove with emptied parents", () => {
   removeField(value, ["s", "y"]);
   removeField(value, ["nothing", "here"]);
   assert.deepEqual(value, { a: { n: null }, s: "str" });
+  const deep = { a: { b: { c: 1, d: 2 }, e: { f: { g: 3 } } } };
+  removeField(deep, ["a", "b", "c"]);
+  removeField(deep, ["a", "e", "f", "g"], 1);
+  assert.deepEqual(deep, { a: { b: { d: 2 } } }, "emptied parents go up to the first one kept or still holding more");
+  removeField(deep, ["a", "b", "d"], 1);
+  assert.deepEqual(deep, { a: {} }, "the levels kept stay, emptied");
   const dst = {};
   cherrypick(value, dst, ["a.n", "a.missing", "s"]);
   assert.deepEqual(dst, { a: { n: null }, s: "str" });

@@ -38,17 +38,29 @@ export type LooseJsonValue =
  */
 export function dumpPythonJson(value: LooseJsonValue): string {
   if (value === null || value === undefined) return "null";
-  if (typeof value === "string") return quotePythonString(value);
+  if (typeof value === "string") return ESCAPED.test(value) ? quotePythonString(value) : `"${value}"`;
   if (typeof value === "number") return formatPythonNumber(value);
   if (typeof value === "boolean") return value ? "true" : "false";
   if (Array.isArray(value)) return `[${value.map((item) => dumpPythonJson(item)).join(",")}]`;
-  // Appended, not joined from a list of parts: every progress record and diff-base is written so.
+  // Appended, not joined from a list of parts, and the keys' tests inline, not by helpers: every
+  // progress record and diff-base is written so, and each distinct function on that path costs at a
+  // cluster's pace (docs/performance.md).
   const object = value as { readonly [key: string]: LooseJsonValue };
+  let keys = Object.keys(object);
+  for (let index = 0; index < keys.length; index++) {
+    const first = keys[index].charCodeAt(0);
+    if (first >= 48 && first <= 57 && isIndexLike(keys[index])) {
+      keys = keys.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      break;
+    }
+  }
   let text = "";
-  for (const key of orderedKeys(object)) {
+  for (let index = 0; index < keys.length; index++) {
+    const key = keys[index];
     const item = object[key];
     if (item === undefined) continue;
-    text += `${text ? "," : ""}${quotePythonString(key)}:${dumpPythonJson(item)}`;
+    const quoted = ESCAPED.test(key) ? quotePythonString(key) : `"${key}"`;
+    text += `${text ? "," : ""}${quoted}:${dumpPythonJson(item)}`;
   }
   return `{${text}}`;
 }
@@ -71,6 +83,7 @@ const ESCAPED_ALL = new RegExp(ESCAPED.source, "g");
 export function quotePythonString(text: string): string {
   // Printable ASCII (space to tilde) stays as is, except `"` and `\`; astral characters become their
   // two surrogate escapes because the replacement works on UTF-16 units, as Python's encoder does.
+  // (`dumpPythonJson` tests for the first case itself.)
   if (!ESCAPED.test(text)) return `"${text}"`;
   const escaped = text.replace(ESCAPED_ALL, (char) => {
     return SHORT_ESCAPES[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`;
@@ -91,15 +104,10 @@ export function formatPythonNumber(value: number): string {
   return value.toExponential().replace(/e([+-])(\d)$/, "e$10$2");
 }
 
-/** Whether JavaScript orders the key as an array index, i.e. before all other keys. */
+/**
+ * Whether JavaScript orders the key as an array index, i.e. before all other keys. Objects with such
+ * keys are written with their keys sorted (see the module's note).
+ */
 function isIndexLike(key: string): boolean {
-  const first = key.charCodeAt(0);
-  if (!(first >= 48 && first <= 57)) return false;
   return /^(?:0|[1-9][0-9]{0,9})$/.test(key) && Number(key) < 4294967295;
-}
-
-function orderedKeys(object: { readonly [key: string]: LooseJsonValue }): string[] {
-  const keys = Object.keys(object);
-  if (!keys.some(isIndexLike)) return keys;
-  return keys.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }

@@ -15,7 +15,6 @@ import {
   ensureInPatch,
   type FieldSpec,
   formatField,
-  isMapping,
   removeField,
   removeFromPatch,
   resolveField,
@@ -61,10 +60,11 @@ export class StatusProgressStorage implements ProgressStorage {
 
   /** The record under the handler's id in the container, or `null`. */
   fetch(key: string, body: KubernetesObject): ProgressRecord | null {
+    // Mappings tested inline, not by `isMapping()`: asked for every handler of every object.
     const container = resolveField(body, this.field);
-    if (!isMapping(container)) return null;
-    const record = container[key];
-    return isMapping(record) ? record as ProgressRecord : null;
+    if (container === null || typeof container !== "object" || Array.isArray(container)) return null;
+    const record = (container as Record<string, unknown>)[key];
+    return record !== null && typeof record === "object" && !Array.isArray(record) ? record as ProgressRecord : null;
   }
 
   /**
