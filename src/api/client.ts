@@ -360,6 +360,12 @@ export class ApiClient implements Disposable {
     }
   }
 
+  /**
+   * One attempt over the wire: a slot of the request cap (not for streams and urgent requests), the
+   * transport of the credentials, the headers, the timeouts, `fetch`, and the text of the answer
+   * (not of a stream's). One function, not one per part: each distinct function of every request
+   * costs at a LocalCluster's pace (docs/performance.md, "Fewer functions").
+   */
   async #fetch(
     item: VaultItem,
     url: string,
@@ -376,81 +382,75 @@ export class ApiClient implements Disposable {
       this.#slotsLimit = limit;
     }
     // A free slot is taken at once: no promise per request unless it has to wait.
-    const release = streaming || options.urgent
+    const slot = streaming || options.urgent
       ? undefined
       : this.#slots.tryTake() ?? await this.#slots.take(options.signal, options.ahead);
-    const transport = this.#transports.of(item.credentials);
+    const { credentials } = item;
+    const transport = this.#transports.of(credentials);
     transport.pending++;
     try {
-      return await this.#fetchWith(transport, item.credentials, url, method, options, totalTimeout, streaming);
+      // A plain record: `fetch` copies headers into its own list anyway, and a `Headers` object is
+      // copied through its iterator (a visible part of each request's CPU in the profiles).
+      const headers: Record<string, string> = { Accept: options.accept ?? "application/json" };
+      // A header that never changes is taken as it is: no promise and no await per request.
+      const fixed = credentials.fixedAuthorization;
+      const authorization = fixed === undefined ? await credentials.authorization() : fixed;
+      if (authorization) headers.Authorization = authorization;
+      let body: string | undefined;
+      if (options.body !== undefined) {
+        headers["Content-Type"] = options.contentType ?? "application/json";
+        body = JSON.stringify(options.body);
+      }
+      const connectTimeout = options.connectTimeout === undefined
+        ? this.#networking.connectTimeout
+        : options.connectTimeout;
+      const setting = options.connectTimeout === undefined
+        ? "settings.networking.connectTimeout"
+        : "settings.watching.connectTimeout";
+      // One controller per request, aborted by the caller's signal or by the deadline; no timer of
+      // its own (see `requestDeadline`). Both used to be pairs: timers, and a controller linked to
+      // another through listeners -- per request and attempt.
+      const controller = new AbortController();
+      const caller = options.signal;
+      const follow = caller ? () => controller.abort(caller.reason) : undefined;
+      if (caller?.aborted) controller.abort(caller.reason);
+      else if (follow) caller!.addEventListener("abort", follow, { once: true });
+      const deadline = requestDeadline(controller, connectTimeout, setting, totalTimeout);
+      let client: Deno.HttpClient | undefined;
+      // A stream counts in its lane until its request is aborted: by its caller, or below if it fails.
+      const lane = streaming
+        ? this.#transports.streamLane(transport, credentials, controller.signal)
+        : transport.shared;
+      try {
+        // The pooled client at once when there is one: no promise per request for making it.
+        client = lane.http ?? await this.#transports.client(transport, credentials);
+        const response = await fetch(url, { method, headers, body, client, signal: controller.signal });
+        headersArrived(deadline);
+        if (client === lane.http) lane.answeredAt = performance.now();
+        if (streaming) return { response, status: response.status, via: { transport, lane, client, credentials } };
+        if (totalTimeout === null) return { response, status: response.status };
+        // The total timeout also covers reading the body; it is cleared once the body is consumed.
+        // The text travels beside the response rather than in a new `Response` around it: that
+        // copy (its headers, body stream and text decoding again) was a visible part of each request's CPU.
+        let text: string;
+        try {
+          text = await response.text();
+        } finally {
+          clearDeadline(deadline);
+          if (follow) caller!.removeEventListener("abort", follow);
+        }
+        return { response, status: response.status, text };
+      } catch (error) {
+        clearDeadline(deadline);
+        if (follow) caller!.removeEventListener("abort", follow);
+        if (streaming) controller.abort(error);
+        if (!deadline.expired || !client) throw deadline.expired ?? error;
+        this.#transports.suspect(transport, lane, client, credentials, deadline.expired.message);
+        throw deadline.expired;
+      }
     } finally {
-      release?.();
+      slot?.();
       this.#transports.finished(transport);
-    }
-  }
-
-  async #fetchWith(
-    transport: Transport,
-    credentials: Credentials,
-    url: string,
-    method: string,
-    options: RequestOptions,
-    totalTimeout: number | null,
-    streaming: boolean,
-  ): Promise<Answer> {
-    // A plain record: `fetch` copies headers into its own list anyway, and a `Headers` object is
-    // copied through its iterator (a visible part of each request's CPU in the profiles).
-    const headers: Record<string, string> = { Accept: options.accept ?? "application/json" };
-    // A header that never changes is taken as it is: no promise and no await per request.
-    const fixed = credentials.fixedAuthorization;
-    const authorization = fixed === undefined ? await credentials.authorization() : fixed;
-    if (authorization) headers.Authorization = authorization;
-    let body: string | undefined;
-    if (options.body !== undefined) {
-      headers["Content-Type"] = options.contentType ?? "application/json";
-      body = JSON.stringify(options.body);
-    }
-    const connectTimeout = options.connectTimeout === undefined
-      ? this.#networking.connectTimeout
-      : options.connectTimeout;
-    const setting = options.connectTimeout === undefined
-      ? "settings.networking.connectTimeout"
-      : "settings.watching.connectTimeout";
-    // One controller per request, aborted by the caller's signal or by the deadline; no timer of
-    // its own (see `requestDeadline`). Both used to be pairs: timers, and a controller linked to
-    // another through listeners -- per request and attempt.
-    const controller = new AbortController();
-    const caller = options.signal;
-    const follow = caller ? () => controller.abort(caller.reason) : undefined;
-    if (caller?.aborted) controller.abort(caller.reason);
-    else if (follow) caller!.addEventListener("abort", follow, { once: true });
-    const deadline = requestDeadline(controller, connectTimeout, setting, totalTimeout);
-    const release = () => {
-      clearDeadline(deadline);
-      if (follow) caller!.removeEventListener("abort", follow);
-    };
-    let client: Deno.HttpClient | undefined;
-    // A stream counts in its lane until its request is aborted: by its caller, or below if it fails.
-    const lane = streaming ? this.#transports.streamLane(transport, credentials, controller.signal) : transport.shared;
-    try {
-      // The pooled client at once when there is one: no promise per request for making it.
-      client = lane.http ?? await this.#transports.client(transport, credentials);
-      const response = await fetch(url, { method, headers, body, client, signal: controller.signal });
-      headersArrived(deadline);
-      if (client === lane.http) lane.answeredAt = performance.now();
-      if (streaming) return { response, status: response.status, via: { transport, lane, client, credentials } };
-      if (totalTimeout === null) return { response, status: response.status };
-      // The total timeout also covers reading the body; it is cleared once the body is consumed.
-      // The text travels beside the response rather than in a new `Response` around it: that
-      // copy (its headers, body stream and text decoding again) was a visible part of each request's CPU.
-      const text = await response.text().finally(release);
-      return { response, status: response.status, text };
-    } catch (error) {
-      release();
-      if (streaming) controller.abort(error);
-      if (!deadline.expired || !client) throw deadline.expired ?? error;
-      this.#transports.suspect(transport, lane, client, credentials, deadline.expired.message);
-      throw deadline.expired;
     }
   }
 }

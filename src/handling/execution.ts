@@ -241,7 +241,7 @@ function exhausted(t: Tracked, { options, runtime }: AttemptPlan): CallOutcome |
 
 /** Calls the handler within its deadline, its span and its sub-handlers' scope. */
 async function call(t: Tracked, run: CauseRun, level: Level, plan: AttemptPlan): Promise<CallOutcome> {
-  const { handler, id } = t;
+  const { handler } = t;
   const { options, started, runtime } = plan;
   const view = handler.field ? narrow(level.view, handler.field) : level.view;
   // Sub-handlers are checked and matched as handlers of their top-level ancestor's kind; their

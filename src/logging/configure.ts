@@ -251,16 +251,21 @@ export function formatRecord(record: LogRecord, format: LogFormat, prefix: boole
     return JSON.stringify(line);
   }
   if (format === "plain") return message;
-  return `[${timestamp(record.timestamp)}] ${columnOf(record.category)} [${LEVEL_COLUMNS[record.level]}] ${message}`;
+  // The helpers called only when what they make is not at hand: every line of every object is formatted here.
+  // The time as Python's logging prints it (`2026-11-22 01:23:45,678`, local time).
+  const { timestamp: ms, category } = record;
+  const second = Math.floor(ms / 1000);
+  if (second !== lastSecond.second) formatSecond(second);
+  const millis = ms - second * 1000;
+  const time = `${lastSecond.text},${millis < 10 ? "00" : millis < 100 ? "0" : ""}${Math.floor(millis)}`;
+  const column = CATEGORY_COLUMNS.get(category) ?? columnOf(category);
+  return `[${time}] ${column} [${LEVEL_COLUMNS[record.level]}] ${message}`;
 }
 
 /** The logger's column of a `full` line, made once per logger (each keeps its category array). */
 function columnOf(category: readonly string[]): string {
-  let column = CATEGORY_COLUMNS.get(category);
-  if (column === undefined) {
-    column = category.join(".").padEnd(20).slice(0, 20);
-    CATEGORY_COLUMNS.set(category, column);
-  }
+  const column = category.join(".").padEnd(20).slice(0, 20);
+  CATEGORY_COLUMNS.set(category, column);
   return column;
 }
 
@@ -284,18 +289,15 @@ function renderValue(value: unknown): string {
   }
 }
 
-/** `2026-11-22 01:23:45,678` in local time, as Python's logging prints it. */
-function timestamp(ms: number): string {
-  // Lines come in runs within the same second: the date and time are formatted once per second.
-  const second = Math.floor(ms / 1000);
-  if (second !== lastSecond.second) {
-    const date = new Date(ms);
-    lastSecond.second = second;
-    lastSecond.text = `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ` +
-      `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
-  }
-  const millis = ms - second * 1000;
-  return `${lastSecond.text},${millis < 10 ? "00" : millis < 100 ? "0" : ""}${Math.floor(millis)}`;
+/**
+ * `2026-11-22 01:23:45` in local time, for lines within that second (since the epoch). Lines come in
+ * runs within the same second: the date and time are formatted once per second.
+ */
+function formatSecond(second: number): void {
+  const date = new Date(second * 1000);
+  lastSecond.second = second;
+  lastSecond.text = `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ` +
+    `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
 }
 
 const lastSecond = { second: NaN, text: "" };

@@ -27,13 +27,12 @@ import { maskSensitive, type SensitiveFields } from "../state/sensitive.ts";
 /** Per list of change handlers (one per resource): the status fields they filter on. */
 const statusFields = new WeakMap<readonly ChangeHandler[], readonly string[][]>();
 
-/** The status fields that change handlers filter on, worked out once per resource (asked twice per cycle). */
+/** The status fields that change handlers filter on, worked out once per resource and kept in `statusFields`. */
 function statusFieldsOf(handlers: readonly ChangeHandler[]): readonly string[][] {
-  let fields = statusFields.get(handlers);
-  if (fields === undefined) {
-    fields = handlers.flatMap((handler) => handler.field && handler.field[0] === "status" ? [[...handler.field]] : []);
-    statusFields.set(handlers, fields);
-  }
+  const fields = handlers.flatMap((handler) =>
+    handler.field && handler.field[0] === "status" ? [[...handler.field]] : []
+  );
+  statusFields.set(handlers, fields);
   return fields;
 }
 
@@ -111,26 +110,49 @@ export interface CycleState {
   readonly spawning: readonly BackgroundHandler[];
 }
 
-/** One cycle of one object: what its steps read, and the patch they fill. */
+/**
+ * One cycle of one object: what its steps read, and the patch they fill.
+ *
+ * Its fields are declared and set in the constructor, none initialised in the class body and none
+ * `#private`: V8 runs a class's field initialisers as a function of their own at every construction,
+ * and every cycle makes one (docs/performance.md, "Fewer functions").
+ */
 export class Cycle {
+  /** The piece of work the cycle handles. */
+  declare readonly work: ObjectWork;
+  /** What the operator remembers of the object. */
+  declare readonly memory: ObjectMemory;
+  /** What the cycle needs besides the object. */
+  declare readonly deps: CycleDeps;
   /** The object as the work carries it. */
-  readonly body: KubernetesObject;
+  declare readonly body: KubernetesObject;
   /**
    * The fields outside the essence that change handlers filter on (e.g. `status.phase`): kept in the
    * diff-base. A field, not a getter: read twice by nearly every cycle (docs/performance.md).
    */
-  readonly extraFields: readonly string[][];
+  declare readonly extraFields: readonly string[][];
   /** Everything the cycle writes besides the finalizer, sent once at its end. */
-  readonly patch: Patch = new Patch();
-  #logger?: ObjectLogger;
+  declare readonly patch: Patch;
   /** The cause, once detected: the filters of the cause's handlers see it (Kopf passes it too). */
-  reason?: Reason;
-  #state?: CycleState;
-  #essences?: Pick<CycleState, "now" | "old" | "diff">;
+  declare reason: Reason | undefined;
+  declare private madeLogger: ObjectLogger | undefined;
+  declare private madeState: CycleState | undefined;
+  declare private essences: Pick<CycleState, "now" | "old" | "diff"> | undefined;
 
-  constructor(readonly work: ObjectWork, readonly memory: ObjectMemory, readonly deps: CycleDeps) {
+  constructor(work: ObjectWork, memory: ObjectMemory, deps: CycleDeps) {
+    this.work = work;
+    this.memory = memory;
+    this.deps = deps;
     this.body = work.object;
-    this.extraFields = statusFieldsOf(deps.changeHandlers);
+    this.patch = new Patch();
+    // All set now, `undefined` or not: every cycle keeps the same shape, whichever it makes later.
+    this.reason =
+      this.madeLogger =
+      this.madeState =
+      this.essences =
+        undefined;
+    // Looked up here, worked out by the helper only the first time: a call less in every cycle.
+    this.extraFields = statusFields.get(deps.changeHandlers) ?? statusFieldsOf(deps.changeHandlers);
     const expected = memory.expectedVersion;
     if (expected === undefined) return;
     if (
@@ -142,7 +164,7 @@ export class Cycle {
 
   /** The logger of the object's messages; made on first use (most cycles of echoes log nothing). */
   get logger(): ObjectLogger {
-    return this.#logger ??= new ObjectLogger(this.body);
+    return this.madeLogger ??= new ObjectLogger(this.body);
   }
 
   /** The parts of the handlers' contexts that every handler of this cycle shares. */
@@ -172,12 +194,12 @@ export class Cycle {
 
   /** The stored state against the current one, computed on first use. */
   get state(): CycleState {
-    if (this.#state) return this.#state;
+    if (this.madeState) return this.madeState;
     const { body, memory, deps } = this;
     const { old, now, diff } = this.#compare();
     const context = () => this.filterContext();
     const background = memory.background;
-    this.#state = {
+    this.madeState = {
       now,
       old,
       diff,
@@ -189,7 +211,7 @@ export class Cycle {
         ? backgroundHandlersFor(deps.backgroundHandlers, body, context).filter((h) => !background.finished(h.id))
         : [],
     };
-    return this.#state;
+    return this.madeState;
   }
 
   /**
@@ -198,15 +220,20 @@ export class Cycle {
    * does: its meaning stays the same.
    */
   #compare(): Pick<CycleState, "now" | "old" | "diff"> {
-    if (this.#essences) return this.#essences;
+    if (this.essences) return this.essences;
     const { body, deps } = this;
-    const { diffbaseStorage } = deps.settings.persistence;
+    const { progressStorage, diffbaseStorage } = deps.settings.persistence;
     const salt = body.metadata.uid ?? "";
-    const now = maskSensitive(this.essence(), deps.sensitive, salt);
+    // `essence()` and the masking written out, each asked only where it has work: once per cycle of
+    // every object, where each distinct function costs (docs/performance.md, "Fewer functions").
+    const essence = progressStorage.clear(diffbaseStorage.build(body, this.extraFields));
+    const sensitive = deps.sensitive.length > 0;
+    const now = sensitive ? maskSensitive(essence, deps.sensitive, salt) : essence;
     const stored = diffbaseStorage.fetch(body);
-    const masked = maskSensitive(stored, deps.sensitive, salt);
+    const masked = sensitive ? maskSensitive(stored, deps.sensitive, salt) : stored;
     if (masked !== stored) diffbaseStorage.store(body, this.patch, masked!);
-    const old = resolveDiffBase(masked, now);
-    return this.#essences = { now, old, diff: diffOf(old, now) };
+    // A fresh object has no diff-base, hence no digest of one to resolve.
+    const old = masked === null ? null : resolveDiffBase(masked, now);
+    return this.essences = { now, old, diff: diffOf(old, now) };
   }
 }

@@ -169,7 +169,12 @@ export async function handleCause(cycle: Cycle): Promise<Verdict> {
       old: cycle.state.old,
       new: now,
       diff,
-      ...cycle.extra,
+      // What `cycle.extra` gives, named here: a getter's call less per handled cause.
+      patch,
+      logger,
+      memo: memory.memo,
+      resource: deps.resource,
+      indices: deps.indices,
       storage: progressStorage,
       lifecycle: deps.lifecycle,
       defaultBackoff: settings.execution.defaultBackoff,
