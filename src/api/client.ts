@@ -247,11 +247,12 @@ export class ApiClient implements Disposable {
 
   /**
    * Congested while more requests wait for a slot of `settings.networking.concurrentRequests`
-   * than it allows at once: new work that would only add to that queue waits (see `Turns`).
+   * than it allows at once: new work that would only add to that queue waits (see `Turns`). The
+   * request cap itself, asked with no call of its own between: the queues ask before every item.
    */
-  readonly congestion: Congestion = {
-    eased: () => this.#slots.whenWaitingAtMost(this.#networking.concurrentRequests ?? Infinity),
-  };
+  get congestion(): Congestion {
+    return this.#slots;
+  }
 
   /** Remembers a rejected certificate and says so at error level, at a bounded rate. */
   #certificateRejected(what: string, tls: TlsDiagnosis): void {

@@ -35,7 +35,13 @@ export function remember(known: Map<string, ObjectIdentity>, uid: string, object
   if (identity && identity.metadata.name === object.metadata.name) {
     identity.metadata.resourceVersion = object.metadata.resourceVersion;
   } else {
-    known.set(uid, identityOf(object));
+    // What `identityOf()` makes, written out: every object's first event comes here.
+    const { name, namespace, resourceVersion } = object.metadata;
+    known.set(uid, {
+      apiVersion: object.apiVersion,
+      kind: object.kind,
+      metadata: { name, namespace, uid: object.metadata.uid, resourceVersion },
+    });
   }
 }
 

@@ -55,6 +55,12 @@ export interface ObjectMemory {
    * (`own_echoes.ts`): such an echo is not processed.
    */
   ownEchoes?: readonly string[];
+  /**
+   * After unexpected errors of its cycles (`error_throttle.ts`): how many came in a row, and until
+   * when (ms since the epoch) the object rests. Kept here, not by the throttle: nearly every object
+   * has none, and a glance at it spares two calls per cycle.
+   */
+  rest?: { readonly errors: number; readonly until: number };
 }
 
 /** Something for an object's queue: a watch event, or a wake-up to re-check delayed handlers. */

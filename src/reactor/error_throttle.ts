@@ -17,16 +17,9 @@ export interface ErrorDelays {
   readonly errorDelays: readonly number[];
 }
 
-interface Rest {
-  /** Unexpected errors in a row. */
-  errors: number;
-  /** Until when (ms since the epoch) the object rests. */
-  until: number;
-}
-
 /**
- * The rests of one stream's objects, kept by their memories: an object forgotten and seen again
- * starts afresh.
+ * The rests of one stream's objects, kept in their memories (`memory.rest`: ask the throttle only
+ * where it is set): an object forgotten and seen again starts afresh.
  *
  * @example
  * ```ts
@@ -43,7 +36,6 @@ interface Rest {
 export class ErrorThrottle {
   readonly #settings: ErrorDelays;
   readonly #now: () => number;
-  readonly #rests = new WeakMap<ObjectMemory, Rest>();
 
   /**
    * @param settings Where to read the delays, at each error.
@@ -56,7 +48,7 @@ export class ErrorThrottle {
 
   /** The seconds the object still rests; `undefined` if it does not rest now. */
   resting(memory: ObjectMemory): number | undefined {
-    const until = this.#rests.get(memory)?.until;
+    const until = memory.rest?.until;
     const now = this.#now();
     return until !== undefined && now < until ? (until - now) / 1000 : undefined;
   }
@@ -71,16 +63,17 @@ export class ErrorThrottle {
       reportUnexpectedError(object, error);
       return undefined;
     }
-    const errors = this.#rests.get(memory)?.errors ?? 0;
+    const errors = memory.rest?.errors ?? 0;
     const delay = delays[Math.min(errors, delays.length - 1)];
-    this.#rests.set(memory, { errors: errors + 1, until: this.#now() + delay * 1000 });
+    memory.rest = { errors: errors + 1, until: this.#now() + delay * 1000 };
     new ObjectLogger(object).exception(`Throttling for ${delay} seconds due to an unexpected error.`, error);
     return delay;
   }
 
   /** Ends the object's errors in a row after a cycle that did not fail, with a log line if it had any. */
   succeeded(memory: ObjectMemory, object: KubernetesObject): void {
-    if (!this.#rests.delete(memory)) return;
+    if (memory.rest === undefined) return;
+    memory.rest = undefined;
     new ObjectLogger(object).info("Throttling is over. Switching back to normal operations.");
   }
 }

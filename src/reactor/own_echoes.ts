@@ -36,12 +36,19 @@ export function settlingWrite(cycle: Cycle, verdict: Verdict, patch: JsonObject)
   if (verdict.finalizer || verdict.wakeupAfter !== undefined || (verdict.body ?? cycle.body) !== cycle.body) {
     return false;
   }
-  if (deps.eventHandlers.length || memory.background || !readsNoStatus(deps.changeHandlers)) return false;
+  // The answer looked up here, worked out by `readsNoStatus()` only the first time: every cycle that writes asks.
+  const handlers = deps.changeHandlers;
+  if (deps.eventHandlers.length || memory.background || !(statusBlind.get(handlers) ?? readsNoStatus(handlers))) {
+    return false;
+  }
   const { diffbaseStorage, progressStorage } = deps.settings.persistence;
   // The patch seen as an object: what of it is essence (labels, annotations that are nobody's
   // bookkeeping, fields outside metadata and status, the status fields that handlers watch).
   // Most cycles write their results and state into status alone: none of it is essence then.
-  if (!onlyStatus(patch) || cycle.extraFields.length > 0 || !leavesStatusOut(diffbaseStorage)) {
+  // Whether the patch writes nothing but `status`: a loop here, not a helper's call per cycle.
+  let onlyStatus = true;
+  for (const key in patch) if (key !== "status") onlyStatus = false;
+  if (!onlyStatus || cycle.extraFields.length > 0 || !leavesStatusOut(diffbaseStorage)) {
     const touched = progressStorage.clear(diffbaseStorage.build({ metadata: {}, ...patch }, cycle.extraFields));
     if (Object.keys(touched).length) return false;
   }
@@ -74,22 +81,13 @@ export function takeOwnEcho(work: ObjectWork, memory: ObjectMemory, more: boolea
   return true;
 }
 
-/** Whether a merge-patch writes nothing but `status`. */
-function onlyStatus(patch: JsonObject): boolean {
-  for (const key in patch) if (key !== "status") return false;
-  return true;
-}
-
 /** Per list of change handlers (one per resource): whether none of their filters is a callback. */
 const statusBlind = new WeakMap<readonly ChangeHandler[], boolean>();
 
 /** Whether the handlers' filters read only labels, annotations and the essence: no callbacks. */
 function readsNoStatus(handlers: readonly ChangeHandler[]): boolean {
-  let known = statusBlind.get(handlers);
-  if (known === undefined) {
-    known = handlers.every((handler) => !hasCallback(handler.options));
-    statusBlind.set(handlers, known);
-  }
+  const known = handlers.every((handler) => !hasCallback(handler.options));
+  statusBlind.set(handlers, known);
   return known;
 }
 

@@ -364,7 +364,8 @@ class ResourceStream implements StreamHandle {
       return;
     }
     // After an unexpected error, the object rests for a while; newer events wait for the end of it.
-    const resting = this.#throttle.resting(memory);
+    // The throttle asked only about an object that erred: nearly none has.
+    const resting = memory.rest === undefined ? undefined : this.#throttle.resting(memory);
     if (resting !== undefined) {
       this.#wakeups.schedule(uid, work.object, resting);
       return;
@@ -388,7 +389,7 @@ class ResourceStream implements StreamHandle {
     }
     // Unseen from now on (its changes and deletion no longer reach this stream): forgotten once handled.
     if (work.kind === "event" && work.left) this.#memories.forget(uid, memory);
-    this.#throttle.succeeded(memory, work.object);
+    if (memory.rest !== undefined) this.#throttle.succeeded(memory, work.object);
     if (outcome.wakeupAfter !== undefined && !signal.aborted) {
       // Re-check the latest state of the object later: retries of delayed handlers, or a
       // consistency wait whose echo never came. No write is needed to wake up.

@@ -5,6 +5,8 @@
  * @module
  */
 
+import type { Congestion } from "./turns.ts";
+
 /**
  * At most `limit` holders at once (`null`: no limit); the others wait first come, first served, those who
  * asked to go ahead before the rest.
@@ -19,7 +21,7 @@
  * (await second)();
  * ```
  */
-export class Slots {
+export class Slots implements Congestion {
   #limit: number | null;
   readonly #what: string;
   #taken = 0;
@@ -59,6 +61,16 @@ export class Slots {
   /** How many wait for a slot now. */
   get waiting(): number {
     return this.#queued;
+  }
+
+  /**
+   * The slots as a congestion (see `Turns`): nothing while at most `limit` wait for a slot (always,
+   * without a limit); otherwise a promise that resolves once no more do. New work that would only
+   * add to a long queue waits before it starts instead.
+   */
+  eased(): Promise<void> | undefined {
+    if (this.#limit === null || this.#queued <= this.#limit) return undefined;
+    return this.whenWaitingAtMost(this.#limit);
   }
 
   /**
