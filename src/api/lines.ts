@@ -87,8 +87,20 @@ export class LineReader implements Disposable {
         // a method of its own: one async call less per chunk (docs/performance.md).
         if (this.#reader instanceof ReadableStreamBYOBReader) {
           chunk = await this.#reader.read(new Uint8Array(this.#buffer!)) as ReadableStreamReadResult<Uint8Array>;
-          // The buffer was transferred to the stream and comes back in the result's view (none if cancelled).
-          if (chunk.value) this.#buffer = nextBuffer(chunk.value);
+          // The buffer was transferred to the stream and comes back in the result's view (none if cancelled):
+          // the next read goes into it, or into one twice as big when it was filled, or half as big when a
+          // quarter of it sufficed (between 4 and 64 KiB; the bytes read stay in the old one, which is not reused).
+          // Written out, not a helper's call per chunk.
+          const read = chunk.value;
+          if (read) {
+            const buffer = read.buffer as ArrayBuffer;
+            const size = buffer.byteLength;
+            this.#buffer = read.byteLength >= size && size < LARGEST_BUFFER
+              ? new ArrayBuffer(size * 2)
+              : read.byteLength * 4 <= size && size > SMALLEST_BUFFER
+              ? new ArrayBuffer(size / 2)
+              : buffer;
+          }
         } else {
           chunk = await this.#reader.read();
         }
@@ -99,12 +111,20 @@ export class LineReader implements Disposable {
         this.#waitingSince = null;
       }
       if (this.#interrupted) return this.#interrupted;
-      if (chunk.done) {
-        this.#ended = true;
-        this.#split(this.#decoder.decode() + "\n");
-      } else {
-        this.#split(this.#decoder.decode(chunk.value, { stream: true }));
+      if (chunk.done) this.#ended = true;
+      const text = chunk.done ? this.#decoder.decode() + "\n" : this.#decoder.decode(chunk.value, { stream: true });
+      // Split into lines here, not by a method of its own: once per chunk. Only the new text is searched:
+      // a long line in many chunks is not scanned again and again.
+      this.#lines = [];
+      this.#next = 0;
+      const pending = this.#pending + text;
+      let start = 0;
+      for (let end = pending.indexOf("\n", this.#pending.length); end >= 0; end = pending.indexOf("\n", start)) {
+        const line = pending.slice(start, end).trim();
+        if (line) this.#lines.push(line);
+        start = end + 1;
       }
+      this.#pending = pending.slice(start);
     }
   }
 
@@ -113,20 +133,6 @@ export class LineReader implements Disposable {
     clearTimeout(this.#timer);
     this.#detach.abort();
     this.#reader.cancel().catch(() => {});
-  }
-
-  #split(text: string): void {
-    this.#lines = [];
-    this.#next = 0;
-    const pending = this.#pending + text;
-    let start = 0;
-    // Only the new text is searched: a long line in many chunks is not scanned again and again.
-    for (let end = pending.indexOf("\n", this.#pending.length); end >= 0; end = pending.indexOf("\n", start)) {
-      const line = pending.slice(start, end).trim();
-      if (line) this.#lines.push(line);
-      start = end + 1;
-    }
-    this.#pending = pending.slice(start);
   }
 
   /** One timer per body: when it fires, it checks how long the current read has waited, and re-arms. */
@@ -148,18 +154,6 @@ export class LineReader implements Disposable {
     // Cancelling settles a pending read at once (as done), whatever the connection underneath does.
     this.#reader.cancel().catch(() => {});
   }
-}
-
-/**
- * The buffer for the read after the one that gave `read`: the same, or a new one twice or half its size when the
- * read filled it or took a quarter of it or less. (The bytes read stay in the old one, which is not reused.)
- */
-function nextBuffer(read: Uint8Array): ArrayBuffer {
-  const buffer = read.buffer as ArrayBuffer;
-  const size = buffer.byteLength;
-  if (read.byteLength >= size && size < LARGEST_BUFFER) return new ArrayBuffer(size * 2);
-  if (read.byteLength * 4 <= size && size > SMALLEST_BUFFER) return new ArrayBuffer(size / 2);
-  return buffer;
 }
 
 /** A reader into buffers of ours, if the body is a byte stream; `null` for other streams. */

@@ -115,6 +115,8 @@ function* diffIter(a: unknown, b: unknown, path: readonly string[]): Generator<D
  * ```
  */
 export function diff(a: unknown, b: unknown): Diff {
+  // Nothing before (an object handled for the first time): one item or none, without the walk.
+  if (a === undefined || a === null) return b === undefined || b === null ? [] : [["add", [], null, b]];
   return [...diffIter(a, b, [])];
 }
 

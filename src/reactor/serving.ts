@@ -337,7 +337,7 @@ class ResourceStream implements StreamHandle {
     }
     // Daemons and timers see the newest state at once, not when its cycle's turn comes: a timer that
     // wrote its result must see the echo before its next tick, however long the queue.
-    this.#memories.get(uid)?.background?.live.replace(event.object);
+    if (this.#deps.background.length) this.#memories.get(uid)?.background?.live.replace(event.object);
     // A newer state supersedes the state a pending wake-up carries.
     this.#wakeups.cancel(uid);
     const relisted = "relisted" in event && event.relisted === true;
