@@ -208,7 +208,11 @@ interface CallOutcome {
   readonly error?: unknown;
 }
 
-/** One attempt of one handler, unless its timeout or retries are used up; its outcome is recorded in the patch. */
+/**
+ * One attempt of one handler, unless its timeout or retries are used up. Its outcome is recorded in
+ * the patch (progress, result) and in the metrics, and logged; a success's record is kept aside
+ * (`level.unstored`) until something reads it.
+ */
 async function attempt(t: Tracked, run: CauseRun, level: Level): Promise<void> {
   // A first attempt's deadline counts from its actual start, not from the start of the cycle.
   const now = Date.now();
@@ -224,155 +228,9 @@ async function attempt(t: Tracked, run: CauseRun, level: Level): Promise<void> {
   // Most handlers have neither a timeout nor retries: nothing can be used up then.
   const limited = plan.options.timeout !== undefined || plan.options.retries !== undefined;
   const outcome = (limited ? exhausted(t, plan) : undefined) ?? await call(t, run, level, plan);
-  recordOutcome(t, run, level, plan, outcome, (performance.now() - began) / 1000);
-}
+  const seconds = (performance.now() - began) / 1000;
 
-/** The error that ends a handler without calling it again: its timeout or its retries are used up. */
-function exhausted(t: Tracked, { options, runtime }: AttemptPlan): CallOutcome | undefined {
-  if (options.timeout !== undefined && runtime >= options.timeout * 1000) {
-    const seconds = (runtime / 1000).toFixed(1);
-    return { error: new HandlerTimeoutError(`Handler '${t.id}' has timed out after ${seconds} s.`) };
-  }
-  if (options.retries !== undefined && t.retries >= options.retries) {
-    return { error: new HandlerRetriesError(`Handler '${t.id}' has exceeded ${options.retries} retries.`) };
-  }
-  return undefined;
-}
-
-/** Calls the handler within its deadline, its span and its sub-handlers' scope. */
-async function call(t: Tracked, run: CauseRun, level: Level, plan: AttemptPlan): Promise<CallOutcome> {
-  const { handler } = t;
-  const { options, started, runtime } = plan;
-  const view = handler.field ? narrow(level.view, handler.field) : level.view;
-  // Sub-handlers are checked and matched as handlers of their top-level ancestor's kind; their
-  // level is made only for a handler that has some.
-  const kind = level.kind ?? handler.reason ?? "field";
-  const scope = new SubhandlingScope(
-    handler,
-    kind,
-    level.lifecycle,
-    (found, lifecycle) =>
-      runChildren(found, run, {
-        view,
-        lifecycle,
-        kind,
-        ancestors: [...level.ancestors, plan.subrefs],
-        unstored: level.unstored,
-      }),
-  );
-  const checkpoint = run.checkpoint ? armCheckpoint(run, level.unstored) : undefined;
-  // The handler's signal follows the operator's alone, linked when first read (most handlers never
-  // read it) and detached once the attempt is over; an attempt with a deadline puts its own maker in.
-  let linked: LinkedSignal | undefined;
-  let ended = false;
-  const { patch, logger, memo, indices, resource } = run;
-  // The signal's getter added here, not by a helper: each function an object's path runs costs at a
-  // LocalCluster's pace (docs/performance.md, "Fewer functions on the common path").
-  const context = Object.defineProperty(
-    {
-      ...resourceContext(run.body, { patch, logger, memo, indices, resource, param: options.param }),
-      reason: run.reason,
-      retry: t.retries,
-      started,
-      runtime,
-      old: view.old,
-      new: view.new,
-      diff: view.diff,
-      subhandler: scope.subhandler,
-      execute: scope.execute,
-      [SIGNAL_MAKER]: () =>
-        ended ? linked?.signal ?? new AbortController().signal : (linked ??= linkSignals(run.signal)).signal,
-    },
-    "signal",
-    SIGNAL,
-  ) as unknown as SignalledContext;
-  const { timeout } = options;
-  try {
-    // The common case -- no deadline, no span -- without wrappers: the handler called in the object's
-    // frame, its children (if it left them to run) after it.
-    if (timeout === undefined && !tracingEnabled) {
-      const result = await runWithObject(run.body, handler.fn, scope, context);
-      await scope.finish();
-      return { result };
-    }
-    return { result: await callWrapped(t, run, plan, scope, context) };
-  } catch (error) {
-    return { error };
-  } finally {
-    ended = true;
-    linked?.[Symbol.dispose]();
-    if (checkpoint !== undefined) clearTimeout(checkpoint);
-    scope.close();
-  }
-}
-
-/** A change context, with what makes its signal (replaced by a deadline's). */
-type SignalledContext = ChangeContext & { [SIGNAL_MAKER]: () => AbortSignal };
-
-/** {@linkcode call}'s less common cases: the handler within its deadline, its span, or both. */
-function callWrapped(
-  t: Tracked,
-  run: CauseRun,
-  plan: AttemptPlan,
-  scope: SubhandlingScope,
-  context: SignalledContext,
-): Promise<unknown> {
-  const { handler, id } = t;
-  // The children run within the handler's deadline and span, as its own work.
-  const work = () =>
-    runWithObject(run.body, async () => {
-      const returned = tracingEnabled
-        ? await traceHandler(
-          id,
-          run.resource.plural,
-          run.body,
-          run.reason,
-          t.retries,
-          async () => await handler.fn(context),
-          (thrown) => thrown instanceof HandlerChildrenRetry,
-        )
-        : await handler.fn(context);
-      await scope.finish();
-      return returned;
-    }, scope);
-  const { timeout } = plan.options;
-  if (timeout === undefined) return work();
-  const deadline = plan.started.getTime() + timeout * 1000;
-  const limits = { label: `Handler '${id}'`, deadline, timeout, signal: run.signal, logger: run.logger };
-  return runWithDeadline((signal) => {
-    context[SIGNAL_MAKER] = signal;
-    return work();
-  }, limits);
-}
-
-/** Where a change context keeps what makes its signal, for the getter that all contexts share. */
-const SIGNAL_MAKER = Symbol("signal maker");
-
-/**
- * The contexts' `signal`, made when a handler first reads it (most never do). One getter for all: a
- * getter written in each context's literal is a new function per context, which gives every
- * context a hidden class of its own, turned into a dictionary (2 KiB, and more than twice the time to make).
- */
-const SIGNAL: PropertyDescriptor = {
-  get(this: { [SIGNAL_MAKER]: () => AbortSignal }): AbortSignal {
-    return this[SIGNAL_MAKER]();
-  },
-  enumerable: true,
-  configurable: true,
-};
-
-/**
- * Records an attempt's outcome in the patch (progress, result) and in the metrics, and logs it. A
- * success's record is kept aside (`level.unstored`) until something reads it.
- */
-function recordOutcome(
-  t: Tracked,
-  run: CauseRun,
-  level: Level,
-  plan: AttemptPlan,
-  outcome: CallOutcome,
-  seconds: number,
-): void {
+  // The outcome recorded here, not by a function of its own: once per handler of every cycle.
   const { id } = t;
   let { error } = outcome;
   // `delayed` and `message` cleared by `undefined` (as absent to the storages), not deleted: a
@@ -426,6 +284,143 @@ function recordOutcome(
   }
   recordFailure(t, run, plan, { ...base, started: startedText(base, plan.started) }, error, seconds);
 }
+
+/** The error that ends a handler without calling it again: its timeout or its retries are used up. */
+function exhausted(t: Tracked, { options, runtime }: AttemptPlan): CallOutcome | undefined {
+  if (options.timeout !== undefined && runtime >= options.timeout * 1000) {
+    const seconds = (runtime / 1000).toFixed(1);
+    return { error: new HandlerTimeoutError(`Handler '${t.id}' has timed out after ${seconds} s.`) };
+  }
+  if (options.retries !== undefined && t.retries >= options.retries) {
+    return { error: new HandlerRetriesError(`Handler '${t.id}' has exceeded ${options.retries} retries.`) };
+  }
+  return undefined;
+}
+
+/** Calls the handler within its deadline, its span and its sub-handlers' scope. */
+async function call(t: Tracked, run: CauseRun, level: Level, plan: AttemptPlan): Promise<CallOutcome> {
+  const { handler } = t;
+  const { options, started, runtime } = plan;
+  const view = handler.field ? narrow(level.view, handler.field) : level.view;
+  // Sub-handlers are checked and matched as handlers of their top-level ancestor's kind; their
+  // level is made only for a handler that has some.
+  const kind = level.kind ?? handler.reason ?? "field";
+  const scope = new SubhandlingScope(
+    handler,
+    kind,
+    level.lifecycle,
+    (found, lifecycle) =>
+      runChildren(found, run, {
+        view,
+        lifecycle,
+        kind,
+        ancestors: [...level.ancestors, plan.subrefs],
+        unstored: level.unstored,
+      }),
+  );
+  // Armed only where it would have something to write: not before a cycle's first handler (nearly always).
+  const checkpoint = run.checkpoint && (level.unstored.length || !run.patch.empty)
+    ? armCheckpoint(run, level.unstored)
+    : undefined;
+  // The handler's signal follows the operator's alone, linked when first read (most handlers never
+  // read it) and detached once the attempt is over; an attempt with a deadline puts its own maker in.
+  let linked: LinkedSignal | undefined;
+  let ended = false;
+  const { patch, logger, memo, indices, resource } = run;
+  // The signal's getter added here, not by a helper: each function an object's path runs costs at a
+  // LocalCluster's pace (docs/performance.md, "Fewer functions on the common path").
+  const context = Object.defineProperty(
+    {
+      ...resourceContext(run.body, { patch, logger, memo, indices, resource, param: options.param }),
+      reason: run.reason,
+      retry: t.retries,
+      started,
+      runtime,
+      old: view.old,
+      new: view.new,
+      diff: view.diff,
+      subhandler: scope.subhandler,
+      execute: scope.execute,
+      [SIGNAL_MAKER]: () =>
+        ended ? linked?.signal ?? new AbortController().signal : (linked ??= linkSignals(run.signal)).signal,
+    },
+    "signal",
+    SIGNAL,
+  ) as unknown as SignalledContext;
+  const { timeout } = options;
+  try {
+    // The common case -- no deadline, no span -- without wrappers: the handler called in the object's
+    // frame, its children (if it left them to run) after it.
+    if (timeout === undefined && !tracingEnabled) {
+      const result = await runWithObject(run.body, handler.fn, scope, context);
+      if (scope.unsettled) await scope.finish();
+      return { result };
+    }
+    return { result: await callWrapped(t, run, plan, scope, context) };
+  } catch (error) {
+    return { error };
+  } finally {
+    ended = true;
+    linked?.[Symbol.dispose]();
+    if (checkpoint !== undefined) clearTimeout(checkpoint);
+    scope.closed = true;
+  }
+}
+
+/** A change context, with what makes its signal (replaced by a deadline's). */
+type SignalledContext = ChangeContext & { [SIGNAL_MAKER]: () => AbortSignal };
+
+/** {@linkcode call}'s less common cases: the handler within its deadline, its span, or both. */
+function callWrapped(
+  t: Tracked,
+  run: CauseRun,
+  plan: AttemptPlan,
+  scope: SubhandlingScope,
+  context: SignalledContext,
+): Promise<unknown> {
+  const { handler, id } = t;
+  // The children run within the handler's deadline and span, as its own work.
+  const work = () =>
+    runWithObject(run.body, async () => {
+      const returned = tracingEnabled
+        ? await traceHandler(
+          id,
+          run.resource.plural,
+          run.body,
+          run.reason,
+          t.retries,
+          async () => await handler.fn(context),
+          (thrown) => thrown instanceof HandlerChildrenRetry,
+        )
+        : await handler.fn(context);
+      if (scope.unsettled) await scope.finish();
+      return returned;
+    }, scope);
+  const { timeout } = plan.options;
+  if (timeout === undefined) return work();
+  const deadline = plan.started.getTime() + timeout * 1000;
+  const limits = { label: `Handler '${id}'`, deadline, timeout, signal: run.signal, logger: run.logger };
+  return runWithDeadline((signal) => {
+    context[SIGNAL_MAKER] = signal;
+    return work();
+  }, limits);
+}
+
+/** Where a change context keeps what makes its signal, for the getter that all contexts share. */
+const SIGNAL_MAKER = Symbol("signal maker");
+
+/**
+ * The contexts' `signal`, made when a handler first reads it (most never do). One getter for all: a
+ * getter written in each context's literal is a new function per context, which gives every
+ * context a hidden class of its own, turned into a dictionary (2 KiB, and more than twice the time to make).
+ */
+const SIGNAL: PropertyDescriptor = {
+  get(this: { [SIGNAL_MAKER]: () => AbortSignal }): AbortSignal {
+    return this[SIGNAL_MAKER]();
+  },
+  enumerable: true,
+  configurable: true,
+};
 
 /** Records a failed attempt: a retry when due, a failure for good, or a success when errors are ignored. */
 function recordFailure(

@@ -58,18 +58,37 @@ const EXECUTE_OPTION_NAMES: readonly string[] = ["fns", "handlers", "lifecycle"]
  * The sub-handling of one attempt of one handler: the children it registers, whether it ran them
  * itself, and whether some are unfinished. The framework creates one per attempt, runs the handler
  * inside it (given to `runWithObject()` with the object), then calls
- * {@linkcode SubhandlingScope.finish} and {@linkcode SubhandlingScope.close}.
+ * {@linkcode SubhandlingScope.finish} where {@linkcode SubhandlingScope.unsettled} says so, and
+ * sets {@linkcode SubhandlingScope.closed}.
+ *
+ * Every change handler's attempt makes one, and nearly none uses it: its fields are declared and set
+ * in the constructor, none initialised in the class body nor `#private` (V8 runs field initialisers
+ * as a function of their own at every construction), and what ends it is two fields, not two calls
+ * (docs/performance.md, "Fewer functions").
  */
 export class SubhandlingScope {
-  readonly #parent: ChangeHandler;
-  readonly #kind: string;
-  readonly #lifecycle: Lifecycle;
-  readonly #runner: ChildrenRunner;
+  /** Registers a sub-handler (the implementation of `ctx.subhandler` and `kopf.subhandler`). */
+  declare readonly subhandler: RegisterSubhandler;
+  /** Runs sub-handlers (the implementation of `ctx.execute` and `kopf.execute`). */
+  declare readonly execute: ExecuteSubhandlers;
+  /**
+   * Whether {@linkcode SubhandlingScope.finish} has anything to do: sub-handlers were registered,
+   * or some that ran are unfinished.
+   */
+  declare unsettled: boolean;
+  /**
+   * Set once the handler's attempt is over: registering or executing afterwards (e.g. from a
+   * detached promise) fails.
+   */
+  declare closed: boolean;
+  declare private readonly parent: ChangeHandler;
+  declare private readonly kind: string;
+  declare private readonly lifecycle: Lifecycle;
+  declare private readonly runner: ChildrenRunner;
   /** Made by the first registration: most handlers register none. */
-  #registered: Map<string, ChangeHandler> | undefined;
-  #executed = false;
-  #unfinished: number | undefined;
-  #closed = false;
+  declare private registered: Map<string, ChangeHandler> | undefined;
+  declare private executed: boolean;
+  declare private unfinished: number | undefined;
 
   /**
    * @param parent the running handler.
@@ -79,16 +98,22 @@ export class SubhandlingScope {
    * @param runner runs children.
    */
   constructor(parent: ChangeHandler, kind: string, lifecycle: Lifecycle, runner: ChildrenRunner) {
-    this.#parent = parent;
-    this.#kind = kind;
-    this.#lifecycle = lifecycle;
-    this.#runner = runner;
+    this.parent = parent;
+    this.kind = kind;
+    this.lifecycle = lifecycle;
+    this.runner = runner;
+    this.registered = this.unfinished = undefined;
+    this.executed = this.unsettled = this.closed = false;
+    // Bound to this scope (handlers get them detached, in their context); made here, run only when called.
+    this.subhandler =
+      ((optionsOrFn: SubhandlerOptions | ChangeFn, maybeFn?: ChangeFn) =>
+        this.register(optionsOrFn, maybeFn)) as RegisterSubhandler;
+    this.execute = (options?: ExecuteOptions) => this.executeChildren(options);
   }
 
-  /** Registers a sub-handler (the implementation of `ctx.subhandler` and `kopf.subhandler`). */
-  readonly subhandler: RegisterSubhandler = (optionsOrFn: SubhandlerOptions | ChangeFn, maybeFn?: ChangeFn) => {
+  private register(optionsOrFn: SubhandlerOptions | ChangeFn, maybeFn?: ChangeFn): ChangeFn {
     const where = "kopf.subhandler()";
-    this.#checkOpen(where);
+    this.checkOpen(where);
     let options: SubhandlerOptions;
     let fn: ChangeFn | undefined;
     if (typeof optionsOrFn === "function") {
@@ -97,8 +122,8 @@ export class SubhandlingScope {
     } else {
       [options, fn] = [optionsOrFn ?? {}, maybeFn];
     }
-    const child = this.#build(where, fn, options);
-    const registered = this.#registered ??= new Map();
+    const child = this.build(where, fn, options);
+    const registered = this.registered ??= new Map();
     const existing = registered.get(child.id);
     if (existing && existing.fn !== child.fn) {
       throw new TypeError(
@@ -107,13 +132,13 @@ export class SubhandlingScope {
       );
     }
     if (!existing) registered.set(child.id, child);
+    this.unsettled = true;
     return child.fn;
-  };
+  }
 
-  /** Runs sub-handlers (the implementation of `ctx.execute` and `kopf.execute`). */
-  readonly execute: ExecuteSubhandlers = async (options: ExecuteOptions = {}) => {
+  private async executeChildren(options: ExecuteOptions = {}): Promise<void> {
     const where = "kopf.execute()";
-    this.#checkOpen(where);
+    this.checkOpen(where);
     const unknown = Object.keys(options ?? {}).filter((key) => !EXECUTE_OPTION_NAMES.includes(key));
     if (unknown.length) {
       throw new TypeError(
@@ -127,10 +152,10 @@ export class SubhandlingScope {
     let children: ChangeHandler[];
     if (fns !== undefined) {
       if (Array.isArray(fns)) {
-        children = this.#unique(where, fns.map((fn) => this.#build(where, fn, {})));
+        children = this.unique(where, fns.map((fn) => this.build(where, fn, {})));
       } else if (typeof fns === "object" && fns !== null) {
         const entries = Object.entries(fns as Record<string, ChangeFn>);
-        children = this.#unique(where, entries.map(([id, fn]) => this.#build(where, fn, { id })));
+        children = this.unique(where, entries.map(([id, fn]) => this.build(where, fn, { id })));
       } else {
         throw new TypeError(`${where}: fns must be an object of ids to functions or an array of functions.`);
       }
@@ -138,21 +163,21 @@ export class SubhandlingScope {
       if (!Array.isArray(handlers)) {
         throw new TypeError(`${where}: handlers must be an array of { fn, \u2026options }.`);
       }
-      children = this.#unique(
+      children = this.unique(
         where,
         handlers.map((spec: SubhandlerSpec) => {
           const { fn, ...rest } = spec;
-          return this.#build(where, fn, rest);
+          return this.build(where, fn, rest);
         }),
       );
     } else {
       // Without arguments: the registered ones, once (a second call has nothing left to do).
-      if (this.#executed) return;
-      this.#executed = true;
-      children = [...this.#registered?.values() ?? []];
+      if (this.executed) return;
+      this.executed = true;
+      children = [...this.registered?.values() ?? []];
     }
-    await this.#run(children, lifecycle ?? this.#lifecycle);
-  };
+    await this.runChildren(children, lifecycle ?? this.lifecycle);
+  }
 
   /**
    * Called after the handler returned: runs the registered sub-handlers if the handler did not
@@ -160,55 +185,51 @@ export class SubhandlingScope {
    * unfinished -- also when the handler caught that error itself, so that it is retried anyway.
    */
   async finish(): Promise<void> {
-    if (!this.#executed && this.#registered?.size) await this.execute();
-    if (this.#unfinished !== undefined) throw new HandlerChildrenRetry(this.#unfinished);
+    if (!this.executed && this.registered?.size) await this.execute();
+    if (this.unfinished !== undefined) throw new HandlerChildrenRetry(this.unfinished);
   }
 
-  /** Ends the scope: registering or executing afterwards (e.g. from a detached promise) fails. */
-  close(): void {
-    this.#closed = true;
-  }
-
-  async #run(children: readonly ChangeHandler[], lifecycle: Lifecycle): Promise<void> {
-    const outcome = await this.#runner(children, lifecycle);
+  private async runChildren(children: readonly ChangeHandler[], lifecycle: Lifecycle): Promise<void> {
+    const outcome = await this.runner(children, lifecycle);
     if (outcome.done) return;
-    this.#unfinished = Math.min(this.#unfinished ?? Infinity, outcome.delay);
+    this.unfinished = Math.min(this.unfinished ?? Infinity, outcome.delay);
+    this.unsettled = true;
     throw new HandlerChildrenRetry(outcome.delay);
   }
 
-  #checkOpen(where: string): void {
-    if (this.#closed) {
+  private checkOpen(where: string): void {
+    if (this.closed) {
       throw new Error(
-        `${where}: handler '${this.#parent.id}' has finished; sub-handlers must be registered and executed ` +
+        `${where}: handler '${this.parent.id}' has finished; sub-handlers must be registered and executed ` +
           `while it runs (await them inside the handler).`,
       );
     }
   }
 
   /** Checks the options and builds the child handler, as registration does for top-level handlers. */
-  #build(where: string, fn: unknown, options: SubhandlerOptions): ChangeHandler {
+  private build(where: string, fn: unknown, options: SubhandlerOptions): ChangeHandler {
     if (typeof fn !== "function") {
       throw new TypeError(`${where}: the sub-handler must be a function, got ${typeof fn}.`);
     }
     const given = typeof options === "object" && options !== null ? options.id : undefined;
     const name = typeof given === "string" ? given : functionName(fn);
-    const id = `${this.#parent.id}/${name}`;
+    const id = `${this.parent.id}/${name}`;
     const label = `${where}: sub-handler '${
-      name ? id : `${this.#parent.id}/\u2026`
-    }' (under an on.${this.#kind} handler)`;
+      name ? id : `${this.parent.id}/\u2026`
+    }' (under an on.${this.kind} handler)`;
     // Filters follow the rules of the top-level parent's kind (old/new only under update and field).
-    checkOptions("subhandler", label, options, this.#kind);
+    checkOptions("subhandler", label, options, this.kind);
     if (!name) {
       throw new TypeError(
-        `${where}: an anonymous sub-handler of '${this.#parent.id}' needs an id: pass { id: "\u2026" } ` +
+        `${where}: an anonymous sub-handler of '${this.parent.id}' needs an id: pass { id: "\u2026" } ` +
           `or use a named function.`,
       );
     }
     return {
       kind: "change",
-      reason: this.#parent.reason,
+      reason: this.parent.reason,
       id,
-      selector: this.#parent.selector,
+      selector: this.parent.selector,
       fn: fn as ChangeFn,
       options,
       field: options.field === undefined ? undefined : parseField(options.field),
@@ -219,7 +240,7 @@ export class SubhandlingScope {
   }
 
   /** The children of one `execute()` call, each id once; one id for two functions is a mistake. */
-  #unique(where: string, children: ChangeHandler[]): ChangeHandler[] {
+  private unique(where: string, children: ChangeHandler[]): ChangeHandler[] {
     const byId = new Map<string, ChangeHandler>();
     for (const child of children) {
       const existing = byId.get(child.id);
