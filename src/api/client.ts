@@ -451,7 +451,8 @@ export class ApiClient implements Disposable {
       }
     } finally {
       slot?.();
-      this.#transports.finished(transport);
+      // Counted here, and the transports told only when it matters: a call less per request.
+      if (--transport.pending === 0 && transport.dropped) this.#transports.finished(transport);
     }
   }
 }

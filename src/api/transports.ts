@@ -180,10 +180,11 @@ export class Transports {
     return false;
   }
 
-  /** One request is done with the transport: a dropped transport closes after its last one. */
+  /**
+   * The last request sent with a dropped transport is done (its sender counts them in `pending`):
+   * it closes now. A response already under way keeps its connection after its client is closed.
+   */
   finished(transport: Transport): void {
-    transport.pending--;
-    // A response already under way keeps its connection after its client is closed.
     if (transport.dropped && transport.pending === 0) closeTransport(transport);
   }
 

@@ -25,7 +25,7 @@ import { judgeFailure } from "./failures.ts";
 import { runWithObject } from "./current_object.ts";
 import { type FilterContext, matchesFilters, matchModeOf } from "./filters.ts";
 import type { ChangeContext, ChangeHandler } from "./handlers.ts";
-import type { Lifecycle } from "./lifecycles.ts";
+import { allAtOnce, type Lifecycle } from "./lifecycles.ts";
 import { type ChildrenOutcome, HandlerChildrenRetry, SubhandlingScope } from "./subhandlers.ts";
 import { formatTimestamp, normalizeTimestamp, parseTimestamp } from "../state/timestamps.ts";
 import { recordHandlerRun } from "../observability/metrics.ts";
@@ -114,7 +114,8 @@ async function runLevel(
     // Finished: succeeded or failed for good. Tested inline: three times per handler per cycle.
     if (record.success !== true && record.failure !== true && (!record.delayed || dueAt(t) <= now)) due.push(t);
   }
-  const picked = new Set(level.lifecycle(due));
+  // The default lifecycle picks every due handler: asked only of another one (a call less per cycle).
+  const picked = new Set(level.lifecycle === allAtOnce ? due : level.lifecycle(due));
 
   for (const t of tracked) {
     const finished = t.record.success === true || t.record.failure === true;
