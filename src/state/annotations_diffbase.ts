@@ -99,8 +99,16 @@ export class AnnotationsDiffBaseStorage implements DiffBaseStorage {
     storeMarker(this.prefix, patch, body);
     const keys = this.#keys(body);
     const encoded = `${dumpPythonJson(essence)}\n`;
-    const fits = annotationsSize(body, patch, Object.fromEntries(keys.map((key) => [key, encoded]))) <=
-      ANNOTATIONS_SIZE_LIMIT;
+    // UTF-8 takes at most three bytes per UTF-16 unit: where three times the units fit, so do the bytes,
+    // and the exact count (a pass over every character of every annotation) is not needed -- nearly always.
+    let units = 0;
+    for (const key of keys) units += key.length + encoded.length;
+    const annotations = body.metadata?.annotations;
+    if (annotations) { for (const key in annotations) units += key.length + String(annotations[key]).length; }
+    const changed = patch.metadata.annotations;
+    for (const key in changed) units += key.length + (changed[key]?.length ?? 0);
+    const fits = units * 3 <= ANNOTATIONS_SIZE_LIMIT ||
+      annotationsSize(body, patch, Object.fromEntries(keys.map((key) => [key, encoded]))) <= ANNOTATIONS_SIZE_LIMIT;
     const value = fits ? encoded : `${dumpPythonJson(digestEssence(essence))}\n`;
     for (const fullKey of keys) patch.metadata.annotations[fullKey] = value;
   }
