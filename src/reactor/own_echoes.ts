@@ -52,9 +52,12 @@ export function settlingWrite(cycle: Cycle, verdict: Verdict, patch: JsonObject)
     const touched = progressStorage.clear(diffbaseStorage.build({ metadata: {}, ...patch }, cycle.extraFields));
     if (Object.keys(touched).length) return false;
   }
-  const metadata = patch.metadata as JsonObject | undefined;
-  const annotations = Object.keys((metadata?.annotations ?? {}) as JsonObject);
-  return !annotations.some((key) => deps.changeHandlers.some((handler) => key in (handler.options.annotations ?? {})));
+  // Loops, not `some()` with callbacks: every write of the default storages has annotations.
+  const annotations = (patch.metadata as JsonObject | undefined)?.annotations as JsonObject | undefined;
+  for (const key in annotations) {
+    for (const handler of handlers) if (handler.options.annotations && key in handler.options.annotations) return false;
+  }
+  return true;
 }
 
 /**

@@ -178,8 +178,12 @@ export function detectMarkedPrefixes(keys: Iterable<string>): Set<string> {
     if (slash < 0) continue;
     const prefix = key.slice(0, slash);
     const name = key.slice(slash + 1);
-    const known = KNOWN_PREFIXES.some((known) => prefix === known || prefix.endsWith(`.${known}`));
-    if (name === MANAGED_MARKER || known) prefixes.add(prefix);
+    // A loop, not `some()` with a callback: the essence of every write of the default storages comes here.
+    let known = name === MANAGED_MARKER;
+    for (let index = 0; !known && index < KNOWN_PREFIXES.length; index++) {
+      known = prefix === KNOWN_PREFIXES[index] || prefix.endsWith(`.${KNOWN_PREFIXES[index]}`);
+    }
+    if (known) prefixes.add(prefix);
   }
   return prefixes;
 }
