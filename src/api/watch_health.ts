@@ -58,6 +58,11 @@ export class WatchHealth {
   relists = 0;
   /** The last sign of life (ms since the epoch): the stream's start until something arrives. */
   lastSignOfLife: number = Date.now();
+  /**
+   * When the last event or bookmark arrived (`performance.now()`), the stream's start until one
+   * does: for the metric of the seconds since, which reconnections do not reset.
+   */
+  lastEvent: number = performance.now();
   /** Since when the current watch request has been answered without failure; `null` when none is. */
   connectedSince: number | null = null;
   readonly #unhealthyAfter: number;

@@ -30,7 +30,8 @@ import { resourcePath } from "./paths.ts";
 import type { KubernetesList, KubernetesObject } from "../model/body.ts";
 import { apiVersionOf, type Resource, resourceName } from "../model/resource.ts";
 import { WatchingSettings } from "../settings/watching.ts";
-import { recordWatchEvent, recordWatchReconnect } from "../observability/stream_metrics.ts";
+import { kopfMetrics } from "../observability/metrics.ts";
+import { recordWatchReconnect } from "../observability/stream_metrics.ts";
 import { sleep } from "../utils/sleep.ts";
 
 const logger = getLogger(["kopf", "watching"]);
@@ -131,6 +132,8 @@ export class Watcher implements AsyncIterable<WatchEvent> {
   #paged = false;
   /** When the current watch request last delivered an object's event (ms since the epoch; 0: not yet). */
   #lastDelivery = 0;
+  /** The counts of this resource's watch events, by type: the metric's series, kept for each event to add to. */
+  readonly #eventCounts: Record<string, { value: number }> = {};
 
   /** Prepares a stream; nothing is requested until it is iterated. */
   constructor(client: ApiClient, resource: Resource, options: WatchOptions = {}) {
@@ -385,7 +388,10 @@ export class Watcher implements AsyncIterable<WatchEvent> {
   #receive(line: string, listing: Listing | undefined): WatchEvent | Receipt {
     const event = JSON.parse(line) as { type?: string; object?: KubernetesObject };
     const object = event.object;
-    recordWatchEvent(this.health, this.#resource.plural, event.type ?? "");
+    const type = event.type ?? "";
+    // Counted into the series kept here, not looked up by labels: every event of every object.
+    (this.#eventCounts[type] ??= kopfMetrics.watchEvents.seriesOf([this.#resource.plural, type])).value++;
+    this.health.lastEvent = performance.now();
     if (event.type === "ERROR") {
       // Not a sign of life: a server that answers every watch with an ERROR event is failing.
       const status = object as unknown as { code?: number; message?: string; reason?: string };

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { FakeApi, json, stream } from "../../tests/support/fake_api.ts";
 import { KOPFEXAMPLES as RESOURCE } from "../../tests/support/cluster.ts";
 import { eventually } from "../../tests/support/eventually.ts";
+import { kopfMetrics } from "../observability/metrics.ts";
 import { WatchingSettings } from "../settings/watching.ts";
 import { Watcher, type WatchEvent, type WatchOptions } from "./watching.ts";
 
@@ -123,6 +124,26 @@ Deno.test("resumes from the last event or bookmark when a stream ends, without r
   assert.deepEqual(seen, ["LISTED 10", "ADDED a 11", "MODIFIED a 16"]);
   assert.deepEqual(api.watches.slice(0, 2).map((url) => url.searchParams.get("resourceVersion")), ["10", "15"]);
   assert.equal(api.client.counters.count({ verb: "list" }), 1);
+});
+
+Deno.test("each event and bookmark is counted by its type and stamps the stream's last event", async () => {
+  const controller = new AbortController();
+  const count = (type: string) => kopfMetrics.watchEvents.get([RESOURCE.plural, type]);
+  const [added, bookmarks] = [count("ADDED"), count("BOOKMARK")];
+  await using api = new FakeApi((_request, url) => {
+    if (!url.searchParams.get("watch")) return json({ metadata: { resourceVersion: "10" }, items: [] });
+    return stream([
+      { type: "ADDED", object: obj("a", "11") },
+      { type: "BOOKMARK", object: { metadata: { resourceVersion: "12" } } },
+      { type: "ADDED", object: obj("b", "13") },
+    ]);
+  });
+  const watcher = new Watcher(api.client, RESOURCE, { settings: settings(), signal: controller.signal });
+  const started = watcher.health.lastEvent;
+  assert.deepEqual(await collect(watcher, controller, 3), ["LISTED 10", "ADDED a 11", "ADDED b 13"]);
+  assert.equal(count("ADDED") - added, 2);
+  assert.equal(count("BOOKMARK") - bookmarks, 1);
+  assert.ok(watcher.health.lastEvent > started, "the last event's time is stamped on the stream's health");
 });
 
 /**

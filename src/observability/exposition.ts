@@ -72,7 +72,13 @@ abstract class Labelled<S> implements Metric {
    */
   #tree: Map<string, unknown> = new Map();
 
-  protected stateOf(values: readonly string[]): S {
+  /**
+   * The live state of the series of these label values, made at its first use. A caller on a hot
+   * path keeps it and counts into it directly (a counter's `value`, a histogram's `observe()`):
+   * no lookup by labels per count. {@linkcode reset} detaches kept states: only gauges, set
+   * afresh before each rendering, are reset.
+   */
+  seriesOf(values: readonly string[]): S {
     if (values.length !== this.labelNames.length) {
       throw new TypeError(`${this.name} takes the labels ${this.labelNames.join(", ")}; got ${values.length} values.`);
     }
@@ -104,7 +110,7 @@ abstract class Labelled<S> implements Metric {
 
   protected renderSeries(lines: string[]): void {
     // A metric without labels has its one series from the start, as zero.
-    if (this.labelNames.length === 0 && this.series.size === 0) this.stateOf([]);
+    if (this.labelNames.length === 0 && this.series.size === 0) this.seriesOf([]);
     for (const { values, state } of this.series.values()) this.renderOne(lines, values, state);
   }
 
@@ -141,7 +147,7 @@ export class Counter extends Labelled<{ value: number }> {
 
   /** Adds `by` (1 by default; never negative) to the series of these label values. */
   inc(values: readonly string[] = [], by = 1): void {
-    this.stateOf(values).value += by;
+    this.seriesOf(values).value += by;
   }
 
   /** The current value of one series (0 if it has none yet). */
@@ -165,12 +171,12 @@ export class Gauge extends Labelled<{ value: number }> {
 
   /** Sets the series of these label values. */
   set(values: readonly string[], value: number): void {
-    this.stateOf(values).value = value;
+    this.seriesOf(values).value = value;
   }
 
   /** Adds `by` (may be negative) to the series of these label values. */
   add(values: readonly string[], by: number): void {
-    this.stateOf(values).value += by;
+    this.seriesOf(values).value += by;
   }
 
   /** The current value of one series (0 if it has none yet). */
@@ -184,14 +190,37 @@ export class Gauge extends Labelled<{ value: number }> {
   }
 }
 
-interface Buckets {
-  counts: number[];
-  sum: number;
-  count: number;
+/** One series of a histogram: its buckets' counts, and the sum and count of its observations. */
+export class HistogramSeries {
+  /** Observations per bucket, not cumulative; those above the last bound are only in `count`. */
+  readonly counts: number[];
+  /** The sum of the observed values. */
+  sum = 0;
+  /** How many values were observed. */
+  count = 0;
+  readonly #bounds: readonly number[];
+
+  constructor(bounds: readonly number[]) {
+    this.#bounds = bounds;
+    this.counts = new Array(bounds.length).fill(0);
+  }
+
+  /** Counts one observation. */
+  observe(value: number): void {
+    const bounds = this.#bounds;
+    for (let i = 0; i < bounds.length; i++) {
+      if (value <= bounds[i]) {
+        this.counts[i]++;
+        break;
+      }
+    }
+    this.sum += value;
+    this.count++;
+  }
 }
 
 /** Observations counted into cumulative buckets by upper bound (seconds, usually), by label values. */
-export class Histogram extends Labelled<Buckets> {
+export class Histogram extends Labelled<HistogramSeries> {
   readonly type = "histogram" as const;
   readonly #bounds: readonly number[];
 
@@ -204,22 +233,13 @@ export class Histogram extends Labelled<Buckets> {
     this.#bounds = bounds;
   }
 
-  protected fresh(): Buckets {
-    return { counts: new Array(this.#bounds.length).fill(0), sum: 0, count: 0 };
+  protected fresh(): HistogramSeries {
+    return new HistogramSeries(this.#bounds);
   }
 
   /** Counts one observation into the series of these label values. */
   observe(values: readonly string[], value: number): void {
-    const state = this.stateOf(values);
-    const bounds = this.#bounds;
-    for (let i = 0; i < bounds.length; i++) {
-      if (value <= bounds[i]) {
-        state.counts[i]++;
-        break;
-      }
-    }
-    state.sum += value;
-    state.count++;
+    this.seriesOf(values).observe(value);
   }
 
   /** The number of observations of one series so far. */
@@ -228,7 +248,7 @@ export class Histogram extends Labelled<Buckets> {
     return this.series.get(key)?.state.count ?? 0;
   }
 
-  protected renderOne(lines: string[], values: readonly string[], state: Buckets): void {
+  protected renderOne(lines: string[], values: readonly string[], state: HistogramSeries): void {
     let cumulative = 0;
     for (let i = 0; i < this.#bounds.length; i++) {
       cumulative += state.counts[i];

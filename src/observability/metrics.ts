@@ -170,15 +170,17 @@ export function recordHandlerRun(
   retry: number,
   seconds: number,
 ): void {
-  kopfMetrics.handlerRuns.inc([handler, resource, cause, outcome]);
-  kopfMetrics.handlerDuration.observe([handler, resource], seconds);
+  // Into the series' states, not through `inc()` and `observe()`: a call less per count, on every
+  // object's path (docs/performance.md, "Fewer functions").
+  kopfMetrics.handlerRuns.seriesOf([handler, resource, cause, outcome]).value++;
+  kopfMetrics.handlerDuration.seriesOf([handler, resource]).observe(seconds);
   if (retry > 0) kopfMetrics.handlerRetries.inc([handler, resource]);
 }
 
 /** Records one API request attempt's answer (`code` is the HTTP status, or `"error"`) and its latency. */
 export function recordApiRequest(verb: string, resource: string, code: number | "error", seconds: number): void {
-  kopfMetrics.apiRequests.inc([verb, resource, String(code)]);
-  kopfMetrics.apiDuration.observe([verb, resource], seconds);
+  kopfMetrics.apiRequests.seriesOf([verb, resource, String(code)]).value++;
+  kopfMetrics.apiDuration.seriesOf([verb, resource]).observe(seconds);
 }
 
 /** Records one admission handler call, or one converter call (`success` or `error`). */

@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import { kopfMetrics, metricsRegistry } from "./metrics.ts";
-import { recordProcessingStart, recordWatchEvent, registerStream } from "./stream_metrics.ts";
+import { registerStream } from "./stream_metrics.ts";
 
 Deno.test("registered streams set the per-resource gauges at each scrape, summed over namespaces; unregistered ones leave", () => {
   const state = { depth: 3, objects: 5, healthy: true };
   const source = (namespace: string) => ({
     resource: "unit-widgets",
     namespace,
-    stream: {},
+    lastEvent: () => performance.now(),
     healthy: () => state.healthy,
     objects: () => state.objects,
     depth: () => state.depth,
@@ -29,23 +29,26 @@ Deno.test("registered streams set the per-resource gauges at each scrape, summed
   first();
 });
 
-Deno.test("an event's wait is observed when its processing starts; work without an arrival is not", () => {
+Deno.test("a histogram's series kept by its user counts into the exposition; a counter's too", () => {
   const before = kopfMetrics.queueLatency.count(["unit-gadgets"]);
-  recordWatchEvent({}, "unit-gadgets", "ADDED");
+  const latency = kopfMetrics.queueLatency.seriesOf(["unit-gadgets"]);
+  latency.observe(0.02);
+  assert.equal(kopfMetrics.queueLatency.seriesOf(["unit-gadgets"]), latency, "one series per label values");
+  kopfMetrics.watchEvents.seriesOf(["unit-gadgets", "ADDED"]).value++;
   assert.equal(kopfMetrics.watchEvents.get(["unit-gadgets", "ADDED"]), 1);
-  recordProcessingStart("unit-gadgets", performance.now() - 20);
-  recordProcessingStart("unit-gadgets", undefined);
   assert.equal(kopfMetrics.queueLatency.count(["unit-gadgets"]), before + 1);
-  const sum = metricsRegistry.render().match(/^kopf_queue_latency_seconds_sum\{resource="unit-gadgets"\} (\S+)$/m);
-  assert.ok(Number(sum?.[1]) >= 0.019, `the wait since the arrival is observed: ${sum?.[0]}`);
+  const text = metricsRegistry.render();
+  const sum = text.match(/^kopf_queue_latency_seconds_sum\{resource="unit-gadgets"\} (\S+)$/m);
+  assert.ok(Number(sum?.[1]) >= 0.02, `the observation is rendered: ${sum?.[0]}`);
+  assert.match(text, /^kopf_queue_latency_seconds_bucket\{resource="unit-gadgets",le="0.025"\} 1$/m);
 });
 
 Deno.test("seconds since the last event: from the stream's start, then from each event or bookmark", async () => {
-  const stream = {};
+  const stream = { lastEvent: performance.now() };
   const stop = registerStream({
     resource: "unit-silent",
     namespace: null,
-    stream,
+    lastEvent: () => stream.lastEvent,
     healthy: () => true,
     objects: () => 0,
     depth: () => 0,
@@ -53,7 +56,7 @@ Deno.test("seconds since the last event: from the stream's start, then from each
   await new Promise((resolve) => setTimeout(resolve, 50));
   metricsRegistry.render();
   assert.ok(kopfMetrics.watchSilence.get(["unit-silent", ""]) >= 0.04);
-  recordWatchEvent(stream, "unit-silent", "BOOKMARK");
+  stream.lastEvent = performance.now();
   metricsRegistry.render();
   assert.ok(kopfMetrics.watchSilence.get(["unit-silent", ""]) < 0.04);
   stop();

@@ -12,7 +12,9 @@ import { Watcher, type WatchEvent, type WatchHealth } from "../api/watching.ts";
 import { ObjectBackground } from "../engines/background.ts";
 import type { OperatorIndexes } from "../engines/indexing.ts";
 import { ObjectQueues, type QueueActivity } from "../engines/queueing.ts";
-import { recordProcessingStart, registerStream } from "../observability/stream_metrics.ts";
+import type { HistogramSeries } from "../observability/exposition.ts";
+import { kopfMetrics } from "../observability/metrics.ts";
+import { registerStream } from "../observability/stream_metrics.ts";
 import { traceCycle, tracingEnabled } from "../observability/tracing.ts";
 import type { Memo } from "../handling/context.ts";
 import type { BackgroundHandler, ChangeHandler, EventHandler, IndexHandler } from "../handling/handlers.ts";
@@ -121,6 +123,8 @@ class ResourceStream implements StreamHandle {
   readonly #parked: ParkedObjects;
   readonly #unregister: () => void;
   readonly #done: Promise<void>;
+  /** The series of the queue latency metric for this resource, kept once its first event is processed. */
+  #latency: HistogramSeries | undefined;
 
   constructor(deps: ServeDeps) {
     const { client, resource, namespace, settings } = deps;
@@ -185,7 +189,7 @@ class ResourceStream implements StreamHandle {
     this.#unregister = registerStream({
       resource: resource.plural,
       namespace,
-      stream: this.health,
+      lastEvent: () => this.health.lastEvent,
       healthy: () => this.health.healthy,
       objects: () => this.#watcher.state.known.size,
       depth: () => this.#queues.depth,
@@ -353,7 +357,12 @@ class ResourceStream implements StreamHandle {
     // Handlers never see a partial index: they wait until every indexed stream has been listed.
     if (!indexes.isReady) await indexes.whenReady(signal).catch(() => {});
     if (signal.aborted) return;
-    recordProcessingStart(resource.plural, work.kind === "event" ? work.arrived : undefined);
+    // The wait of an event since it arrived, into the series kept here: not looked up by labels per event.
+    if (work.kind === "event" && work.arrived !== undefined) {
+      (this.#latency ??= kopfMetrics.queueLatency.seriesOf([resource.plural])).observe(
+        (performance.now() - work.arrived) / 1000,
+      );
+    }
     const memory = this.#memories.recall(uid, work);
     if (takeOwnEcho(work, memory, more)) return;
     this.#wakeups.cancel(uid);

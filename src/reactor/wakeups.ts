@@ -46,7 +46,10 @@ export class Wakeups<T> {
 
   /** Cancels the key's pending wake-up, if any. */
   cancel(key: string): void {
-    clearTimeout(this.#timers.get(key));
+    // Most objects have none, and this runs for every event of every object: no timer call then.
+    const timer = this.#timers.get(key);
+    if (timer === undefined) return;
+    clearTimeout(timer);
     this.#timers.delete(key);
   }
 
