@@ -112,11 +112,6 @@ export class ObjectQueues<T> {
     return this.#depth;
   }
 
-  /** Whether the key has items queued or being processed: a new item would wait behind them. */
-  holds(key: string): boolean {
-    return this.#queues.has(key);
-  }
-
   /**
    * Nothing while fewer keys have items waiting or in progress than the backlog limit allows;
    * otherwise a promise that resolves once that is so again (not awaiting `undefined` saves a

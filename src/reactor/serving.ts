@@ -345,15 +345,7 @@ class ResourceStream implements StreamHandle {
     // A newer state supersedes the state a pending wake-up carries.
     this.#wakeups.cancel(uid);
     const relisted = "relisted" in event && event.relisted === true;
-    const work: ObjectWork = { kind: "event", type: event.type, object: event.object, left, relisted, arrived };
-    // The echo of this operator's own write, with nothing of the object queued or running, is taken
-    // here as its turn in the queue would take it, without the trip there: a worker, a turn of the
-    // event loop, the start of a cycle -- for nearly every object, once per write.
-    if (!this.#queues.holds(uid)) {
-      const memory = this.#memories.get(uid);
-      if (memory !== undefined && takeOwnEcho(work, memory, false)) return;
-    }
-    this.#queues.push(uid, work);
+    this.#queues.push(uid, { kind: "event", type: event.type, object: event.object, left, relisted, arrived });
   }
 
   /** The queue's work on one object: a cycle, unless the object rests after an unexpected error. */
