@@ -21,6 +21,7 @@
 import type { JsonObject } from "../model/body.ts";
 import type { FilterOptions } from "../handling/filters.ts";
 import type { ChangeHandler } from "../handling/handlers.ts";
+import { holdsEssentialAnnotations } from "../state/essence.ts";
 import { leavesStatusOut } from "../state/multi_diffbase.ts";
 import type { Cycle, ObjectMemory, ObjectWork } from "./cycle.ts";
 import type { Verdict } from "./cycle_steps.ts";
@@ -44,16 +45,23 @@ export function settlingWrite(cycle: Cycle, verdict: Verdict, patch: JsonObject)
   const { diffbaseStorage, progressStorage } = deps.settings.persistence;
   // The patch seen as an object: what of it is essence (labels, annotations that are nobody's
   // bookkeeping, fields outside metadata and status, the status fields that handlers watch).
-  // Most cycles write their results and state into status alone: none of it is essence then.
-  // Whether the patch writes nothing but `status`: a loop here, not a helper's call per cycle.
-  let onlyStatus = true;
-  for (const key in patch) if (key !== "status") onlyStatus = false;
-  if (!onlyStatus || cycle.extraFields.length > 0 || !leavesStatusOut(diffbaseStorage)) {
+  // Most cycles write their results and state into status alone, or with the storages'
+  // annotations: none of it is essence then. Whether the patch writes nothing else is seen by
+  // loops here, not by building the patch's essence -- every write of the default storages.
+  const metadata = patch.metadata as JsonObject | undefined;
+  let bookkeeping = true;
+  for (const key in patch) if (key !== "status" && key !== "metadata") bookkeeping = false;
+  for (const key in metadata) if (key !== "annotations") bookkeeping = false;
+  const annotations = metadata?.annotations as JsonObject | null | undefined;
+  if (bookkeeping && annotations !== undefined && annotations !== null) {
+    bookkeeping = typeof annotations === "object" && !Array.isArray(annotations) &&
+      !holdsEssentialAnnotations(annotations);
+  }
+  if (!bookkeeping || cycle.extraFields.length > 0 || !leavesStatusOut(diffbaseStorage)) {
     const touched = progressStorage.clear(diffbaseStorage.build({ metadata: {}, ...patch }, cycle.extraFields));
     if (Object.keys(touched).length) return false;
   }
   // Loops, not `some()` with callbacks: every write of the default storages has annotations.
-  const annotations = (patch.metadata as JsonObject | undefined)?.annotations as JsonObject | undefined;
   for (const key in annotations) {
     for (const handler of handlers) if (handler.options.annotations && key in handler.options.annotations) return false;
   }

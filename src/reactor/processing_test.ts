@@ -386,6 +386,14 @@ Deno.test("a cycle whose echo could change something leaves its echoes to be pro
       () => {},
     ],
     [
+      "a handler patches an annotation of its own",
+      (registry) =>
+        kopf.on.create("kopfexamples", { registry }, function created({ patch }) {
+          patch.metadata.annotations["example.com/seen"] = "yes";
+        }),
+      () => {},
+    ],
+    [
       "a filter is a callback (it may read the status)",
       (registry) => kopf.on.create("kopfexamples", { registry, when: () => true }, function created() {}),
       () => {},

@@ -59,6 +59,7 @@ export function buildEssence(body: KubernetesObject | JsonObject, options: Essen
   }
 
   // Only what was copied above can be here: a mapping, whose annotations were copied only if defined.
+  // The test of each key is `holdsEssentialAnnotations()`'s: a change of one is a change of both.
   const annotations = (essence.metadata as JsonObject | undefined)?.annotations;
   if (annotations !== null && typeof annotations === "object" && !Array.isArray(annotations)) {
     const prefixes = detectMarkedPrefixes(Object.keys(annotations));
@@ -79,6 +80,22 @@ export function buildEssence(body: KubernetesObject | JsonObject, options: Essen
     for (const field of options.ignoredFields) removeField(essence, parseField(field));
   }
   return essence;
+}
+
+/**
+ * Whether {@linkcode buildEssence} would keep any of these annotations: it drops those under the
+ * prefixes that Kopf operators manage (the storages' bookkeeping, see `detectMarkedPrefixes()`) and
+ * kubectl's last applied configuration, by the same test. Lets a caller see that a merge-patch of
+ * such annotations alone is no essence without building one.
+ */
+export function holdsEssentialAnnotations(annotations: JsonObject): boolean {
+  const prefixes = detectMarkedPrefixes(Object.keys(annotations));
+  for (const key in annotations) {
+    const slash = key.indexOf("/");
+    const marked = slash >= 0 && prefixes.has(key.slice(0, slash));
+    if (!marked && key !== KUBECTL_LAST_APPLIED) return true;
+  }
+  return false;
 }
 
 /** Removes the given annotations from the essence (in place), keeping the order of the others. */

@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import type { JsonObject, KubernetesObject } from "../model/body.ts";
-import { buildEssence, removeAnnotations, removeEmptyStanzas } from "./essence.ts";
+import { buildEssence, holdsEssentialAnnotations, removeAnnotations, removeEmptyStanzas } from "./essence.ts";
 import { dumpPythonJson } from "./python_json.ts";
 
 function essence(body: KubernetesObject | JsonObject, extraFields?: string[], ignoredFields?: string[]): string {
@@ -70,4 +70,22 @@ Deno.test("essence: helpers remove annotations (keeping order) and empty stanzas
   removeAnnotations(value, ["a", "c"]);
   removeEmptyStanzas(value);
   assert.deepEqual(value, { spec: {} });
+});
+
+Deno.test("essence: whether annotations hold any essence is what the essence keeps of them", () => {
+  const cases: [Record<string, string | null>, boolean][] = [
+    [{}, false],
+    [{ "kopf.zalando.org/created": "{}", "kopf.zalando.org/last-handled-configuration": "{}\n" }, false],
+    [{ "operator.kopf.zalando.org/created": null }, false],
+    [{ "example.com/kopf-managed": "yes", "example.com/created": "{}" }, false],
+    [{ "kubectl.kubernetes.io/last-applied-configuration": "{}" }, false],
+    [{ "example.com/created": "{}" }, true],
+    [{ "kopf.zalando.org/created": "{}", "example.com/seen": "yes" }, true],
+    [{ plain: "yes" }, true],
+  ];
+  for (const [annotations, essential] of cases) {
+    const essence = buildEssence({ metadata: { annotations } } as JsonObject);
+    assert.equal(essence.metadata !== undefined, essential, JSON.stringify(annotations));
+    assert.equal(holdsEssentialAnnotations(annotations), essential, JSON.stringify(annotations));
+  }
 });
