@@ -132,8 +132,11 @@ export class Watcher implements AsyncIterable<WatchEvent> {
   #paged = false;
   /** When the current watch request last delivered an object's event (ms since the epoch; 0: not yet). */
   #lastDelivery = 0;
-  /** The counts of this resource's watch events, by type: the metric's series, kept for each event to add to. */
-  readonly #eventCounts: Record<string, { value: number }> = {};
+  /**
+   * The counts of this resource's watch events, by type: the metric's series, kept for each event to
+   * add to. Without a prototype: the type is the server's text, and must not reach `Object.prototype`.
+   */
+  readonly #eventCounts: Record<string, { value: number }> = Object.create(null);
 
   /** Prepares a stream; nothing is requested until it is iterated. */
   constructor(client: ApiClient, resource: Resource, options: WatchOptions = {}) {

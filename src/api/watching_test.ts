@@ -146,6 +146,23 @@ Deno.test("each event and bookmark is counted by its type and stamps the stream'
   assert.ok(watcher.health.lastEvent > started, "the last event's time is stamped on the stream's health");
 });
 
+Deno.test("an event type that names a property of plain objects is counted as any other, and reaches no prototype", async () => {
+  const controller = new AbortController();
+  await using api = new FakeApi((_request, url) => {
+    if (!url.searchParams.get("watch")) return json({ metadata: { resourceVersion: "10" }, items: [] });
+    return stream([
+      { type: "__proto__", object: obj("a", "11") },
+      { type: "constructor", object: obj("a", "12") },
+      { type: "ADDED", object: obj("b", "13") },
+    ]);
+  });
+  const watcher = new Watcher(api.client, RESOURCE, { settings: settings(), signal: controller.signal });
+  assert.deepEqual(await collect(watcher, controller, 2), ["LISTED 10", "ADDED b 13"]);
+  assert.equal(kopfMetrics.watchEvents.get([RESOURCE.plural, "__proto__"]), 1);
+  assert.equal(kopfMetrics.watchEvents.get([RESOURCE.plural, "constructor"]), 1);
+  assert.equal(Object.hasOwn(Object.prototype, "value"), false);
+});
+
 /**
  * An API server with nothing to list (resourceVersion 10) whose n-th watch request sends the n-th
  * lines and ends at once; the requests after those stay open until `controller` aborts.
