@@ -91,12 +91,15 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
   const quietDeno = { DENO_NO_UPDATE_CHECK: "1" };
   const denoFlags = setup.denoFlags ?? [];
   // With `KOPF_BENCH_CPU_PROF=DIR`, every Deno contestant writes a V8 CPU profile into DIR/<name>
-  // when it stops (bench/cpu_profile.ts sums them by function).
+  // when it stops (bench/cpu_profile.ts sums them by function); `KOPF_BENCH_CPU_PROF_INTERVAL` sets its
+  // sampling interval in microseconds (V8's default, 1,000, gives a sample per object or so at 1 ms per object).
   const profiles = Deno.env.get("KOPF_BENCH_CPU_PROF");
+  const profileInterval = Deno.env.get("KOPF_BENCH_CPU_PROF_INTERVAL");
   // With `KOPF_BENCH_COVERAGE=DIR`, V8's precise coverage into DIR/<name> (bench/path_census.ts counts the path).
   const coverage = Deno.env.get("KOPF_BENCH_COVERAGE");
   const profiling = (name: string) => [
     ...(profiles ? ["--cpu-prof", `--cpu-prof-dir=${join(profiles, name)}`] : []),
+    ...(profiles && profileInterval ? [`--cpu-prof-interval=${profileInterval}`] : []),
     ...(coverage ? [`--coverage=${join(coverage, name)}`] : []),
   ];
   // With `KOPF_BENCH_CALLGRIND=DIR`, every Deno contestant runs under Valgrind's callgrind into DIR/<name>.<pid>,
