@@ -10,8 +10,9 @@
  * same objects: before each but the first, every object is reset (annotations, finalizers and
  * status removed), as if new. Per contestant and layout, first with no objects: the time to its
  * watch and its RSS once settled (the idle baseline). Then per size:
- * - start-up: from the spawn to its watch of kopfexamples open (it has listed them all: the API
- *   server's gauge of open watches) and to all objects handled; CPU per object over that time;
+ * - start-up: from the spawn to its watch of kopfexamples open (the API server's gauge of open
+ *   watches: after the listing, or amid it where the watch streams the listing or opens from its
+ *   first page) and to all objects handled; CPU per object over that time;
  * - memory: RSS once settled after all were handled (at least `--settle` seconds, then until its
  *   CPU stays below 2% of a core for 8 s), and that above the idle RSS per object; the peak RSS
  *   from the spawn to then (the kernel's high-water mark);
@@ -25,7 +26,7 @@
  */
 
 import { commandLine, usageError } from "./command_line.ts";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { LocalCluster } from "../testing.ts";
 import { exitOnSignals } from "./exit_on_signals.ts";
 import { ApiClient } from "../src/api/client.ts";
@@ -49,7 +50,8 @@ Options:
   --sizes 1000,10000,100000   object counts, measured upward (objects are added, not re-created)
   --namespaces 1,100          layouts: all objects in 1 namespace (served with -n), or spread
                               over K namespaces (served cluster-wide, one watch)
-  --only ours,lean,kopf,cr    contestants (ours, lean, kopf, cr, rs)
+  --only ours,lean,kopf,cr    contestants (ours, lean, kopf, cr, rs; before, with --before)
+  --before DIR                a checkout of an earlier commit, run as \`before\` (default storages)
   --max-minutes 30            skip a contestant at a size when its rate at the size below
                               predicts a longer start-up than this
   --settle 10                 seconds to wait at least before the RSS is read and a restart ends
@@ -69,6 +71,7 @@ const { values } = commandLine({
     parallel: { type: "string", default: "256" },
     "kopf-version": { type: "string", default: "1.45.2" },
     logs: { type: "string" },
+    before: { type: "string" },
   },
 }, USAGE);
 const numbers = (text: string) => text.split(",").filter(Boolean).map(Number);
@@ -79,11 +82,14 @@ const settleMs = Number(values.settle) * 1000;
 /** How long a process must stay below 2% of a core to count as settled. */
 const QUIET_WINDOW_MS = 8000;
 const parallel = Number(values.parallel);
-const known: readonly ContestantName[] = ["ours", "lean", "kopf", "cr", "rs"];
+const known: readonly ContestantName[] = ["ours", "lean", "kopf", "cr", "rs", "before"];
 const requested = values.only.split(",") as ContestantName[];
 const unknown = requested.filter((name) => !known.includes(name));
 if (unknown.length || [...sizes, ...layouts].some((value) => !(value > 0))) {
   usageError(`Unknown contestants (${unknown.join(", ") || "none"}) or sizes not above zero.`);
+}
+if (requested.includes("before") !== (values.before !== undefined)) {
+  usageError("The `before` contestant and --before go together: --before DIR --only ours,before.");
 }
 const logs = values.logs ?? await Deno.makeTempDir({ prefix: "kopf-scale-" });
 await Deno.mkdir(logs, { recursive: true });
@@ -94,7 +100,8 @@ exitOnSignals();
 await using cluster = await LocalCluster.start();
 const caFile = join(logs, "ca.pem");
 await Deno.writeTextFile(caFile, cluster.caCert);
-const all = contestants({ cluster, caFile, root, ...installed });
+const before = values.before === undefined ? undefined : resolve(values.before);
+const all = contestants({ cluster, caFile, root, before, ...installed });
 const client = new ApiClient(await loadKubeconfig({ path: cluster.kubeconfig }));
 const results = new ScaleResults();
 const layoutNames = layouts.map((count) => count === 1 ? "1 namespace" : `${count} namespaces`);

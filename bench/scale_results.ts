@@ -30,7 +30,7 @@ const as = {
 const ROWS: readonly Row[] = [
   ["no objects: spawn → watch of kopfexamples open, s", "idleReady", as.seconds],
   ["no objects: RSS (settled), MiB", "idleRss", as.mib],
-  ["start-up: spawn → watch open (all listed), s", "ready", as.seconds],
+  ["start-up: spawn → watch open, s", "ready", as.seconds],
   ["start-up: spawn → all handled, s", "handled", as.seconds],
   ["start-up: objects/s (spawn → all handled)", "rate", as.count],
   ["CPU per object (spawn → all handled), ms", "cpu", as.milliseconds],

@@ -215,6 +215,53 @@ Deno.test("a watch from a compacted resourceVersion gets 410, relists, and deliv
   );
 });
 
+Deno.test("a listing by pages held back past etcd's compaction needs no relisting: its watch opened from the first page", async () => {
+  // Watched from etcd (no watch cache), whose compaction makes old revisions gone.
+  await using cluster = await LocalCluster.start({ apiserverArgs: ["--watch-cache=false"] });
+  const { client } = await connect(cluster.kubeconfig);
+  const namespace = await freshNamespace(client, "held");
+  for (const name of ["a", "b", "c", "d"]) await createExample(client, namespace, name);
+  using watching = new ApiClient(client.credentials);
+  const controller = new AbortController();
+  const watcher = new Watcher(watching, KOPFEXAMPLES, {
+    namespace,
+    settings: watchSettings({ listPageSize: 2, streamingLists: false }),
+    signal: controller.signal,
+  });
+  // The consumer takes the first object and holds the rest back, as a full backlog does.
+  const events = watcher[Symbol.asyncIterator]();
+  const seen: WatchEvent[] = [(await events.next()).value as WatchEvent];
+  await eventually("both pages and the watch", () => {
+    return watching.counters.count({ verb: "list" }) === 2 && watcher.health.connectedSince !== null || undefined;
+  });
+  // Meanwhile: d (on the second page, read already) changes, e is created, and etcd forgets all before.
+  await patchExample(client, namespace, "d", { spec: { changed: true } });
+  const created = await createExample(client, namespace, "e");
+  const response = await fetch(`${cluster.etcdUrl}/v3/kv/compaction`, {
+    method: "POST",
+    body: JSON.stringify({ revision: created.metadata.resourceVersion, physical: true }),
+  });
+  assert.equal(response.status, 200, await response.text());
+  await patchExample(client, namespace, "a", { spec: { changed: true } });
+  for (;;) {
+    const event = (await events.next()).value as WatchEvent;
+    seen.push(event);
+    if (event.type === "MODIFIED" && event.object.metadata.name === "a") break;
+  }
+  controller.abort();
+  await events.return(undefined);
+
+  assert.equal(watcher.health.relists, 0, "no 410: the watch went on from the listing's first page");
+  assert.equal(watching.counters.count({ verb: "list" }), 2, "the two pages, once");
+  assert.equal(watching.counters.count({ verb: "watch" }), 1, "the watch opened amid the listing goes on after it");
+  assert.deepEqual(named(seen, null).sort(), ["a", "b", "c", "d"]);
+  const d = seen.find((event) => event.type === null && event.object.metadata.name === "d");
+  assert.deepEqual(d?.type === null && d.object.spec, { changed: true }, "d as the watch brought it, not as listed");
+  assert.deepEqual(named(seen, "ADDED"), ["e"]);
+  assert.equal(seen.filter((event) => event.type === "LISTED").length, 1);
+  assert.equal(seen.at(-1)?.type, "MODIFIED");
+});
+
 Deno.test("a stream stalled behind a proxy that stops forwarding is detected and resumed", async () => {
   const { client } = await testCluster();
   const namespace = await freshNamespace(client, "stall");

@@ -129,7 +129,9 @@ export interface ApiWatchOptions extends ApiCallOptions {
 
 /**
  * What `watch` delivers: the objects of the initial listing (`type: null`), then `ADDED`,
- * `MODIFIED`, `DELETED` changes, and `LISTED` after each (re)listing.
+ * `MODIFIED`, `DELETED` changes, and `LISTED` after each (re)listing. Where the server lists by
+ * pages, the watch opens from the listing's first page: changes may come before its `LISTED`
+ * (never an object's older state after its newer one).
  */
 export type ApiWatchEvent<T> =
   | { type: null; object: T }

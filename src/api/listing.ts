@@ -2,22 +2,17 @@
  * The listing part of a watch stream: every object, compared with the objects the stream already
  * knows -- the first listing reports all as first seen, a relisting (after 410 Gone, or a change of
  * scope) only what changed meanwhile, deletions included. The objects come page by page
- * ({@linkcode listObjects}) or as the initial events of a watch ({@linkcode Listing} fed by the
- * stream, see `streaming_lists.ts`); the comparison is the same.
+ * ({@linkcode listPages}, with the watch already open from the first page: see `watching.ts`) or as
+ * the initial events of a watch (see `streaming_lists.ts`); a {@linkcode Listing} compares them alike.
  *
  * @module
  */
 
-import { getLogger } from "@logtape/logtape";
 import type { KubernetesList, KubernetesObject } from "../model/body.ts";
-import { ApiGoneError } from "./errors.ts";
 import { identityKey, identityOf, type ObjectIdentity, type WatchEvent } from "./watch_state.ts";
 
-const logger = getLogger(["kopf", "watching"]);
-
-/** A page of a listing as asked for with a continue token: the page, or why there is none. */
+/** A page of a listing, or why there is none. */
 export interface ListedPage {
-  readonly token: string | undefined;
   readonly page?: KubernetesList;
   readonly error?: unknown;
 }
@@ -35,24 +30,26 @@ export interface ListingScope {
 }
 
 /** How a listing by pages asks for them and fills in what pages leave out. */
-export interface PagedListingScope extends ListingScope {
+export interface PagedListing {
   /** Asks for one page (the first with no token); never rejects. */
   readonly page: (token: string | undefined) => Promise<ListedPage>;
   /** The kind and apiVersion of the resource, for items that the server sends without them. */
   readonly kind: string;
   readonly apiVersion: string;
-  /** The stream's name, for the logs. */
-  readonly name: string;
+  /** Told the listing's resourceVersion as soon as the first page has come (every page is of that moment). */
+  readonly snapshot?: (resourceVersion: string) => void;
 }
 
 /**
  * One listing in progress: each listed object is compared with what the stream knew, and once the
- * last has come, the known objects that were not listed are the deletions missed meanwhile.
+ * last has come, the known objects that were not listed are the deletions missed meanwhile. A watch
+ * opened from the listing's resourceVersion before its end may bring an object's change before the
+ * listing reaches it ({@linkcode Listing.overtake}): the listed state, older, is dropped then.
  */
 export class Listing {
   readonly #scope: ListingScope;
-  /** The resourceVersion of each object listed so far, by uid. */
-  readonly #listed = new Map<string, string | undefined>();
+  /** The objects listed so far, and those whose change a watch brought first, by uid. */
+  readonly #reached = new Set<string>();
 
   constructor(scope: ListingScope) {
     this.#scope = scope;
@@ -62,24 +59,40 @@ export class Listing {
   offer(object: KubernetesObject): WatchEvent | undefined {
     const { known, fresh, revisit, accepts } = this.#scope;
     const uid = object.metadata.uid ?? identityKey(object);
-    const version = object.metadata.resourceVersion;
     if (accepts?.(uid) === false) return undefined;
-    // The same object again (a listing started over) is delivered once.
-    if (this.#listed.has(uid) && this.#listed.get(uid) === version) return undefined;
-    this.#listed.set(uid, version);
+    // Delivered already, or overtaken by a newer state from the watch.
+    if (this.#reached.has(uid)) return undefined;
+    this.#reached.add(uid);
     const before = known.get(uid);
     known.set(uid, identityOf(object));
     if (fresh && (!before || revisit?.(uid))) return { type: null, object };
     if (!before) return { type: "ADDED", object, relisted: true };
-    if (before.metadata.resourceVersion !== version) return { type: "MODIFIED", object, relisted: true };
+    if (before.metadata.resourceVersion !== object.metadata.resourceVersion) {
+      return { type: "MODIFIED", object, relisted: true };
+    }
     return undefined;
+  }
+
+  /**
+   * An object's event from a watch opened amid the listing, to be called before the event updates
+   * the known objects: from now on the listing drops the object (its listed state is older than the
+   * event's) and does not count it as deleted. Returns what to deliver: a change of an object that
+   * the listing has not reached comes as the listing would have brought it (first seen, where it
+   * delivers such objects so), any other event as it is.
+   */
+  overtake(uid: string, type: "ADDED" | "MODIFIED" | "DELETED", object: KubernetesObject): WatchEvent {
+    const { known, fresh, revisit } = this.#scope;
+    const reached = this.#reached.has(uid);
+    this.#reached.add(uid);
+    if (!reached && fresh && type === "MODIFIED" && (!known.has(uid) || revisit?.(uid))) return { type: null, object };
+    return { type, object };
   }
 
   /** After the last object: the known objects that were not listed, each as a deletion (and forgotten). */
   *deletions(): Generator<WatchEvent, void, undefined> {
     const known = this.#scope.known;
     for (const [uid, identity] of [...known]) {
-      if (this.#listed.has(uid)) continue;
+      if (this.#reached.has(uid)) continue;
       known.delete(uid);
       yield { type: "DELETED", object: structuredClone(identity) as KubernetesObject, relisted: true };
     }
@@ -87,43 +100,38 @@ export class Listing {
 }
 
 /**
- * Lists all objects page by page and yields what changed against the known objects; returns the
- * listing's resourceVersion (where the watch resumes). Nothing of it counts if the signal aborts
- * before it completes: it throws the signal's reason then, and the known objects it did not reach stay.
+ * Lists all objects page by page, each page asked for while the one before is read; yields the
+ * objects (with the kind and apiVersion that pages leave out) and returns the listing's
+ * resourceVersion (where the watch goes on from). A continue token expired between pages (etcd
+ * compacted the listing's moment) ends it with 410 Gone (`ApiGoneError`): the stream lists again,
+ * comparing with what it knows by then. Nothing of it counts if the signal aborts before it
+ * completes: it throws the signal's reason then.
  */
-export async function* listObjects(
-  scope: PagedListingScope,
+export async function* listPages(
+  scope: PagedListing,
   signal: AbortSignal,
-): AsyncGenerator<WatchEvent, string, undefined> {
-  const listing = new Listing(scope);
+): AsyncGenerator<KubernetesObject, string, undefined> {
   let resourceVersion: string | undefined;
   let next: Promise<ListedPage> | undefined = scope.page(undefined);
   while (next) {
-    const { token: asked, page, error } = await next;
-    next = undefined;
-    if (!page) {
-      if (asked === undefined || !(error instanceof ApiGoneError)) throw error;
-      // The continue token expired between pages: list again from the start. Objects already
-      // delivered with the same resourceVersion are skipped, so nobody sees them twice.
-      logger.info("The listing of {name} expired between pages; listing again.", { name: scope.name });
-      next = scope.page(undefined);
-      continue;
+    const { page, error }: ListedPage = await next;
+    if (!page) throw error;
+    if (resourceVersion === undefined) {
+      resourceVersion = page.metadata.resourceVersion ?? "";
+      scope.snapshot?.(resourceVersion);
     }
-    resourceVersion ??= page.metadata.resourceVersion;
-    const token = page.metadata.continue || undefined;
+    const token: string | undefined = page.metadata.continue || undefined;
     // The next page is on its way while this one's objects are handled (and their writes served).
-    if (token) next = scope.page(token);
+    next = token ? scope.page(token) : undefined;
     const kind = page.kind?.replace(/List$/, "") || scope.kind;
     const apiVersion = page.apiVersion || scope.apiVersion;
     for (const object of page.items ?? []) {
       object.kind ??= kind;
       object.apiVersion ??= apiVersion;
-      const event = listing.offer(object);
-      if (event) yield event;
+      yield object;
     }
   }
   // A page that came after the abort must not make an old scope's listing the resume point.
   if (signal.aborted) throw signal.reason;
-  yield* listing.deletions();
   return resourceVersion ?? "";
 }

@@ -64,7 +64,8 @@ export function identityKey(object: KubernetesObject): string {
  * - `ADDED`, `MODIFIED`, `DELETED`: a change; `relisted: true` marks the changes found by
  *   comparing a relisting after 410 Gone with what was known (a relisted `DELETED` carries only
  *   the identity of the object: apiVersion, kind, name, namespace, uid, resourceVersion);
- * - `LISTED`: a listing has finished (the first one, or a relisting);
+ * - `LISTED`: a listing has finished (the first one, or a relisting); a listing by pages has the
+ *   watch open from its first page, so changes may come before its `LISTED` too;
  * - with `confirmDeletions`, `left: true` marks a `MODIFIED` that replaces a `DELETED` of an
  *   object that still exists but no longer matches the label selector (its current state).
  */

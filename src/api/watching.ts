@@ -1,10 +1,11 @@
 /**
  * Watch streams that never stall silently: list (streamed as the watch's first events where the
- * server can, see `streaming_lists.ts`; else paginated) then watch from the list's resourceVersion
- * with bookmarks; resume from the last seen resourceVersion after any disconnect; relist only when
- * the server says 410 Gone, and then deliver the deletions that happened meanwhile; detect a
- * silent stream and resume it; back off on every kind of failure (see `watch_failures.ts`), log
- * repeated failures at a bounded rate, never give up.
+ * server can, see `streaming_lists.ts`; else by pages, with the watch open from the listing's
+ * resourceVersion once its first page has come) and watch with bookmarks; resume from the last
+ * seen resourceVersion after any disconnect; relist only when the server says 410 Gone, and then
+ * deliver the deletions that happened meanwhile; detect a silent stream and resume it; back off on
+ * every kind of failure (see `watch_failures.ts`), log repeated failures at a bounded rate, never
+ * give up.
  *
  * @module
  */
@@ -14,7 +15,7 @@ import { getLogger } from "@logtape/logtape";
 import type { ApiClient } from "./client.ts";
 import { ApiGoneError, describeCause } from "./errors.ts";
 import { confirmDeletions } from "./deletion_confirmation.ts";
-import { type ListedPage, Listing, listObjects } from "./listing.ts";
+import { type ListedPage, Listing, listPages } from "./listing.ts";
 import {
   endsInitialEvents,
   mayStream,
@@ -81,6 +82,19 @@ type Outcome = "ended" | "gone" | "stalled" | "quiet" | "unstreamed";
 /** What a line of a watch response comes to, besides an event to deliver. */
 type Receipt = "gone" | "listed" | "unstreamed" | undefined;
 
+/** The next of a listing's objects. */
+type ListStep = { readonly listed: IteratorResult<KubernetesObject, string> };
+
+/** The next of the events of the watch opened amid a listing, or its failure (never a rejection). */
+type WatchStep = { readonly watched: IteratorResult<WatchEvent, Outcome> } | { readonly failed: unknown };
+
+/** A listing by pages with the watch open since its first page: where the watch is, until the listing completes. */
+interface Ahead {
+  readonly listing: Listing;
+  /** The resourceVersion of the watch's latest event or bookmark (at first the listing's own). */
+  resume: string;
+}
+
 /** What a stream is for after {@linkcode Watcher.rescope}. */
 export interface WatchScope {
   /** The new `shardSelector` (absent: none). */
@@ -132,6 +146,10 @@ export class Watcher implements AsyncIterable<WatchEvent> {
   #paged = false;
   /** When the current watch request last delivered an object's event (ms since the epoch; 0: not yet). */
   #lastDelivery = 0;
+  /** Watch requests made so far: each after the first is a reconnection. */
+  #watches = 0;
+  /** While a listing by pages is read with the watch already open (see `#list`). */
+  #ahead: Ahead | undefined;
   /**
    * The counts of this resource's watch events, by type: the metric's series, kept for each event to
    * add to. Without a prototype: the type is the server's text, and must not reach `Object.prototype`.
@@ -187,18 +205,20 @@ export class Watcher implements AsyncIterable<WatchEvent> {
 
   /** Runs the stream: listing, watching, resuming, until the signal aborts. */
   async *[Symbol.asyncIterator](): AsyncGenerator<WatchEvent, void, undefined> {
-    let watches = 0;
     while (!this.#signal.aborted) {
       // A change of scope ends this attempt (and only it): the next one starts at once.
       const attempt = this.#attempt = new AbortController();
       using linked = linkSignals(attempt.signal, this.#signal);
       const signal = linked.signal;
       try {
-        if (this.state.resourceVersion === null && !this.#streams()) yield* this.#confirmed(this.#list(signal));
-        if (watches++) recordWatchReconnect(this.#resource.plural);
-        const started = Date.now();
-        const resumedFrom = this.state.resourceVersion;
-        const outcome = yield* this.#confirmed(this.#watch(signal));
+        let started = Date.now();
+        let resumedFrom = this.state.resourceVersion;
+        let outcome = resumedFrom === null && !this.#streams() ? yield* this.#confirmed(this.#list(signal)) : undefined;
+        if (outcome === undefined) {
+          started = Date.now();
+          resumedFrom = this.state.resourceVersion;
+          outcome = yield* this.#confirmed(this.#watch(signal));
+        }
         if (this.#signal.aborted) return;
         if (attempt.signal.aborted) continue;
         if (outcome === "gone") {
@@ -235,20 +255,74 @@ export class Watcher implements AsyncIterable<WatchEvent> {
 
   /**
    * Lists all objects page by page and reports what changed against the known objects (the first
-   * listing knows none); then the stream resumes from the listing's resourceVersion.
+   * listing knows none). The watch opens from the listing's resourceVersion as soon as the first
+   * page has come, and its events are delivered among the listed objects: a listing read at the
+   * pace of the handling (the backlog limit) may outlast the API server's history of changes, and
+   * a watch opened only after it would find its start compacted (410) and list everything again.
+   * Returns the outcome of that watch once it ends after the listing; if it ended before, `"gone"`
+   * for a 410 (a watch after the listing would get it too), else `undefined` (the stream watches on
+   * from where it got).
    */
-  async *#list(signal: AbortSignal): AsyncGenerator<WatchEvent, void, undefined> {
-    const resourceVersion = yield* listObjects({
-      page: (token) => this.#page(token, signal),
+  async *#list(attempt: AbortSignal): AsyncGenerator<WatchEvent, Outcome | undefined, undefined> {
+    const listing = new Listing({
       known: this.state.known,
       fresh: this.#fresh,
       revisit: this.#revisit,
       accepts: this.#accepts,
+    });
+    let snapshot: string | undefined;
+    const objects = listPages({
+      page: (token) => this.#page(token, attempt),
       kind: this.#resource.kind,
       apiVersion: apiVersionOf(this.#resource),
-      name: this.#name,
-    }, signal);
-    yield this.#completed(resourceVersion);
+      snapshot: (resourceVersion) => snapshot = resourceVersion,
+    }, attempt);
+    const early = new AbortController();
+    using linked = linkSignals(early.signal, attempt);
+    let watch: AsyncGenerator<WatchEvent, Outcome, undefined> | undefined;
+    let watched: Promise<WatchStep> | undefined;
+    let ended: Outcome | undefined;
+    let listed: Promise<ListStep> = objects.next().then((listed) => ({ listed }));
+    try {
+      for (;;) {
+        const step = watched ? await Promise.race([listed, watched]) : await listed;
+        if ("listed" in step) {
+          if (step.listed.done) {
+            yield* listing.deletions();
+            const resume = this.#ahead?.resume ?? step.listed.value;
+            this.#ahead = undefined;
+            yield this.#completed(resume);
+            if (ended === "gone") return ended;
+            break;
+          }
+          // Compared when delivered, not when read: the watch's events read meanwhile drop what they overtook.
+          const event = listing.offer(step.listed.value);
+          listed = objects.next().then((listed) => ({ listed }));
+          if (!watch && snapshot !== undefined) {
+            this.#ahead = { listing, resume: snapshot };
+            watch = this.#watch(linked.signal, snapshot);
+            watched = nextStep(watch);
+          }
+          if (event) yield event;
+        } else if ("watched" in step && !step.watched.done) {
+          watched = nextStep(watch!);
+          yield step.watched.value;
+        } else {
+          // The listing goes on alone; after it, a watch resumes from where this one got.
+          watched = undefined;
+          ended = "watched" in step && step.watched.done ? step.watched.value : undefined;
+          const why = "failed" in step ? describeCause(step.failed) : ended;
+          logger.debug("The watch of {name} opened amid its listing ended ({why}).", { name: this.#name, why });
+        }
+      }
+      // The watch opened amid the listing goes on as the stream's watch.
+      return watched ? yield* watchOn(watch!, watched) : undefined;
+    } finally {
+      this.#ahead = undefined;
+      early.abort();
+      // The object asked for ahead may fail once nobody is left to take it (its page's request ended).
+      listed.catch(() => {});
+    }
   }
 
   /** The end of a listing (by pages or streamed): the watch goes on from its resourceVersion. */
@@ -288,16 +362,20 @@ export class Watcher implements AsyncIterable<WatchEvent> {
       resource: this.#resource.plural,
       signal,
       urgent: true,
-    }).then((page) => ({ token, page }), (error: unknown) => ({ token, error }));
+    }).then((page) => ({ page }), (error: unknown) => ({ error }));
   }
 
   /**
-   * One watch request from the resume point, until it ends, stalls, or the server says 410; with
-   * no resume point, its first events are the listing (the server sends every object, then a
-   * bookmark with the resourceVersion to go on from).
+   * One watch request from the resume point (`from`, the stream's by default), until it ends,
+   * stalls, or the server says 410; with no resume point, its first events are the listing (the
+   * server sends every object, then a bookmark with the resourceVersion to go on from).
    */
-  async *#watch(attempt: AbortSignal): AsyncGenerator<WatchEvent, Outcome, undefined> {
-    let listing = this.state.resourceVersion === null
+  async *#watch(
+    attempt: AbortSignal,
+    from: string | null = this.state.resourceVersion,
+  ): AsyncGenerator<WatchEvent, Outcome, undefined> {
+    if (this.#watches++) recordWatchReconnect(this.#resource.plural);
+    let listing = from === null
       ? new Listing({ known: this.state.known, fresh: this.#fresh, revisit: this.#revisit, accepts: this.#accepts })
       : undefined;
     let answered = false;
@@ -313,7 +391,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         query: {
           watch: "true",
           allowWatchBookmarks: "true",
-          resourceVersion: this.state.resourceVersion || undefined,
+          resourceVersion: from || undefined,
           ...(listing ? STREAMING_QUERY : {}),
           timeoutSeconds: this.#settings.serverTimeout ?? undefined,
           labelSelector: this.#options.labelSelector,
@@ -407,17 +485,25 @@ export class Watcher implements AsyncIterable<WatchEvent> {
       return undefined;
     }
     if (listing) return this.#receiveListed(event.type, object, listing);
-    if (object.metadata.resourceVersion) this.state.resourceVersion = object.metadata.resourceVersion;
+    const ahead = this.#ahead;
+    if (object.metadata.resourceVersion) {
+      // Amid a listing, the stream's resume point is still to list: the listing's end sets it.
+      if (ahead) ahead.resume = object.metadata.resourceVersion;
+      else this.state.resourceVersion = object.metadata.resourceVersion;
+    }
     if (event.type === "BOOKMARK") return undefined;
     this.#lastDelivery = Date.now();
     const uid = object.metadata.uid ?? identityKey(object);
     if (this.#accepts?.(uid) === false) return undefined;
     switch (event.type) {
       case "ADDED":
-      case "MODIFIED":
+      case "MODIFIED": {
+        const delivered = ahead ? ahead.listing.overtake(uid, event.type, object) : { type: event.type, object };
         remember(this.state.known, uid, object);
-        return { type: event.type, object };
+        return delivered;
+      }
       case "DELETED":
+        ahead?.listing.overtake(uid, "DELETED", object);
         this.state.known.delete(uid);
         return { type: "DELETED", object };
       default:
@@ -446,5 +532,24 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     logger.info("The resourceVersion of {name} is gone (410); relisting.", { name: this.#name });
     this.state.resourceVersion = null;
     this.health.relists++;
+  }
+}
+
+/** Asks a watch request opened amid a listing for its next event; never rejects. */
+function nextStep(watch: AsyncGenerator<WatchEvent, Outcome, undefined>): Promise<WatchStep> {
+  return watch.next().then((watched) => ({ watched }), (failed: unknown) => ({ failed }));
+}
+
+/** The rest of a watch request opened amid a listing (its next event already asked for), until it ends. */
+async function* watchOn(
+  watch: AsyncGenerator<WatchEvent, Outcome, undefined>,
+  first: Promise<WatchStep>,
+): AsyncGenerator<WatchEvent, Outcome, undefined> {
+  for (let next = first;;) {
+    const step = await next;
+    if ("failed" in step) throw step.failed;
+    if (step.watched.done) return step.watched.value;
+    next = nextStep(watch);
+    yield step.watched.value;
   }
 }

@@ -71,6 +71,115 @@ Deno.test("lists page by page, then watches from the list's resourceVersion", as
   assert.equal(api.client.counters.count({ verb: "list" }), 2);
 });
 
+/** A watch response whose lines the test sends when it wants, until `end()`. */
+function liveStream(): { response: Response; send: (...lines: unknown[]) => void; end: () => void } {
+  let channel!: ReadableStreamDefaultController<Uint8Array>;
+  const response = new Response(new ReadableStream<Uint8Array>({ start: (controller) => void (channel = controller) }));
+  const encoder = new TextEncoder();
+  return {
+    response,
+    send: (...lines) => lines.forEach((line) => channel.enqueue(encoder.encode(JSON.stringify(line) + "\n"))),
+    end: () => channel.close(),
+  };
+}
+
+/** A server of two pages (a, b at 10; c, d), the second answered once `secondPage` resolves. */
+function twoPages(secondPage: Promise<unknown>, watch: (url: URL) => Response): FakeApi {
+  return new FakeApi(async (_request, url) => {
+    if (url.searchParams.get("watch")) return watch(url);
+    if (!url.searchParams.get("continue")) {
+      return json({ metadata: { resourceVersion: "10", continue: "p2" }, items: [obj("a", "1"), obj("b", "2")] });
+    }
+    await secondPage;
+    return json({ metadata: { resourceVersion: "10" }, items: [obj("c", "3"), obj("d", "4")] });
+  });
+}
+
+Deno.test("a listing by pages has its watch open from the first page: what it brings first replaces the listed state", async () => {
+  const controller = new AbortController();
+  const secondPage = Promise.withResolvers<void>();
+  const live = liveStream();
+  await using api = twoPages(secondPage.promise, () => live.response);
+  const watcher = new Watcher(api.client, RESOURCE, {
+    settings: settings({ listPageSize: 2 }),
+    signal: controller.signal,
+  });
+  const seen: string[] = [];
+  const done = (async () => {
+    for await (const event of watcher) seen.push(describe(event));
+  })();
+  await eventually("the watch amid the listing", () => api.watches.length === 1 || undefined);
+  // Changes since the listing's moment, while its second page is still to come: c changed, e created, d deleted.
+  live.send(
+    { type: "MODIFIED", object: obj("c", "12") },
+    { type: "ADDED", object: obj("e", "13") },
+    { type: "DELETED", object: obj("d", "14") },
+    { type: "BOOKMARK", object: { metadata: { resourceVersion: "15" } } },
+  );
+  await eventually("the watch's events", () => seen.includes("DELETED d 14") || undefined);
+  secondPage.resolve();
+  await eventually("the listing's end", () => seen.some((line) => line.startsWith("LISTED")) || undefined);
+  live.send({ type: "MODIFIED", object: obj("a", "16") });
+  await eventually("a change after the listing", () => seen.includes("MODIFIED a 16") || undefined);
+  controller.abort();
+  await done;
+  // c comes as first seen with the watch's state (its listed one, older, never); d's deletion is not repeated.
+  assert.deepEqual(seen.slice(0, 5).sort(), ["ADDED e 13", "DELETED d 14", "null a 1", "null b 2", "null c 12"]);
+  assert.deepEqual(seen.slice(5), ["LISTED 15", "MODIFIED a 16"]);
+  assert.deepEqual(api.watches.map((url) => url.searchParams.get("resourceVersion")), ["10"], "one watch request");
+  assert.equal(api.client.counters.count({ verb: "list" }), 2);
+  assert.deepEqual([...watcher.state.known.keys()].sort(), ["uid-a", "uid-b", "uid-c", "uid-e"]);
+  assert.equal(watcher.state.resourceVersion, "16");
+});
+
+Deno.test("a watch opened amid a listing that ends before it: the next resumes from where it got, not the listing", async () => {
+  const controller = new AbortController();
+  const secondPage = Promise.withResolvers<void>();
+  const first = liveStream();
+  await using api = twoPages(secondPage.promise, (url) => {
+    if (url.searchParams.get("resourceVersion") === "10") return first.response;
+    return stream([{ type: "ADDED", object: obj("f", "20") }], new Promise(() => {}), controller.signal);
+  });
+  const watcher = new Watcher(api.client, RESOURCE, {
+    settings: settings({ listPageSize: 2 }),
+    signal: controller.signal,
+  });
+  const seen: string[] = [];
+  const done = (async () => {
+    for await (const event of watcher) seen.push(describe(event));
+  })();
+  await eventually("the watch amid the listing", () => api.watches.length === 1 || undefined);
+  first.send({ type: "MODIFIED", object: obj("a", "12") });
+  first.end();
+  await eventually("its event", () => seen.includes("MODIFIED a 12") || undefined);
+  secondPage.resolve();
+  await eventually("the watch after the listing", () => seen.includes("ADDED f 20") || undefined);
+  controller.abort();
+  await done;
+  assert.deepEqual(seen, ["null a 1", "null b 2", "MODIFIED a 12", "null c 3", "null d 4", "LISTED 12", "ADDED f 20"]);
+  assert.deepEqual(api.watches.map((url) => url.searchParams.get("resourceVersion")), ["10", "12"]);
+  assert.equal(watcher.health.relists, 0);
+});
+
+Deno.test("a continue token expired between pages lists again, delivering the objects listed already only if changed", async () => {
+  const controller = new AbortController();
+  let lists = 0;
+  await using api = new FakeApi((_request, url) => {
+    if (url.searchParams.get("watch")) return stream([], new Promise(() => {}), controller.signal);
+    lists++;
+    if (lists === 1) {
+      return json({ metadata: { resourceVersion: "10", continue: "p2" }, items: [obj("a", "1"), obj("b", "2")] });
+    }
+    if (lists === 2) return json({ kind: "Status", code: 410, reason: "Expired", message: "too old" }, 410);
+    return json({ metadata: { resourceVersion: "20" }, items: [obj("a", "1"), obj("b", "18"), obj("c", "3")] });
+  });
+  const watcher = new Watcher(api.client, RESOURCE, { settings: settings(), signal: controller.signal });
+  const seen = await collect(watcher, controller, 5);
+  assert.deepEqual(seen, ["null a 1", "null b 2", "MODIFIED b 18 relisted", "null c 3", "LISTED 20"]);
+  assert.equal(watcher.health.relists, 1);
+  assert.deepEqual(api.requests.map((url) => url.searchParams.get("continue")).filter(Boolean), ["p2"]);
+});
+
 Deno.test("listed objects get kind and apiVersion from the list", async () => {
   const controller = new AbortController();
   await using api = new FakeApi((_request, url) => {
@@ -279,6 +388,9 @@ Deno.test("on 410 Gone relists and delivers what changed meanwhile, deletions in
   ]);
   assert.equal(watcher.health.relists, 1);
   assert.deepEqual([...watcher.state.known.keys()].sort(), ["uid-a", "uid-c", "uid-d"]);
+  // The watch opened amid the first listing got the 410: none asked again from there after it.
+  const fromTen = api.watches.filter((url) => url.searchParams.get("resourceVersion") === "10");
+  assert.equal(fromTen.length, 1);
 });
 
 Deno.test("an HTTP 410 on the watch request also relists", async () => {
@@ -416,7 +528,11 @@ async function rescoped<T>(
   const done = (async () => {
     for await (const event of watcher) seen.push(describe(event));
   })();
-  await eventually("the first watch request", () => api.watches.length === 1 || undefined);
+  // The watch opens amid the listing (after its first page): the change comes once the listing is done.
+  await eventually(
+    "the listing and its watch",
+    () => api.watches.length === 1 && seen.includes("LISTED 10") || undefined,
+  );
   const changed = change(watcher);
   await eventually("the watch request after the change", () => api.watches.length === 2 || undefined);
   controller.abort();
