@@ -281,11 +281,18 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     using linked = linkSignals(early.signal, attempt);
     let watch: AsyncGenerator<WatchEvent, Outcome, undefined> | undefined;
     let watched: Promise<WatchStep> | undefined;
+    let openedFrom: string | undefined;
     let ended: Outcome | undefined;
+    const open = (from: string) => {
+      watch = this.#watch(linked.signal, openedFrom = from);
+      watched = nextStep(watch);
+    };
     let listed: Promise<ListStep> = objects.next().then((listed) => ({ listed }));
     try {
       for (;;) {
-        const step = watched ? await Promise.race([listed, watched]) : await listed;
+        // The watch first when both have something: its events wait on the server, which ends a watch
+        // left unread for long (the listing's wait in memory).
+        const step = watched ? await Promise.race([watched, listed]) : await listed;
         if ("listed" in step) {
           if (step.listed.done) {
             yield* listing.deletions();
@@ -300,17 +307,22 @@ export class Watcher implements AsyncIterable<WatchEvent> {
           listed = objects.next().then((listed) => ({ listed }));
           if (!watch && snapshot !== undefined) {
             this.#ahead = { listing, resume: snapshot };
-            watch = this.#watch(linked.signal, snapshot);
-            watched = nextStep(watch);
+            open(snapshot);
           }
           if (event) yield event;
         } else if ("watched" in step && !step.watched.done) {
           watched = nextStep(watch!);
           yield step.watched.value;
         } else {
+          ended = "watched" in step && step.watched.done ? step.watched.value : undefined;
+          const resume = this.#ahead!.resume;
+          // A watch that moved on before its end resumes at once, as the stream's watch would.
+          if (ended !== undefined && ended !== "gone" && resume !== openedFrom) {
+            open(resume);
+            continue;
+          }
           // The listing goes on alone; after it, a watch resumes from where this one got.
           watched = undefined;
-          ended = "watched" in step && step.watched.done ? step.watched.value : undefined;
           const why = "failed" in step ? describeCause(step.failed) : ended;
           logger.debug("The watch of {name} opened amid its listing ended ({why}).", { name: this.#name, why });
         }

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { FakeApi, json, stream } from "../../tests/support/fake_api.ts";
 import { KOPFEXAMPLES as RESOURCE } from "../../tests/support/cluster.ts";
 import { eventually } from "../../tests/support/eventually.ts";
+import { captureLogs } from "../../tests/support/logs.ts";
 import { kopfMetrics } from "../observability/metrics.ts";
 import { WatchingSettings } from "../settings/watching.ts";
 import { Watcher, type WatchEvent, type WatchOptions } from "./watching.ts";
@@ -132,7 +133,7 @@ Deno.test("a listing by pages has its watch open from the first page: what it br
   assert.equal(watcher.state.resourceVersion, "16");
 });
 
-Deno.test("a watch opened amid a listing that ends before it: the next resumes from where it got, not the listing", async () => {
+Deno.test("a watch opened amid a listing that ends after events resumes at once from where it got", async () => {
   const controller = new AbortController();
   const secondPage = Promise.withResolvers<void>();
   const first = liveStream();
@@ -151,14 +152,41 @@ Deno.test("a watch opened amid a listing that ends before it: the next resumes f
   await eventually("the watch amid the listing", () => api.watches.length === 1 || undefined);
   first.send({ type: "MODIFIED", object: obj("a", "12") });
   first.end();
-  await eventually("its event", () => seen.includes("MODIFIED a 12") || undefined);
+  await eventually("the next watch's event", () => seen.includes("ADDED f 20") || undefined);
+  secondPage.resolve();
+  await eventually("the listing's end", () => seen.some((line) => line.startsWith("LISTED")) || undefined);
+  controller.abort();
+  await done;
+  assert.deepEqual(seen, ["null a 1", "null b 2", "MODIFIED a 12", "ADDED f 20", "null c 3", "null d 4", "LISTED 20"]);
+  assert.deepEqual(api.watches.map((url) => url.searchParams.get("resourceVersion")), ["10", "12"]);
+  assert.equal(watcher.health.relists, 0);
+});
+
+Deno.test("a watch opened amid a listing that ends with nothing leaves the listing alone; a watch follows it", async () => {
+  const lines = await captureLogs();
+  const controller = new AbortController();
+  const secondPage = Promise.withResolvers<void>();
+  let watches = 0;
+  await using api = twoPages(secondPage.promise, () => {
+    if (++watches === 1) return stream([]);
+    return stream([{ type: "ADDED", object: obj("f", "20") }], new Promise(() => {}), controller.signal);
+  });
+  const watcher = new Watcher(api.client, RESOURCE, {
+    settings: settings({ listPageSize: 2 }),
+    signal: controller.signal,
+  });
+  const seen: string[] = [];
+  const done = (async () => {
+    for await (const event of watcher) seen.push(describe(event));
+  })();
+  await eventually("its end", () => lines.some((line) => line.includes("opened amid its listing ended")) || undefined);
+  assert.equal(api.watches.length, 1, "no other watch request until the listing is done");
   secondPage.resolve();
   await eventually("the watch after the listing", () => seen.includes("ADDED f 20") || undefined);
   controller.abort();
   await done;
-  assert.deepEqual(seen, ["null a 1", "null b 2", "MODIFIED a 12", "null c 3", "null d 4", "LISTED 12", "ADDED f 20"]);
-  assert.deepEqual(api.watches.map((url) => url.searchParams.get("resourceVersion")), ["10", "12"]);
-  assert.equal(watcher.health.relists, 0);
+  assert.deepEqual(seen, ["null a 1", "null b 2", "null c 3", "null d 4", "LISTED 10", "ADDED f 20"]);
+  assert.deepEqual(api.watches.map((url) => url.searchParams.get("resourceVersion")), ["10", "10"]);
 });
 
 Deno.test("a continue token expired between pages lists again, delivering the objects listed already only if changed", async () => {
