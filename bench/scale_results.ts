@@ -34,8 +34,10 @@ const ROWS: readonly Row[] = [
   ["start-up: spawn → all handled, s", "handled", as.seconds],
   ["start-up: objects/s (spawn → all handled)", "rate", as.count],
   ["CPU per object (spawn → all handled), ms", "cpu", as.milliseconds],
+  ["CPU per object (spawn → settled), ms", "cpuSettled", as.milliseconds],
   ["start-up: writes to kopfexamples per object", "writes", as.perObject],
   ["start-up: LISTs of kopfexamples (pages)", "lists", as.count],
+  ["start-up: WATCHes of kopfexamples", "watches", as.count],
   ["start-up: GETs of kopfexamples", "gets", as.count],
   ["peak RSS (spawn → settled), MiB", "peakRss", as.mib],
   ["RSS with all handled (settled), MiB", "rss", as.mib],
@@ -66,6 +68,7 @@ export class ScaleResults {
     const of = (requests: RequestTotals, verb: string) => requests.get(`${verb} kopfexamples`) ?? 0;
     column.set("writes", writesOf(startup, "kopfexamples") / size);
     column.set("lists", of(startup, "LIST"));
+    column.set("watches", of(startup, "WATCH"));
     column.set("gets", of(startup, "GET"));
     column.set("restartWrites", writesOf(restart, "kopfexamples"));
     column.set("restartGets", of(restart, "GET"));
