@@ -42,6 +42,15 @@ function watchSettings(overrides: Partial<WatchingSettings> = {}): WatchingSetti
   return Object.assign(new WatchingSettings(), { reconnectBackoff: 0.1, reconnectBackoffMax: 1 }, overrides);
 }
 
+/** Makes etcd forget every revision before `revision` (a watch or continue token from before then gets 410). */
+async function compact(cluster: LocalCluster, revision: string): Promise<void> {
+  const response = await fetch(`${cluster.etcdUrl}/v3/kv/compaction`, {
+    method: "POST",
+    body: JSON.stringify({ revision, physical: true }),
+  });
+  assert.equal(response.status, 200, await response.text());
+}
+
 /** Starts a stream of the namespace's kopfexamples and waits for its listing; `stop()` ends it. */
 async function listedStream(client: ApiClient, namespace: string) {
   const controller = new AbortController();
@@ -187,11 +196,7 @@ Deno.test("a watch from a compacted resourceVersion gets 410, relists, and deliv
   await deleteExample(client, namespace, "drop");
   await patchExample(client, namespace, "change", { spec: { changed: true } });
   const added = await createExample(client, namespace, "new");
-  const response = await fetch(`${cluster.etcdUrl}/v3/kv/compaction`, {
-    method: "POST",
-    body: JSON.stringify({ revision: added.metadata.resourceVersion, physical: true }),
-  });
-  assert.equal(response.status, 200, await response.text());
+  await compact(cluster, added.metadata.resourceVersion!);
 
   const second = new AbortController();
   const watcher = new Watcher(watching, KOPFEXAMPLES, {
@@ -237,11 +242,7 @@ Deno.test("a listing by pages held back past etcd's compaction needs no relistin
   // Meanwhile: d (on the second page, read already) changes, e is created, and etcd forgets all before.
   await patchExample(client, namespace, "d", { spec: { changed: true } });
   const created = await createExample(client, namespace, "e");
-  const response = await fetch(`${cluster.etcdUrl}/v3/kv/compaction`, {
-    method: "POST",
-    body: JSON.stringify({ revision: created.metadata.resourceVersion, physical: true }),
-  });
-  assert.equal(response.status, 200, await response.text());
+  await compact(cluster, created.metadata.resourceVersion!);
   await patchExample(client, namespace, "a", { spec: { changed: true } });
   for (;;) {
     const event = (await events.next()).value as WatchEvent;

@@ -84,23 +84,21 @@ function liveStream(): { response: Response; send: (...lines: unknown[]) => void
   };
 }
 
-/** A server of two pages (a, b at 10; c, d), the second answered once `secondPage` resolves. */
-function twoPages(secondPage: Promise<unknown>, watch: (url: URL) => Response): FakeApi {
-  return new FakeApi(async (_request, url) => {
-    if (url.searchParams.get("watch")) return watch(url);
+/**
+ * A stream of a server of two pages (a, b at 10; c, d), whose second page comes on `release()`;
+ * `watch` answers the watch requests. What the stream delivers is in `seen`; `stop()` ends it.
+ */
+function twoPagesStream(watch: (url: URL, end: AbortSignal) => Response) {
+  const controller = new AbortController();
+  const secondPage = Promise.withResolvers<void>();
+  const api = new FakeApi(async (_request, url) => {
+    if (url.searchParams.get("watch")) return watch(url, controller.signal);
     if (!url.searchParams.get("continue")) {
       return json({ metadata: { resourceVersion: "10", continue: "p2" }, items: [obj("a", "1"), obj("b", "2")] });
     }
-    await secondPage;
+    await secondPage.promise;
     return json({ metadata: { resourceVersion: "10" }, items: [obj("c", "3"), obj("d", "4")] });
   });
-}
-
-Deno.test("a listing by pages has its watch open from the first page: what it brings first replaces the listed state", async () => {
-  const controller = new AbortController();
-  const secondPage = Promise.withResolvers<void>();
-  const live = liveStream();
-  await using api = twoPages(secondPage.promise, () => live.response);
   const watcher = new Watcher(api.client, RESOURCE, {
     settings: settings({ listPageSize: 2 }),
     signal: controller.signal,
@@ -109,6 +107,29 @@ Deno.test("a listing by pages has its watch open from the first page: what it br
   const done = (async () => {
     for await (const event of watcher) seen.push(describe(event));
   })();
+  const stop = async () => {
+    controller.abort();
+    await done;
+  };
+  const rvs = () => api.watches.map((url) => url.searchParams.get("resourceVersion"));
+  return {
+    api,
+    watcher,
+    seen,
+    rvs,
+    release: () => secondPage.resolve(),
+    stop,
+    [Symbol.asyncDispose]: async () => {
+      await stop();
+      await api[Symbol.asyncDispose]();
+    },
+  };
+}
+
+Deno.test("a listing by pages has its watch open from the first page: what it brings first replaces the listed state", async () => {
+  const live = liveStream();
+  await using paged = twoPagesStream(() => live.response);
+  const { api, watcher, seen } = paged;
   await eventually("the watch amid the listing", () => api.watches.length === 1 || undefined);
   // Changes since the listing's moment, while its second page is still to come: c changed, e created, d deleted.
   live.send(
@@ -118,75 +139,54 @@ Deno.test("a listing by pages has its watch open from the first page: what it br
     { type: "BOOKMARK", object: { metadata: { resourceVersion: "15" } } },
   );
   await eventually("the watch's events", () => seen.includes("DELETED d 14") || undefined);
-  secondPage.resolve();
+  paged.release();
   await eventually("the listing's end", () => seen.some((line) => line.startsWith("LISTED")) || undefined);
   live.send({ type: "MODIFIED", object: obj("a", "16") });
   await eventually("a change after the listing", () => seen.includes("MODIFIED a 16") || undefined);
-  controller.abort();
-  await done;
+  await paged.stop();
   // c comes as first seen with the watch's state (its listed one, older, never); d's deletion is not repeated.
   assert.deepEqual(seen.slice(0, 5).sort(), ["ADDED e 13", "DELETED d 14", "null a 1", "null b 2", "null c 12"]);
   assert.deepEqual(seen.slice(5), ["LISTED 15", "MODIFIED a 16"]);
-  assert.deepEqual(api.watches.map((url) => url.searchParams.get("resourceVersion")), ["10"], "one watch request");
+  assert.deepEqual(paged.rvs(), ["10"], "one watch request");
   assert.equal(api.client.counters.count({ verb: "list" }), 2);
   assert.deepEqual([...watcher.state.known.keys()].sort(), ["uid-a", "uid-b", "uid-c", "uid-e"]);
   assert.equal(watcher.state.resourceVersion, "16");
 });
 
 Deno.test("a watch opened amid a listing that ends after events resumes at once from where it got", async () => {
-  const controller = new AbortController();
-  const secondPage = Promise.withResolvers<void>();
   const first = liveStream();
-  await using api = twoPages(secondPage.promise, (url) => {
+  await using paged = twoPagesStream((url, end) => {
     if (url.searchParams.get("resourceVersion") === "10") return first.response;
-    return stream([{ type: "ADDED", object: obj("f", "20") }], new Promise(() => {}), controller.signal);
+    return stream([{ type: "ADDED", object: obj("f", "20") }], new Promise(() => {}), end);
   });
-  const watcher = new Watcher(api.client, RESOURCE, {
-    settings: settings({ listPageSize: 2 }),
-    signal: controller.signal,
-  });
-  const seen: string[] = [];
-  const done = (async () => {
-    for await (const event of watcher) seen.push(describe(event));
-  })();
+  const { api, watcher, seen } = paged;
   await eventually("the watch amid the listing", () => api.watches.length === 1 || undefined);
   first.send({ type: "MODIFIED", object: obj("a", "12") });
   first.end();
   await eventually("the next watch's event", () => seen.includes("ADDED f 20") || undefined);
-  secondPage.resolve();
+  paged.release();
   await eventually("the listing's end", () => seen.some((line) => line.startsWith("LISTED")) || undefined);
-  controller.abort();
-  await done;
+  await paged.stop();
   assert.deepEqual(seen, ["null a 1", "null b 2", "MODIFIED a 12", "ADDED f 20", "null c 3", "null d 4", "LISTED 20"]);
-  assert.deepEqual(api.watches.map((url) => url.searchParams.get("resourceVersion")), ["10", "12"]);
+  assert.deepEqual(paged.rvs(), ["10", "12"]);
   assert.equal(watcher.health.relists, 0);
 });
 
 Deno.test("a watch opened amid a listing that ends with nothing leaves the listing alone; a watch follows it", async () => {
   const lines = await captureLogs();
-  const controller = new AbortController();
-  const secondPage = Promise.withResolvers<void>();
   let watches = 0;
-  await using api = twoPages(secondPage.promise, () => {
+  await using paged = twoPagesStream((_url, end) => {
     if (++watches === 1) return stream([]);
-    return stream([{ type: "ADDED", object: obj("f", "20") }], new Promise(() => {}), controller.signal);
+    return stream([{ type: "ADDED", object: obj("f", "20") }], new Promise(() => {}), end);
   });
-  const watcher = new Watcher(api.client, RESOURCE, {
-    settings: settings({ listPageSize: 2 }),
-    signal: controller.signal,
-  });
-  const seen: string[] = [];
-  const done = (async () => {
-    for await (const event of watcher) seen.push(describe(event));
-  })();
+  const { api, seen } = paged;
   await eventually("its end", () => lines.some((line) => line.includes("opened amid its listing ended")) || undefined);
   assert.equal(api.watches.length, 1, "no other watch request until the listing is done");
-  secondPage.resolve();
+  paged.release();
   await eventually("the watch after the listing", () => seen.includes("ADDED f 20") || undefined);
-  controller.abort();
-  await done;
+  await paged.stop();
   assert.deepEqual(seen, ["null a 1", "null b 2", "null c 3", "null d 4", "LISTED 10", "ADDED f 20"]);
-  assert.deepEqual(api.watches.map((url) => url.searchParams.get("resourceVersion")), ["10", "10"]);
+  assert.deepEqual(paged.rvs(), ["10", "10"]);
 });
 
 Deno.test("a continue token expired between pages lists again, delivering the objects listed already only if changed", async () => {
