@@ -31,7 +31,9 @@
  *   with `--bursts N`, N such bursts one after another (2 s apart), the last one's figures on rows of their own: a
  *   fresh process compiles its path during its first objects, an operator that has run a while does not;
  * - pre-created: for each N of `--objects` and `--memory`, N objects created first, then the
- *   process started: objects/s from the spawn to the last handled, CPU per object, RSS 10 s after;
+ *   process started: objects/s from the spawn to the last handled, CPU per object then and 10 s after (the echoes
+ *   of its writes read: an operator that reads them amid the handling and one that reads them after it compare
+ *   there), RSS 10 s after;
  *   with `--restart-at` objects, a restart: time to ready and the requests of its first 10 s;
  * - lifecycle: `--lifecycle` objects created, changed and deleted, writes per object for each.
  *
@@ -270,6 +272,7 @@ async function preCreatedObjects(name: ContestantName, size: number, start: Star
       results.add(name, `cpu:${size}`, cpu);
       say(`${size} pre-created: ${rate.toFixed(0)} objects/s, ${(cpu * 1000).toFixed(2)} ms CPU per object`);
       await process.guard(sleepUntil(handled + SETTLE_MS), "the memory to settle");
+      results.add(name, `cpuSettled:${size}`, await cpuSeconds(process.pid) / size);
       results.add(name, `rss:${size}`, await rss(process.pid));
     } finally {
       await process.stop();

@@ -133,6 +133,11 @@ export class Results {
         key: `cpu:${size}`,
         format: milliseconds,
       })),
+      ...layout.throughputSizes.map((size) => ({
+        label: `… up to settled (10 s after the last handled: the echoes of its writes read too), ms`,
+        key: `cpuSettled:${size}`,
+        format: milliseconds,
+      })),
       { label: "start-up CPU (first 10 s, no objects), s", key: "startupCpu", format: seconds },
       { label: "time from the spawn to the watch of kopfexamples open, s", key: "ready", format: seconds },
       { label: "RSS with no objects (after the idle time), MiB", key: "rss:0", format: mib },

@@ -18,7 +18,7 @@
  *   CPU stays below 2% of a core for 8 s), and that above the idle RSS per object; the peak RSS
  *   from the spawn to then (the kernel's high-water mark);
  * - restart with all handled: the time to the watch open, and the requests it makes until settled
- *   (by verb and resource; none may be a write or a GET of kopfexamples).
+ *   (by verb and resource; none may be a write or a GET of kopfexamples); its CPU and peak RSS then.
  *
  * A contestant is skipped at a size when its rate at the size below predicts more than
  * `--max-minutes` for it (say Python Kopf at 100,000); the table says so and why.
@@ -213,6 +213,8 @@ async function sizedRun(name: ContestantName, served: string | null, size: numbe
       const ready = await untilWatching(client, restartWatchesBefore, process, timeout);
       column.set("restartReady", (ready - process.started) / 1000);
       await settle(process, ready);
+      column.set("restartCpu", await cpuSeconds(process.pid));
+      column.set("restartPeakRss", await peakRss(process.pid));
     } finally {
       await process.stop();
     }

@@ -43,6 +43,8 @@ const ROWS: readonly Row[] = [
   ["RSS with all handled (settled), MiB", "rss", as.mib],
   ["RSS per object above idle, KiB", "rssPerObject", as.kib],
   ["restart with all handled: spawn → watch open, s", "restartReady", as.seconds],
+  ["restart: CPU (spawn → settled), s", "restartCpu", as.seconds],
+  ["restart: peak RSS (spawn → settled), MiB", "restartPeakRss", as.mib],
   ["restart: writes to kopfexamples (must be 0)", "restartWrites", as.count],
   ["restart: GETs of kopfexamples (must be 0)", "restartGets", as.count],
 ];

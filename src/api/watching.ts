@@ -11,6 +11,7 @@
  */
 
 import { linkSignals } from "../utils/signals.ts";
+import { Arrival, Doorbell } from "../utils/arrivals.ts";
 import { getLogger } from "@logtape/logtape";
 import type { ApiClient } from "./client.ts";
 import { ApiGoneError, describeCause } from "./errors.ts";
@@ -81,9 +82,6 @@ type Outcome = "ended" | "gone" | "stalled" | "quiet" | "unstreamed";
 
 /** What a line of a watch response comes to, besides an event to deliver. */
 type Receipt = "gone" | "listed" | "unstreamed" | undefined;
-
-/** The next of a listing's objects. */
-type ListStep = { readonly listed: IteratorResult<KubernetesObject, string> };
 
 /** The next of the events of the watch opened amid a listing, or its failure (never a rejection). */
 type WatchStep = { readonly watched: IteratorResult<WatchEvent, Outcome> } | { readonly failed: unknown };
@@ -279,39 +277,45 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     }, attempt);
     const early = new AbortController();
     using linked = linkSignals(early.signal, attempt);
+    // Whichever comes first, each step followed once (not raced: see arrivals.ts).
+    const doorbell = new Doorbell();
     let watch: AsyncGenerator<WatchEvent, Outcome, undefined> | undefined;
-    let watched: Promise<WatchStep> | undefined;
+    let watched: Arrival<WatchStep> | undefined;
     let openedFrom: string | undefined;
     let ended: Outcome | undefined;
     const open = (from: string) => {
       watch = this.#watch(linked.signal, openedFrom = from);
-      watched = nextStep(watch);
+      watched = new Arrival(nextStep(watch), doorbell);
     };
-    let listed: Promise<ListStep> = objects.next().then((listed) => ({ listed }));
+    let listed = new Arrival(objects.next(), doorbell);
     try {
       for (;;) {
+        while (!watched?.arrived && !listed.arrived) await doorbell.wait();
         // The watch first when both have something: its events wait on the server, which ends a watch
         // left unread for long (the listing's wait in memory).
-        const step = watched ? await Promise.race([watched, listed]) : await listed;
-        if ("listed" in step) {
-          if (step.listed.done) {
+        if (!watched?.arrived) {
+          const step = listed.take();
+          if (step.done) {
             yield* listing.deletions();
-            const resume = this.#ahead?.resume ?? step.listed.value;
+            const resume = this.#ahead?.resume ?? step.value;
             this.#ahead = undefined;
             yield this.#completed(resume);
             if (ended === "gone") return ended;
             break;
           }
           // Compared when delivered, not when read: the watch's events read meanwhile drop what they overtook.
-          const event = listing.offer(step.listed.value);
-          listed = objects.next().then((listed) => ({ listed }));
+          const event = listing.offer(step.value);
+          listed = new Arrival(objects.next(), doorbell);
           if (!watch && snapshot !== undefined) {
             this.#ahead = { listing, resume: snapshot };
             open(snapshot);
           }
           if (event) yield event;
-        } else if ("watched" in step && !step.watched.done) {
-          watched = nextStep(watch!);
+          continue;
+        }
+        const step = watched.take();
+        if ("watched" in step && !step.watched.done) {
+          watched = new Arrival(nextStep(watch!), doorbell);
           yield step.watched.value;
         } else {
           ended = "watched" in step && step.watched.done ? step.watched.value : undefined;
@@ -328,12 +332,16 @@ export class Watcher implements AsyncIterable<WatchEvent> {
         }
       }
       // The watch opened amid the listing goes on as the stream's watch.
-      return watched ? yield* watchOn(watch!, watched) : undefined;
+      if (!watched) return undefined;
+      while (!watched.arrived) await doorbell.wait();
+      const step = watched.take();
+      if ("failed" in step) throw step.failed;
+      if (step.watched.done) return step.watched.value;
+      yield step.watched.value;
+      return yield* watch!;
     } finally {
       this.#ahead = undefined;
       early.abort();
-      // The object asked for ahead may fail once nobody is left to take it (its page's request ended).
-      listed.catch(() => {});
     }
   }
 
@@ -550,18 +558,4 @@ export class Watcher implements AsyncIterable<WatchEvent> {
 /** Asks a watch request opened amid a listing for its next event; never rejects. */
 function nextStep(watch: AsyncGenerator<WatchEvent, Outcome, undefined>): Promise<WatchStep> {
   return watch.next().then((watched) => ({ watched }), (failed: unknown) => ({ failed }));
-}
-
-/** The rest of a watch request opened amid a listing (its next event already asked for), until it ends. */
-async function* watchOn(
-  watch: AsyncGenerator<WatchEvent, Outcome, undefined>,
-  first: Promise<WatchStep>,
-): AsyncGenerator<WatchEvent, Outcome, undefined> {
-  for (let next = first;;) {
-    const step = await next;
-    if ("failed" in step) throw step.failed;
-    if (step.watched.done) return step.watched.value;
-    next = nextStep(watch);
-    yield step.watched.value;
-  }
 }
