@@ -1,8 +1,10 @@
 /**
  * Waiting for whichever of several promises settles first, in a loop, with one reaction per
  * promise. `Promise.race` in a loop adds a reaction to each promise still pending every time
- * round, kept until that promise settles: a watch that stays quiet beside a listing of 100,000
- * objects, raced once per listed object, held ~30 MiB of them. Here each promise is followed once;
+ * round, kept until that promise settles, and each reaction keeps its race's promise with what it
+ * settled with: a watch that stays quiet beside a listing of 100,000 objects, raced once per listed
+ * object, kept all the objects listed until its next event (a restart's peak RSS 325 MiB against
+ * 171: docs/performance.md, "One reaction per step"). Here each promise is followed once;
  * its outcome waits in an {@linkcode Arrival} until taken, and the loop waits at a
  * {@linkcode Doorbell} that any arrival rings.
  *
