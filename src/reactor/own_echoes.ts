@@ -12,8 +12,14 @@
  * Skipped only where that is certain: never for an object with event handlers (they see every
  * event), daemons or timers (they follow each state), or for handlers whose filters are callbacks
  * (a callback may read `status`); never for an event that stands for other ones than the writes'
- * own (`replaced`), for a relisting's event (the events between are not known), or for an event
- * with newer work behind it.
+ * own (`replaced`), or for a relisting's event (the events between are not known).
+ *
+ * An echo with newer work behind it is taken too: the work behind it is processed as it comes.
+ * Both echoes of the default storages' two writes often wait one behind the other (the queue merges
+ * an event only into one waiting behind the key's first item, and the first counts as in progress
+ * while its worker waits for its turn). A cycle of the first echo, superseded, decided nothing but
+ * forgot the echoes, and the second then took a full cycle: up to three cycles per object where
+ * one does (docs/performance.md).
  *
  * @module
  */
@@ -71,14 +77,12 @@ export function settlingWrite(cycle: Cycle, verdict: Verdict, patch: JsonObject)
 /**
  * Whether a piece of work is the echo of the last cycle's settling writes (then forgotten, and the
  * consistency wait for it ended); any other work makes the echoes unknown from then on.
- *
- * @param more Newer work of the object waits behind this one.
  */
-export function takeOwnEcho(work: ObjectWork, memory: ObjectMemory, more: boolean): boolean {
+export function takeOwnEcho(work: ObjectWork, memory: ObjectMemory): boolean {
   const echoes = memory.ownEchoes;
   if (!echoes) return false;
   const version = work.object.metadata.resourceVersion;
-  const echo = work.kind === "event" && work.type === "MODIFIED" && !work.left && !work.relisted && !more &&
+  const echo = work.kind === "event" && work.type === "MODIFIED" && !work.left && !work.relisted &&
     version !== undefined && echoes.includes(version) && (work.replaced ?? []).every((v) => echoes.includes(v));
   if (!echo) {
     memory.ownEchoes = undefined;

@@ -364,7 +364,7 @@ class ResourceStream implements StreamHandle {
       );
     }
     const memory = this.#memories.recall(uid, work);
-    if (takeOwnEcho(work, memory, more)) return;
+    if (takeOwnEcho(work, memory)) return;
     this.#wakeups.cancel(uid);
     if (work.kind === "event" && work.type === "DELETED") {
       this.#memories.forget(uid);
