@@ -94,6 +94,15 @@ Deno.test("kopf run with OTEL_DENO=true: cycle → handler → user span, the cy
     const count = operator.lines.filter((line) => line.includes("Handler 'traced' succeeded")).length;
     return count >= 2 ? true : undefined;
   });
+  // The watch delivers in the order of the writes: once a later object is handled, the echoes of traced-ok's writes
+  // have come too.
+  await createExample(client, namespace, "traced-later", {});
+  await eventually(
+    "the later object handled",
+    () =>
+      operator.lines.some((line) => line.includes("traced-later") && line.includes("Handler 'traced' succeeded")) ||
+      undefined,
+  );
   // Deno exports in batches; stopping the operator flushes what is left.
   assert.equal((await operator.stop()).code, 0);
   const handlerSpans = await eventually("the handler spans at the receiver", () => {
@@ -114,6 +123,11 @@ Deno.test("kopf run with OTEL_DENO=true: cycle → handler → user span, the cy
   const cycle = byId.get(okAttempt.parentSpanId)!;
   assert.equal(cycle?.name, "kopf.cycle", "the handler's parent is the processing cycle");
   assert.equal(attribute(cycle, "k8s.object.uid"), ok.metadata.uid);
+  // The echoes of the cycle's two writes (the annotations, then the status) are taken without a cycle of their own.
+  const okCycles = receiver.spans.filter((span) =>
+    span.name === "kopf.cycle" && attribute(span, "k8s.object.uid") === ok.metadata.uid
+  );
+  assert.equal(okCycles.length, 1, "one cycle for an object handled at once");
   const user = receiver.spans.find((span) => span.name === "user.work" && span.parentSpanId === okAttempt.spanId);
   assert.ok(user, "the user's span is a child of the handler's");
   assert.equal(user.traceId, okAttempt.traceId);
