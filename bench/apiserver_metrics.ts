@@ -61,6 +61,24 @@ export function difference(after: RequestTotals, before: RequestTotals): Request
   return result;
 }
 
+/**
+ * The API server's cache of one resource's recent events: its capacity and the watchers it has ended so far for falling
+ * behind. The capacity starts at 100 events, doubles while a full cache's oldest event is less than 75 s old, and halves
+ * when its newest quarter is older than that; each new watcher gets a buffer of a second's share of it (capacity / 75,
+ * 10 to 100 events for a custom resource), and the server ends a watch whose buffer stays full. A resource without
+ * recent events thus ends the watches of a burst's readers that are not at once, until its cache has grown.
+ */
+export async function watchCacheOf(client: ApiClient, resource: string): Promise<{ capacity: number; ended: number }> {
+  const text = await metricsText(client);
+  const read = (name: string) => {
+    const line = text.split("\n").find((line) =>
+      line.startsWith(`${name}{`) && line.includes(`resource="${resource}"`)
+    );
+    return line === undefined ? 0 : Number(line.split(" ").at(-1));
+  };
+  return { capacity: read("watch_cache_capacity"), ended: read("apiserver_terminated_watchers_total") };
+}
+
 function add(map: Map<string, number>, key: string, value: number): void {
   map.set(key, (map.get(key) ?? 0) + value);
 }
