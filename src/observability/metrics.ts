@@ -29,6 +29,7 @@ export const kopfMetrics: {
   readonly handlerRetries: Counter;
   readonly queueDepth: Gauge;
   readonly queueLatency: Histogram;
+  readonly cycles: Counter;
   readonly objects: Gauge;
   readonly watchEvents: Counter;
   readonly watchReconnects: Counter;
@@ -72,6 +73,13 @@ export const kopfMetrics: {
       "Seconds from a watch event's arrival to the start of its processing.",
       ["resource"],
       SECONDS,
+    ),
+  ),
+  cycles: metricsRegistry.add(
+    new Counter(
+      "kopf_cycles_total",
+      "Processing cycles of objects, by resource: the echo of the operator's own write is taken without one.",
+      ["resource"],
     ),
   ),
   objects: metricsRegistry.add(

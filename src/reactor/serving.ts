@@ -125,6 +125,8 @@ class ResourceStream implements StreamHandle {
   readonly #done: Promise<void>;
   /** The series of the queue latency metric for this resource, kept once its first event is processed. */
   #latency: HistogramSeries | undefined;
+  /** The series of the cycles' counter for this resource, kept once its first cycle runs. */
+  #cycles: { value: number } | undefined;
 
   constructor(deps: ServeDeps) {
     const { client, resource, namespace, settings } = deps;
@@ -369,6 +371,7 @@ class ResourceStream implements StreamHandle {
     if (work.kind === "event" && work.type === "DELETED") {
       this.#memories.forget(uid);
       void memory.background?.stop("resourceDeleted");
+      this.#countCycle();
       await processObject(work, memory, this.#cycle).catch((error) => reportUnexpectedError(work.object, error));
       return;
     }
@@ -380,6 +383,7 @@ class ResourceStream implements StreamHandle {
       return;
     }
     let outcome: CycleOutcome;
+    this.#countCycle();
     try {
       // Without tracing, no span's wrapper and callback: two functions fewer in every cycle.
       outcome = tracingEnabled
@@ -404,6 +408,10 @@ class ResourceStream implements StreamHandle {
       // consistency wait whose echo never came. No write is needed to wake up.
       this.#wakeups.schedule(uid, work.object, outcome.wakeupAfter);
     }
+  }
+
+  #countCycle(): void {
+    (this.#cycles ??= kopfMetrics.cycles.seriesOf([this.#deps.resource.plural])).value++;
   }
 
   /** The daemons and timers of an object seen for the first time. */
