@@ -64,9 +64,10 @@ export function difference(after: RequestTotals, before: RequestTotals): Request
 /**
  * The API server's cache of one resource's recent events: its capacity and the watchers it has ended so far for falling
  * behind. The capacity starts at 100 events, doubles while a full cache's oldest event is less than 75 s old, and halves
- * when its newest quarter is older than that; each new watcher gets a buffer of a second's share of it (capacity / 75,
- * 10 to 100 events for a custom resource), and the server ends a watch whose buffer stays full. A resource without
- * recent events thus ends the watches of a burst's readers that are not at once, until its cache has grown.
+ * on new events once its newest quarter reaches back further; each new watch request gets a buffer of a second's share
+ * of it (capacity / 75, 10 to 100 events for a custom resource) for its life, and the server ends a watch whose buffer
+ * stays full. A resource without recent events thus ends the watches of a burst's readers that fall behind by a few
+ * events, until its cache has grown.
  */
 export async function watchCacheOf(client: ApiClient, resource: string): Promise<{ capacity: number; ended: number }> {
   const text = await metricsText(client);

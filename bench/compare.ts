@@ -366,8 +366,8 @@ async function lifecycleOfObjects(name: ContestantName, start: Start): Promise<v
 
 /**
  * Grows the API server's cache of kopfexamples' events before the first round: on a fresh CRD it holds 100 events and
- * gives each watch a buffer of 10, which a burst fills, so the server ended the watches of whoever came first (10-18 in
- * its first burst of 500, the others' none) and that contestant alone paid for their resumptions.
+ * gives each watch a buffer of 10, which a burst fills, so the server ended the watches of whoever came first (8-10
+ * times in its first burst of 500, the others' never) and that contestant alone paid for their resumptions.
  */
 async function warmWatchCache(): Promise<void> {
   const namespace = await freshNamespace();

@@ -410,6 +410,7 @@ class ResourceStream implements StreamHandle {
     }
   }
 
+  /** One more cycle in `kopf_cycles_total` (an echo taken, a rest or a wake-up scheduled is none). */
   #countCycle(): void {
     (this.#cycles ??= kopfMetrics.cycles.seriesOf([this.#deps.resource.plural])).value++;
   }
