@@ -1,23 +1,23 @@
 /**
- * The start of `kopf run`, made shorter by doing one step of Deno's ahead, where it costs less.
+ * The start of `kopf run`, made shorter by doing one step of Deno's ahead, off the main thread.
  *
- * The first HTTPS request of a Deno process pays a one-time set-up of its crypto library: about
- * 20-45 ms inside that request (the first request to a LocalCluster took ~45 ms, the next one 1, a
- * second client's first 2; bench/first_request.ts). Generating a WebCrypto HMAC key does the
- * random generator's part of that set-up at once, on the main thread (27-44 ms measured with Deno
- * 2.9; an ECDSA key would do it on a worker thread, but runs curve code that stays in an idle
- * operator's RSS, ~0.7 MiB: docs/performance.md). Done before the framework's modules load, it
- * costs less than inside the first TLS handshake: the object of bench/start_timeline.ts is handled
- * ~14 ms sooner than without it, and as soon as with ECDSA within the runs' noise.
+ * The first HTTPS request of a Deno process pays a one-time set-up of its crypto library's random
+ * generator: ~60 ms of CPU with Deno 2.9.6 on our machines, inside that request when nothing did it
+ * before (bench/first_request.ts). Generating a WebCrypto ECDSA key does that set-up on one of
+ * Deno's blocking threads, so it runs while the main thread loads the framework's modules; an HMAC
+ * key, tried from 2026-12-05 to spare the curve code's pages, does it on the main thread, before
+ * the modules. Side by side on 2026-12-07 (bench/start_timeline.ts, eight rounds each), the watch
+ * was sent 75 ms sooner with ECDSA than with HMAC, at the same CPU and 0.3 MiB more idle RSS
+ * (docs/performance.md).
  *
  * @module
  */
 
 /**
- * Does the crypto library's set-up (synchronously, for an HMAC key) and returns. The key it generates
- * is dropped; a failure (a runtime without WebCrypto's HMAC) changes nothing but the time of the
+ * Starts the crypto library's set-up on a worker thread and returns at once. The key it generates
+ * is dropped; a failure (a runtime without WebCrypto's ECDSA) changes nothing but the time of the
  * first request.
  */
 export function warmUpTls(): void {
-  crypto.subtle.generateKey({ name: "HMAC", hash: "SHA-256" }, false, ["sign"]).catch(() => {});
+  crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, false, ["sign"]).catch(() => {});
 }
