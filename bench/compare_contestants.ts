@@ -141,6 +141,9 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
   // The image's flags (no code cache); `KOPF_BENCH_BUNDLE_CODE_CACHE=true` leaves them out, to see what they save.
   const bundleDenoFlags = (): readonly string[] =>
     Deno.env.get("KOPF_BENCH_BUNDLE_CODE_CACHE") === "true" ? [] : IMAGE_DENO_FLAGS;
+  // `KOPF_BENCH_BUNDLE_STORAGE=lean`: the bundle with the lean storage preset (the fixture's `KOPF_BENCH_STORAGE`), to
+  // see lean as its image runs it.
+  const bundleStorage = Deno.env.get("KOPF_BENCH_BUNDLE_STORAGE") ?? "default";
   const bundleMalloc = (): Record<string, string> =>
     Deno.env.get("KOPF_BENCH_BUNDLE_MALLOC") === "jemalloc" ? { LD_PRELOAD: jemalloc() } : { ...IMAGE_ENVIRONMENT };
   // V8 flags that every Deno contestant gets besides its own. With `KOPF_BENCH_PERF_MAP` set, it names its
@@ -221,7 +224,7 @@ export function contestants(setup: Setup): Record<ContestantName, Contestant> {
           ...kubeconfig,
           ...quietDeno,
           ...probed("bundle"),
-          KOPF_BENCH_STORAGE: "default",
+          KOPF_BENCH_STORAGE: bundleStorage,
           ...bundleDenoDir(),
           ...bundleMalloc(),
         });
