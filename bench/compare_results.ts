@@ -118,6 +118,11 @@ export class Results {
         key: `rate:${size}`,
         format: rate,
       })),
+      ...layout.throughputSizes.map((size) => ({
+        label: `${size} pre-created: from the spawn to the first handled (as the bench's watch sees it), s`,
+        key: `first:${size}`,
+        format: seconds,
+      })),
       { label: `${layout.burst} objects created while running: objects/s`, key: "burstRate", format: rate },
       { label: `… lag from the last POST to the last handled, s`, key: "burstLag", format: seconds },
       { label: `… operator CPU per object, ms`, key: "burstCpu", format: milliseconds },

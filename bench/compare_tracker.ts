@@ -56,15 +56,21 @@ export class Tracker implements AsyncDisposable {
   /**
    * Waits until `condition` holds for `count` objects at once (for at most `seconds`); returns
    * when it first did (`performance.now()`). Objects are re-checked as their changes arrive.
+   * `first`, if given, is told when the condition first holds for any object.
    */
-  until(condition: Condition, count: number, seconds = 1800): Promise<number> {
+  until(condition: Condition, count: number, seconds = 1800, first?: (at: number) => void): Promise<number> {
     const holding = new Set<string>();
     for (const [name, object] of this.#objects) if (condition(object)) holding.add(name);
+    let told = false;
     return this.#wait(
       () => {
         for (const [name, object] of this.#recent) {
           if (object && condition(object)) holding.add(name);
           else holding.delete(name);
+        }
+        if (!told && holding.size > 0) {
+          told = true;
+          first?.(performance.now());
         }
         return holding.size >= count;
       },
