@@ -296,13 +296,14 @@ async function preCreatedObjects(name: ContestantName, size: number, start: Star
         `${size} objects to be handled`,
       );
       const rate = size / ((handled - process.started) / 1000);
-      results.add(name, `first:${size}`, (first - process.started) / 1000);
+      const firstSeconds = (first - process.started) / 1000;
+      results.add(name, `first:${size}`, firstSeconds);
       const cpu = await cpuSeconds(process.pid) / size;
       results.add(name, `rate:${size}`, rate);
       results.add(name, `cpu:${size}`, cpu);
       say(
         `${size} pre-created: ${rate.toFixed(0)} objects/s, ${(cpu * 1000).toFixed(2)} ms CPU per object, ` +
-          `the first handled ${((first - process.started) / 1000).toFixed(2)} s after the spawn`,
+          `the first handled ${firstSeconds.toFixed(2)} s after the spawn`,
       );
       await process.guard(sleepUntil(handled + SETTLE_MS), "the memory to settle");
       results.add(name, `cpuSettled:${size}`, await cpuSeconds(process.pid) / size);
