@@ -1,5 +1,6 @@
 /**
- * One full garbage collection when the operator's object queues go quiet after work.
+ * One full garbage collection when the operator's object queues go quiet after work that grew the
+ * process's memory.
  *
  * During a burst (10,000 objects listed at start, a mass update) V8 grows its heap to what the
  * burst needed, and gives the pages back to the system only after a full collection -- which an
@@ -9,6 +10,11 @@
  * gone, so that an idle operator stays asleep and a busy one is never interrupted. Events turned away
  * before any queue (other shard members' objects, when the API server does not filter) count as
  * work too once there are many of them: they are parsed, and leave garbage, without a queue.
+ *
+ * Only work that grew the resident memory by `growth` MiB since the last collection is followed by
+ * one (the start's always is): a collection costs 40-120 ms of CPU, and after an object or a few it
+ * gives back under a MiB -- an operator whose objects come one at a time, seconds apart, spent ten
+ * times the CPU per object with it after each (docs/performance.md, "Objects one at a time").
  *
  * @module
  */
@@ -28,6 +34,9 @@ const logger = getLogger(["kopf", "operator"]);
  */
 const PASSED_WORTH_COLLECTING = 1000;
 
+/** Bytes in a MiB: the unit of `growth`. */
+const MIB = 1024 * 1024;
+
 /** Calls `callback` after `seconds`; returns what cancels it. */
 export type Schedule = (callback: () => void, seconds: number) => () => void;
 
@@ -35,6 +44,13 @@ export type Schedule = (callback: () => void, seconds: number) => () => void;
 export interface IdleCollectionOptions {
   /** Seconds every queue must stay empty after work before the collection (`settings.process.idleCollection`). */
   delay: number;
+  /**
+   * MiB the resident memory must have grown by since the last collection for the next one to run; 0: after any
+   * work (`settings.process.idleCollectionGrowth`, 4 by default). The first collection does not wait for it.
+   */
+  growth?: number;
+  /** The process's resident memory in bytes; `Deno.memoryUsage().rss` by default (tests pass their own). */
+  resident?: () => number;
   /** Where the collector comes from; V8's own `gc()` by default (tests pass a counter). */
   obtain?: () => Promise<GarbageCollector>;
   /** How the quiet period is timed; by default a timer that does not keep the process alive. */
@@ -58,6 +74,8 @@ export interface IdleCollectionOptions {
  */
 export class IdleCollection implements QueueActivity, Disposable {
   readonly #delay: number;
+  readonly #growth: number;
+  readonly #resident: () => number;
   readonly #obtain: () => Promise<GarbageCollector>;
   readonly #schedule: Schedule;
   readonly #now: () => number;
@@ -74,6 +92,8 @@ export class IdleCollection implements QueueActivity, Disposable {
   #lastPassed = 0;
   /** When the queues last ran out of work (`#now`, ms). */
   #quietSince = 0;
+  /** The resident memory just after the last collection (bytes); `undefined` before the first. */
+  #residentAfter: number | undefined;
   /** The collector once obtained; `null` once obtaining it has failed (never tried again). */
   #collector: Promise<GarbageCollector | null> | undefined;
   #disposed = false;
@@ -86,7 +106,15 @@ export class IdleCollection implements QueueActivity, Disposable {
         `settings.process.idleCollection must be a number of seconds (0 or more), or null for no collection; it is ${delay}.`,
       );
     }
+    const growth = options.growth ?? 4;
+    if (!(Number.isFinite(growth) && growth >= 0)) {
+      throw new RangeError(
+        `settings.process.idleCollectionGrowth must be a number of MiB (0 or more); it is ${growth}.`,
+      );
+    }
     this.#delay = delay;
+    this.#growth = growth * MIB;
+    this.#resident = options.resident ?? (() => Deno.memoryUsage().rss);
     this.#obtain = options.obtain ?? obtainGarbageCollector;
     this.#schedule = options.schedule ?? unrefTimeout;
     this.#now = options.now ?? (() => performance.now());
@@ -157,6 +185,21 @@ export class IdleCollection implements QueueActivity, Disposable {
   }
 
   async #collect(epoch: number): Promise<void> {
+    const after = this.#residentAfter;
+    const grown = after === undefined ? Infinity : this.#resident() - after;
+    if (grown < this.#growth) {
+      // Little to give back; the events turned away so far are counted afresh, as after a collection.
+      this.#passed = 0;
+      logger.debug(
+        "No collection after {delay} s of quiet: the resident memory is {grown} MiB above what the last one left, below {growth}.",
+        {
+          delay: this.#delay,
+          grown: Math.round(grown / MIB * 10) / 10,
+          growth: this.#growth / MIB,
+        },
+      );
+      return;
+    }
     this.#collector ??= this.#obtain().catch((error) => {
       logger.info(
         "Idle garbage collection is off: {error}. Memory grown during bursts is returned only when V8 collects " +
@@ -171,6 +214,7 @@ export class IdleCollection implements QueueActivity, Disposable {
     const started = performance.now();
     this.#passed = 0;
     gc();
+    this.#residentAfter = this.#resident();
     kopfMetrics.idleCollections.inc([]);
     logger.debug("Collected garbage after {delay} s of quiet in {ms} ms.", {
       delay: this.#delay,
@@ -185,7 +229,7 @@ export class IdleCollection implements QueueActivity, Disposable {
  */
 export function idleCollectionFor(settings: ProcessSettings): IdleCollection | undefined {
   const delay = settings.idleCollection;
-  return delay === null ? undefined : new IdleCollection({ delay });
+  return delay === null ? undefined : new IdleCollection({ delay, growth: settings.idleCollectionGrowth });
 }
 
 /** A timer that does not keep the process alive: an operator that stops must not wait for it. */

@@ -22,13 +22,29 @@ function manualClock() {
   return { schedule, elapse, pending: () => pending.size };
 }
 
-/** A collection whose collector counts its calls. */
-function counted(options: { obtain?: () => Promise<() => void> } = {}) {
+const MIB = 1024 * 1024;
+
+/**
+ * A collection whose collector counts its calls, with a resident memory of the test's choosing (`memory.rss`, bytes),
+ * which each collection brings down to `memory.floor`.
+ */
+function counted(options: { obtain?: () => Promise<() => void>; growth?: number } = {}) {
   const clock = manualClock();
   let collections = 0;
-  const obtain = options.obtain ?? (() => Promise.resolve(() => void collections++));
-  const collection = new IdleCollection({ delay: 5, obtain, schedule: clock.schedule });
-  return { collection, clock, collections: () => collections };
+  const memory = { rss: 100 * MIB, floor: 100 * MIB };
+  const obtain = options.obtain ?? (() =>
+    Promise.resolve(() => {
+      collections++;
+      memory.rss = memory.floor;
+    }));
+  const collection = new IdleCollection({
+    delay: 5,
+    growth: options.growth,
+    resident: () => memory.rss,
+    obtain,
+    schedule: clock.schedule,
+  });
+  return { collection, clock, memory, collections: () => collections };
 }
 
 /** A collection on a manual clock with a time of the test's choosing, recording the delays it asks for. */
@@ -50,7 +66,7 @@ function timed() {
 }
 
 Deno.test("a burst is followed by one collection once quiet; staying idle adds none; new work adds one", async () => {
-  const { collection, clock, collections } = counted();
+  const { collection, clock, memory, collections } = counted();
   await clock.elapse();
   assert.equal(collections(), 0, "no work yet: nothing to collect");
   collection.busy();
@@ -65,9 +81,71 @@ Deno.test("a burst is followed by one collection once quiet; staying idle adds n
   assert.equal(collections(), 1, "idle: no further collection");
   assert.equal(clock.pending(), 0, "idle: nothing even scheduled");
   collection.busy();
+  memory.rss += 4 * MIB;
   collection.idle();
   await clock.elapse();
   assert.equal(collections(), 2, "new work, one more");
+});
+
+Deno.test("only work that grew the resident memory by the growth since the last collection is followed by one", async () => {
+  const { collection, clock, memory, collections } = counted();
+  memory.rss = 130 * MIB;
+  collection.busy();
+  collection.idle();
+  await clock.elapse();
+  assert.equal(collections(), 1, "the first collection (the start's) does not wait for any growth");
+  assert.equal(memory.rss, 100 * MIB);
+  for (const grown of [1, 2, 3.9]) {
+    collection.busy();
+    memory.rss = 100 * MIB + grown * MIB;
+    collection.idle();
+    await clock.elapse();
+    assert.equal(collections(), 1, `${grown} MiB more than after the last collection: too little to give back`);
+    assert.equal(clock.pending(), 0, "and nothing scheduled while idle");
+  }
+  collection.busy();
+  memory.rss = 104 * MIB;
+  collection.idle();
+  await clock.elapse();
+  assert.equal(collections(), 2, "4 MiB more: one collection");
+  memory.floor = 90 * MIB;
+  memory.rss = 95 * MIB;
+  collection.busy();
+  collection.idle();
+  await clock.elapse();
+  assert.equal(collections(), 2, "growth counts from what the last collection left (100 MiB), not from its start");
+  collection.busy();
+  memory.rss = 110 * MIB;
+  collection.idle();
+  await clock.elapse();
+  assert.equal(collections(), 3);
+});
+
+Deno.test("growth 0: every quiet period after work is followed by a collection", async () => {
+  const { collection, clock, collections } = counted({ growth: 0 });
+  for (let round = 1; round <= 3; round++) {
+    collection.busy();
+    collection.idle();
+    await clock.elapse();
+    assert.equal(collections(), round);
+  }
+});
+
+Deno.test("events turned away: a quiet period with too little growth counts them afresh", async () => {
+  const { collection, clock, memory, collections } = counted();
+  for (let i = 0; i < 1000; i++) collection.passed();
+  await clock.elapse();
+  assert.equal(collections(), 1, "the first collection");
+  for (let i = 0; i < 1000; i++) collection.passed();
+  memory.rss += MIB;
+  await clock.elapse();
+  assert.equal(collections(), 1, "a MiB more: none");
+  collection.passed();
+  assert.equal(clock.pending(), 0, "the thousand are counted afresh: one more event begins no quiet period");
+  for (let i = 0; i < 999; i++) collection.passed();
+  memory.rss += 4 * MIB;
+  await clock.elapse();
+  assert.equal(collections(), 2);
 });
 
 Deno.test("events turned away: a collection once a thousand have passed and stopped; fewer add none", async () => {
@@ -196,6 +274,19 @@ Deno.test("settings.process.idleCollection: null turns the collection off; a num
   assert.equal(idleCollectionFor(settings), undefined);
   settings.idleCollection = -1;
   assert.throws(() => idleCollectionFor(settings), /settings\.process\.idleCollection must be/);
+  settings.idleCollection = 5;
+  assert.equal(settings.idleCollectionGrowth, 4);
+  settings.idleCollectionGrowth = -1;
+  assert.throws(() => idleCollectionFor(settings), /settings\.process\.idleCollectionGrowth must be/);
+});
+
+Deno.test("a growth that is no number of MiB is refused with a message naming the setting", () => {
+  for (const growth of [-1, NaN, Infinity, "4" as unknown as number]) {
+    assert.throws(
+      () => new IdleCollection({ delay: 5, growth }),
+      /settings\.process\.idleCollectionGrowth must be a number of MiB \(0 or more\); it is/,
+    );
+  }
 });
 
 Deno.test("a delay that is no number of seconds is refused with a message naming the setting", () => {

@@ -40,10 +40,17 @@ export class ProcessSettings {
    * process runs one full garbage collection; `null`: never. V8 gives back the memory a burst made
    * it grow to (10,000 objects listed at start: 190 MiB resident for a live heap of 15 MiB) only
    * after a full collection, which an idle process may not run for hours. One collection per quiet
-   * period, none while idle, none during work. 5 s: the events of a burst come milliseconds apart
-   * and rests after errors start at 1 s, so the burst is over by then; and a collection (tens of
-   * ms: 43 ms for a heap grown to 260 MiB) every 5 s at worst is negligible. Read when the operator
-   * connects.
+   * period, none while idle, none during work, and only after work that grew the memory
+   * ({@linkcode idleCollectionGrowth}). 5 s: the events of a burst come milliseconds apart and rests
+   * after errors start at 1 s, so the burst is over by then. Read when the operator connects.
    */
   idleCollection: number | null = 5;
+  /**
+   * MiB the process's resident memory must have grown by since the last idle collection for the
+   * next one to run (the first, after the start, always does); 0: after any work. A collection costs
+   * 40-120 ms of CPU and gives back under a MiB after an object or a few: for an operator whose
+   * objects come one at a time, seconds apart, one after each was most of its CPU. Read when the
+   * operator connects.
+   */
+  idleCollectionGrowth = 4;
 }
