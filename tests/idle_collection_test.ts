@@ -79,7 +79,7 @@ Deno.test("with the default growth, an object handled after the start is not fol
   const started = await collections(url);
   await handle(namespace, ["a"]);
   await operator.waitForLine(
-    /No collection after 2 s of quiet: the resident memory is .* MiB above what the last one left, below 4\./,
+    /No collection: the resident memory is .* MiB above what the last one left, below 4\./,
   );
   await settle(DELAY * 3);
   assert.equal(await collections(url), started, `an object's work: too little to give back\n${operator.output}`);

@@ -14,7 +14,9 @@
  * Only work that grew the resident memory by `growth` MiB since the last collection is followed by
  * one (the start's always is): a collection costs 40-120 ms of CPU, and after an object or a few it
  * gives back under a MiB -- an operator whose objects come one at a time, seconds apart, spent ten
- * times the CPU per object with it after each (docs/performance.md, "Objects one at a time").
+ * times the CPU per object with it after each (docs/performance.md, "Objects one at a time"). Such
+ * an object's work is weighed when it ends, not at the end of a quiet period: its timer's wake-ups
+ * cost more than the reading.
  *
  * @module
  */
@@ -33,6 +35,12 @@ const logger = getLogger(["kopf", "operator"]);
  * for a full collection each.
  */
 const PASSED_WORTH_COLLECTING = 1000;
+
+/**
+ * Starts of work, counted from one that came a quiet period or more after the memory was last read, whose end
+ * reads it at once: an object's creation, the echoes of its writes, a change or two. More are a burst.
+ */
+const WEIGHED_AT_ONCE = 4;
 
 /** Bytes in a MiB: the unit of `growth`. */
 const MIB = 1024 * 1024;
@@ -94,6 +102,10 @@ export class IdleCollection implements QueueActivity, Disposable {
   #quietSince = 0;
   /** The resident memory just after the last collection (bytes); `undefined` before the first. */
   #residentAfter: number | undefined;
+  /** When the resident memory was last read (`#now`, ms). */
+  #lastReading = -Infinity;
+  /** `#epoch` when work last came a quiet period or more after a reading. */
+  #aloneSince = -Infinity;
   /** The collector once obtained; `null` once obtaining it has failed (never tried again). */
   #collector: Promise<GarbageCollector | null> | undefined;
   #disposed = false;
@@ -131,12 +143,22 @@ export class IdleCollection implements QueueActivity, Disposable {
     this.#epoch++;
   }
 
-  /** A set of queues has no work left: once all are idle, the quiet period begins (or goes on, see `busy`). */
+  /**
+   * A set of queues has no work left: once all are idle, the quiet period begins (or goes on, see `busy`) -- unless
+   * the memory, read now, has grown too little, for work that came alone: the first a quiet period or more after the
+   * last reading, and the few starts of work after it (an object's own echoes). Such an object then costs a reading
+   * or two instead of a timer, whose wake-ups were a seventh of its CPU (docs/performance.md); a burst's work is
+   * timed as before, and weighed at the period's end.
+   */
   idle(): void {
     this.#busy--;
     if (this.#busy > 0 || this.#disposed) return;
-    this.#quietSince = this.#now();
-    if (!this.#cancel) this.#quiet(false);
+    const now = this.#now();
+    this.#quietSince = now;
+    if (this.#cancel) return;
+    if (now - this.#lastReading >= this.#delay * 1000) this.#aloneSince = this.#epoch;
+    if (this.#epoch - this.#aloneSince < WEIGHED_AT_ONCE && !this.#worthCollecting()) return;
+    this.#quiet(false);
   }
 
   /**
@@ -184,22 +206,25 @@ export class IdleCollection implements QueueActivity, Disposable {
     }, seconds);
   }
 
-  async #collect(epoch: number): Promise<void> {
+  /**
+   * Whether the resident memory has grown by the growth since the last collection (always before the first); if not,
+   * says so, and the events turned away so far are counted afresh, as after a collection.
+   */
+  #worthCollecting(): boolean {
     const after = this.#residentAfter;
+    this.#lastReading = this.#now();
     const grown = after === undefined ? Infinity : this.#resident() - after;
-    if (grown < this.#growth) {
-      // Little to give back; the events turned away so far are counted afresh, as after a collection.
-      this.#passed = 0;
-      logger.debug(
-        "No collection after {delay} s of quiet: the resident memory is {grown} MiB above what the last one left, below {growth}.",
-        {
-          delay: this.#delay,
-          grown: Math.round(grown / MIB * 10) / 10,
-          growth: this.#growth / MIB,
-        },
-      );
-      return;
-    }
+    if (grown >= this.#growth) return true;
+    this.#passed = 0;
+    logger.debug(
+      "No collection: the resident memory is {grown} MiB above what the last one left, below {growth}.",
+      { grown: Math.round(grown / MIB * 10) / 10, growth: this.#growth / MIB },
+    );
+    return false;
+  }
+
+  async #collect(epoch: number): Promise<void> {
+    if (!this.#worthCollecting()) return;
     this.#collector ??= this.#obtain().catch((error) => {
       logger.info(
         "Idle garbage collection is off: {error}. Memory grown during bursts is returned only when V8 collects " +
@@ -215,6 +240,7 @@ export class IdleCollection implements QueueActivity, Disposable {
     this.#passed = 0;
     gc();
     this.#residentAfter = this.#resident();
+    this.#lastReading = this.#now();
     kopfMetrics.idleCollections.inc([]);
     logger.debug("Collected garbage after {delay} s of quiet in {ms} ms.", {
       delay: this.#delay,

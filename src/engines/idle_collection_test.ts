@@ -28,7 +28,7 @@ const MIB = 1024 * 1024;
  * A collection whose collector counts its calls, with a resident memory of the test's choosing (`memory.rss`, bytes),
  * which each collection brings down to `memory.floor`.
  */
-function counted(options: { obtain?: () => Promise<() => void>; growth?: number } = {}) {
+function counted(options: { obtain?: () => Promise<() => void>; growth?: number; now?: () => number } = {}) {
   const clock = manualClock();
   let collections = 0;
   const memory = { rss: 100 * MIB, floor: 100 * MIB };
@@ -43,6 +43,7 @@ function counted(options: { obtain?: () => Promise<() => void>; growth?: number 
     resident: () => memory.rss,
     obtain,
     schedule: clock.schedule,
+    now: options.now,
   });
   return { collection, clock, memory, collections: () => collections };
 }
@@ -119,6 +120,52 @@ Deno.test("only work that grew the resident memory by the growth since the last 
   collection.idle();
   await clock.elapse();
   assert.equal(collections(), 3);
+});
+
+Deno.test("work that ends a quiet period or more after the last reading is weighed at once, without a timer", async () => {
+  const time = { now: 0 };
+  const { collection, clock, memory, collections } = counted({ now: () => time.now });
+  collection.busy();
+  collection.idle();
+  await clock.elapse();
+  assert.equal(collections(), 1, "the start's collection, which reads the memory it leaves");
+  time.now += 6000;
+  collection.busy();
+  memory.rss += MIB;
+  collection.idle();
+  assert.equal(clock.pending(), 0, "an object alone that grew the memory too little: no quiet period is timed");
+  time.now += 6000;
+  collection.busy();
+  memory.rss += 3 * MIB;
+  collection.idle();
+  assert.equal(clock.pending(), 1, "4 MiB above what the collection left: the quiet period begins");
+  await clock.elapse();
+  assert.equal(collections(), 2);
+});
+
+Deno.test("a burst's work is read at once for its first few starts, then timed and weighed at the period's end", async () => {
+  const time = { now: 0 };
+  const { collection, clock, memory, collections } = counted({ now: () => time.now });
+  collection.busy();
+  collection.idle();
+  await clock.elapse();
+  time.now += 6000;
+  for (let start = 1; start <= 4; start++) {
+    collection.busy();
+    collection.idle();
+    assert.equal(clock.pending(), 0, `start ${start} of work that came alone: weighed at once`);
+    time.now += 10;
+  }
+  collection.busy();
+  memory.rss += 4 * MIB;
+  collection.idle();
+  assert.equal(clock.pending(), 1, "a fifth start within a quiet period: a burst, timed");
+  collection.busy();
+  collection.idle();
+  assert.equal(clock.pending(), 1, "one timer for the burst");
+  time.now += 5000;
+  await clock.elapse();
+  assert.equal(collections(), 2, "4 MiB since the collection, weighed at the period's end");
 });
 
 Deno.test("growth 0: every quiet period after work is followed by a collection", async () => {
