@@ -147,8 +147,9 @@ export class IdleCollection implements QueueActivity, Disposable {
    * A set of queues has no work left: once all are idle, the quiet period begins (or goes on, see `busy`) -- unless
    * the memory, read now, has grown too little, for work that came alone: the first a quiet period or more after the
    * last reading, and the few starts of work after it (an object's own echoes). Such an object then costs a reading
-   * or two instead of a timer, whose wake-ups were a seventh of its CPU (docs/performance.md); a burst's work is
-   * timed as before, and weighed at the period's end.
+   * or two instead of a timer, whose wake-ups and callback cost more in a process gone cold between objects
+   * (docs/performance.md, "Without a timer per object"); a burst's work is timed as before, and weighed at the
+   * period's end.
    */
   idle(): void {
     this.#busy--;
