@@ -80,52 +80,86 @@ export function chunkBody(
   meta: string,
   chunkOf: (source: string) => number | undefined = () => undefined,
 ): BundleBody {
-  const builtins = builtinsName(meta);
-  const load = loadName(meta);
-  const defaultName = `${meta}_default`;
-  const declarations: string[] = [];
-  const edits: { start: number; end: number; text: string }[] = [];
-  const exported: string[] = [];
-  const modules = new Set<string>();
+  const names: BodyNames = { meta, builtins: builtinsName(meta), load: loadName(meta), defaultName: `${meta}_default` };
+  const { edits, declarations, exported, modules } = rewriteSyntax(syntax, names, chunkOf);
+  const { defaultName } = names;
+  // A chunk whose one export is a CommonJS module's exports (`export default require_x()`) is read
+  // by its importers for the module's names too, as esbuild's interop of an unsplit bundle gives them.
+  const interop =
+    exported.length === 1 && syntax.some((piece) => piece.kind === "export" && piece.defaultStart !== undefined)
+      ? `...(Object(${defaultName})===${defaultName}?${defaultName}:{}),`
+      : "";
+  const returned = exported.length ? `\n;return{__proto__:null,${interop}${exported.join(",")}};` : "";
+  const body = `"use strict";${declarations.join("")}\n${applyEdits(text, edits)}${returned}`;
+  try {
+    new AsyncFunction(meta, names.builtins, names.load, body);
+  } catch (error) {
+    throw new BundleBodyError(`The bundle does not compile as a function's body: ${(error as Error).message}`);
+  }
+  return { body, builtins: [...modules] };
+}
+
+/** A replacement of the text between two offsets of a module. */
+interface Edit {
+  start: number;
+  end: number;
+  text: string;
+}
+
+/** The body's parameters (see {@linkcode chunkBody}) and the variable of its default export. */
+interface BodyNames {
+  meta: string;
+  builtins: string;
+  load: string;
+  defaultName: string;
+}
+
+/** What a module's syntax becomes in the body. */
+interface Rewrite {
+  /** The replacements of the syntax in the text. */
+  edits: Edit[];
+  /** The bindings of the imports, declared at the body's start (hoisted, as imports are). */
+  declarations: string[];
+  /** The getters of the returned object, one per export. */
+  exported: string[];
+  /** The built-in modules imported, in the order of their first import. */
+  modules: Set<string>;
+}
+
+/** The edits, declarations and getters that stand for each piece of module syntax. */
+function rewriteSyntax(
+  syntax: readonly ModuleSyntax[],
+  names: BodyNames,
+  chunkOf: (source: string) => number | undefined,
+): Rewrite {
+  const rewrite: Rewrite = { edits: [], declarations: [], exported: [], modules: new Set() };
+  const { edits } = rewrite;
   for (const piece of syntax) {
     switch (piece.kind) {
       case "meta":
-        edits.push({ start: piece.start, end: piece.end, text: meta });
+        edits.push({ start: piece.start, end: piece.end, text: names.meta });
         break;
       case "dynamic": {
         const index = chunkOf(piece.source);
-        if (index !== undefined) edits.push({ start: piece.start, end: piece.end, text: `${load}(${index})` });
+        if (index !== undefined) edits.push({ start: piece.start, end: piece.end, text: `${names.load}(${index})` });
         break;
       }
-      case "import": {
+      case "import":
         // The declaration's place keeps a statement's end, in case the code before it needs one.
         edits.push({ start: piece.start, end: piece.end, text: ";" });
-        if (piece.source.startsWith("node:")) {
-          modules.add(piece.source);
-          declarations.push(bindingDeclarations(`${builtins}[${JSON.stringify(piece.source)}]`, piece.bindings));
-          break;
-        }
-        const index = chunkOf(piece.source);
-        if (index === undefined) {
-          throw new BundleBodyError(
-            `The bundle imports ${piece.source}, which it should hold: only Node's built-in modules are left outside.` +
-              " Import it from the handlers by a path, a URL or an npm: name that deno bundle can read.",
-          );
-        }
-        const loaded = `(await ${load}(${index}))`;
-        declarations.push(piece.bindings.length ? bindingDeclarations(loaded, piece.bindings) : `${loaded};`);
+        if (piece.source.startsWith("node:")) rewrite.modules.add(piece.source);
+        rewrite.declarations.push(importDeclarations(piece, names, chunkOf));
         break;
-      }
       case "export":
         if (piece.specifiers) {
           edits.push({ start: piece.start, end: piece.end, text: ";" });
           for (const { local, exported: name } of piece.specifiers) {
-            exported.push(`get ${JSON.stringify(name)}(){return ${local}}`);
+            rewrite.exported.push(`get ${JSON.stringify(name)}(){return ${local}}`);
           }
         } else if (piece.defaultStart !== undefined) {
-          edits.push({ start: piece.start, end: piece.defaultStart, text: `var ${defaultName}=` });
+          edits.push({ start: piece.start, end: piece.defaultStart, text: `var ${names.defaultName}=` });
           edits.push({ start: piece.end, end: piece.end, text: ";" });
-          exported.push(`get default(){return ${defaultName}}`);
+          rewrite.exported.push(`get default(){return ${names.defaultName}}`);
         } else {
           throw new BundleBodyError(
             "The bundle exports a declaration, a named default or names of another module; deno bundle writes lists.",
@@ -134,6 +168,31 @@ export function chunkBody(
         break;
     }
   }
+  return rewrite;
+}
+
+/** The declarations of an import's bindings: from a built-in module's namespace, or from a loaded chunk. */
+function importDeclarations(
+  piece: Extract<ModuleSyntax, { kind: "import" }>,
+  names: BodyNames,
+  chunkOf: (source: string) => number | undefined,
+): string {
+  if (piece.source.startsWith("node:")) {
+    return bindingDeclarations(`${names.builtins}[${JSON.stringify(piece.source)}]`, piece.bindings);
+  }
+  const index = chunkOf(piece.source);
+  if (index === undefined) {
+    throw new BundleBodyError(
+      `The bundle imports ${piece.source}, which it should hold: only Node's built-in modules are left outside.` +
+        " Import it from the handlers by a path, a URL or an npm: name that deno bundle can read.",
+    );
+  }
+  const loaded = `(await ${names.load}(${index}))`;
+  return piece.bindings.length ? bindingDeclarations(loaded, piece.bindings) : `${loaded};`;
+}
+
+/** The text with the edits made (they do not overlap). */
+function applyEdits(text: string, edits: Edit[]): string {
   edits.sort((a, b) => a.start - b.start || a.end - b.end);
   const pieces: string[] = [];
   let at = 0;
@@ -142,20 +201,7 @@ export function chunkBody(
     at = edit.end;
   }
   pieces.push(text.slice(at));
-  // A chunk whose one export is a CommonJS module's exports (`export default require_x()`) is read
-  // by its importers for the module's names too, as esbuild's interop of an unsplit bundle gives them.
-  const interop =
-    exported.length === 1 && syntax.some((piece) => piece.kind === "export" && piece.defaultStart !== undefined)
-      ? `...(Object(${defaultName})===${defaultName}?${defaultName}:{}),`
-      : "";
-  const returned = exported.length ? `\n;return{__proto__:null,${interop}${exported.join(",")}};` : "";
-  const body = `"use strict";${declarations.join("")}\n${pieces.join("")}${returned}`;
-  try {
-    new AsyncFunction(meta, builtins, load, body);
-  } catch (error) {
-    throw new BundleBodyError(`The bundle does not compile as a function's body: ${(error as Error).message}`);
-  }
-  return { body, builtins: [...modules] };
+  return pieces.join("");
 }
 
 /**

@@ -120,8 +120,8 @@ export interface Shared {
   });
 });
 
-Deno.test("markers: each one sets its keyword; on an alias it applies where the alias is used", async () => {
-  const doc = await denoDocOf(`
+/** One property per marker (and markers on aliases), for the test below. */
+const MARKED = `
 type Integer = number;
 /**
  * @minimum 1
@@ -190,7 +190,10 @@ export interface M {
   port: Port;
   /** @minimum 1024 */
   highPort: Port;
-}`);
+}`;
+
+Deno.test("markers: each one sets its keyword; on an alias it applies where the alias is used", async () => {
+  const doc = await denoDocOf(MARKED);
   const { properties } = schemaOf(doc, "M");
   const item = { type: "object", properties: { a: { type: "string" } }, required: ["a"] };
   assert.deepEqual(properties, {
@@ -288,9 +291,8 @@ interface BadType {
   assert.match(refusal(doc, "BadType"), /BadType: @printerColumn Size: the type float is not one of string, integer/);
 });
 
-Deno.test("types without a faithful schema are refused: the declaration, the property, and what to write", async () => {
-  const doc = await denoDocOf({
-    "types.ts": `import type { Elsewhere } from "./elsewhere.ts";
+/** Declarations whose types have no faithful CRD schema: `R<n>` is refused with `REFUSALS[n]`. */
+const UNMAPPABLE = `import type { Elsewhere } from "./elsewhere.ts";
 interface Part {
   a: string;
 }
@@ -339,48 +341,54 @@ interface R28 { p: unknown[] }
 interface R29 { p: Integer }
 type Integer = NotInteger;
 type R30 = Box<string>;
-`,
+`;
+
+/** What each `R<n>` of `UNMAPPABLE` is refused with, in order. */
+const REFUSALS: RegExp[] = [
+  /^R0\.p: any has no CRD schema; declare the type, or write unknown and mark R0\.p @preserveUnknownFields\.$/,
+  /^R1\.p: unknown has no CRD schema unless it is kept as it is: mark R1\.p @preserveUnknownFields/,
+  /^R2\.p: object has no CRD schema; declare an interface, or Record<string, T>\.$/,
+  /^R3\.p: the union string \| number has no CRD schema; write a union of string literals \("A" \| "B"\), or one/,
+  /^R4\.p: the literal 1 has no CRD schema; .* or number with @minimum\/@maximum\.$/,
+  /^R5\.p: a union of string literals with null .* make the property optional instead/,
+  /^R6\.p: a function has no CRD schema; declare data only\.$/,
+  /^R7: methods and call signatures have no CRD schema; declare data properties only\.$/,
+  /^R8\.p: a tuple has no CRD schema; write an array \(T\[\]\) or an interface\.$/,
+  /^R9\.p: Date has no CRD schema .* write string with @format date-time\.$/,
+  /^R10\.p: Map has no CRD schema; write Record<string, T>\.$/,
+  /^R11\.p: Set has no CRD schema; write an array \(T\[\]\)\.$/,
+  /^R12\.p: Partial<Part> has no CRD schema \(of generic types, only Array and Record<string, T> map\)/,
+  /^R13\.p: Box<string>: generic declarations have no CRD schema\.$/,
+  /^R14\.p: an intersection \(Part & \{ … \}\) has no CRD schema; declare one interface/,
+  /^R15\.p: Color is an enum, which has no CRD schema; write a union of string literals\.$/,
+  /^R16\.p: Klass \(in types\.ts\) is a class, not a type; declare an interface or a type alias\.$/,
+  /^Tree → Tree: a type that contains itself has no CRD schema/,
+  /^R18\.p: Undeclared is not declared in the files; declare it in one of them, or give the file that does\.$/,
+  /^R19\.p: Elsewhere is imported from \.\/elsewhere\.ts, which is not among the files: give that file too/,
+  /^R20\.p: Record<number, string> has no CRD schema; write Record<string, T>, or an interface for fixed keys\.$/,
+  /^R21\.p: properties and \[key: string\]: string together have no CRD schema/,
+  /^R22\.p: an object with no properties; declare them, or mark R22\.p @preserveUnknownFields/,
+  /^R23\.p: Record<string, unknown> keeps any fields, .* mark R23\.p @preserveUnknownFields/,
+  /^R24\.p: \[key: string\]: unknown keeps any fields, .* mark R24\.p @preserveUnknownFields/,
+  /^R25\.p: undefined alone has no CRD schema; give a type\.$/,
+  /^R26\.p: the literal .* has no CRD schema; only unions of string literals become enums/,
+  /^R27\.p: the literal true has no CRD schema/,
+  /^R28\.p\[\]: unknown has no CRD schema unless it is kept as it is/,
+  /^Integer: Integer marks integers; declare it as type Integer = number\.$/,
+  /^R30: Box<string>: generic declarations have no CRD schema\.$/,
+];
+
+Deno.test("types without a faithful schema are refused: the declaration, the property, and what to write", async () => {
+  const doc = await denoDocOf({
+    "types.ts": UNMAPPABLE,
     "elsewhere.ts": "export interface Elsewhere { a: string }",
   });
-  const expected: RegExp[] = [
-    /^R0\.p: any has no CRD schema; declare the type, or write unknown and mark R0\.p @preserveUnknownFields\.$/,
-    /^R1\.p: unknown has no CRD schema unless it is kept as it is: mark R1\.p @preserveUnknownFields/,
-    /^R2\.p: object has no CRD schema; declare an interface, or Record<string, T>\.$/,
-    /^R3\.p: the union string \| number has no CRD schema; write a union of string literals \("A" \| "B"\), or one/,
-    /^R4\.p: the literal 1 has no CRD schema; .* or number with @minimum\/@maximum\.$/,
-    /^R5\.p: a union of string literals with null .* make the property optional instead/,
-    /^R6\.p: a function has no CRD schema; declare data only\.$/,
-    /^R7: methods and call signatures have no CRD schema; declare data properties only\.$/,
-    /^R8\.p: a tuple has no CRD schema; write an array \(T\[\]\) or an interface\.$/,
-    /^R9\.p: Date has no CRD schema .* write string with @format date-time\.$/,
-    /^R10\.p: Map has no CRD schema; write Record<string, T>\.$/,
-    /^R11\.p: Set has no CRD schema; write an array \(T\[\]\)\.$/,
-    /^R12\.p: Partial<Part> has no CRD schema \(of generic types, only Array and Record<string, T> map\)/,
-    /^R13\.p: Box<string>: generic declarations have no CRD schema\.$/,
-    /^R14\.p: an intersection \(Part & \{ … \}\) has no CRD schema; declare one interface/,
-    /^R15\.p: Color is an enum, which has no CRD schema; write a union of string literals\.$/,
-    /^R16\.p: Klass \(in types\.ts\) is a class, not a type; declare an interface or a type alias\.$/,
-    /^Tree → Tree: a type that contains itself has no CRD schema/,
-    /^R18\.p: Undeclared is not declared in the files; declare it in one of them, or give the file that does\.$/,
-    /^R19\.p: Elsewhere is imported from \.\/elsewhere\.ts, which is not among the files: give that file too/,
-    /^R20\.p: Record<number, string> has no CRD schema; write Record<string, T>, or an interface for fixed keys\.$/,
-    /^R21\.p: properties and \[key: string\]: string together have no CRD schema/,
-    /^R22\.p: an object with no properties; declare them, or mark R22\.p @preserveUnknownFields/,
-    /^R23\.p: Record<string, unknown> keeps any fields, .* mark R23\.p @preserveUnknownFields/,
-    /^R24\.p: \[key: string\]: unknown keeps any fields, .* mark R24\.p @preserveUnknownFields/,
-    /^R25\.p: undefined alone has no CRD schema; give a type\.$/,
-    /^R26\.p: the literal .* has no CRD schema; only unions of string literals become enums/,
-    /^R27\.p: the literal true has no CRD schema/,
-    /^R28\.p\[\]: unknown has no CRD schema unless it is kept as it is/,
-    /^Integer: Integer marks integers; declare it as type Integer = number\.$/,
-    /^R30: Box<string>: generic declarations have no CRD schema\.$/,
-  ];
   // Only the kind's file is given: elsewhere.ts is left out on purpose (R19).
   const declarations = new Declarations({
     ...doc,
     nodes: Object.fromEntries(Object.entries(doc.nodes).filter(([file]) => file.endsWith("/types.ts"))),
   });
-  for (const [index, pattern] of expected.entries()) {
+  for (const [index, pattern] of REFUSALS.entries()) {
     const name = `R${index}`;
     let message = "";
     try {

@@ -11,100 +11,44 @@ import { getLogger } from "@logtape/logtape";
 import type { Credentials } from "./credentials.ts";
 import { LoginError } from "./login_error.ts";
 import { Vault, type VaultItem } from "./vault.ts";
-import { RequestCounters, type Verb } from "./counters.ts";
+import { RequestCounters } from "./counters.ts";
 import { localRecordShown } from "../logging/configure.ts";
 import { recordApiRequest } from "../observability/metrics.ts";
 import { FailureReports } from "./failure_reports.ts";
-import { clearDeadline, headersArrived, requestDeadline } from "./request_deadline.ts";
+import { clearDeadline, headersArrived, type RequestDeadline, requestDeadline } from "./request_deadline.ts";
 import { type Lane, type Transport, Transports } from "./transports.ts";
 import { diagnoseTls, type TlsDiagnosis } from "./tls_diagnosis.ts";
 import {
   ApiConnectionError,
   apiErrorFor,
-  type ApiStatus,
   ApiTooManyRequestsError,
   ApiUnauthorizedError,
   describeCause,
 } from "./errors.ts";
+import type { ApiClientOptions, ConnectionProblem, RequestOptions } from "./client_options.ts";
+import { parseStatus, retryAfter } from "./error_answers.ts";
+import { resourceOfPath, VERB_OF_METHOD } from "./request_labels.ts";
+import { probeConnection } from "./connection_probe.ts";
 import { NetworkingSettings } from "../settings/networking.ts";
 import { sleep } from "../utils/sleep.ts";
 import { Slots } from "../utils/slots.ts";
 import type { Congestion } from "../utils/turns.ts";
 
+// Declared in files of their own now; still exported here, where their importers find them.
+export type { ApiClientOptions, ConnectionProblem, RequestOptions } from "./client_options.ts";
+export { parseStatus, retryAfter } from "./error_answers.ts";
+export { resourceOfPath } from "./request_labels.ts";
+
 const logger = getLogger(["kopf", "api"]);
-
-/** One request to the API. */
-export interface RequestOptions {
-  /** HTTP method; `GET` by default. */
-  method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
-  /** The path below the server URL, e.g. `/api/v1/namespaces`. */
-  path: string;
-  /** Query parameters; `undefined` values are left out. */
-  query?: Record<string, string | number | boolean | undefined>;
-  /** A JSON body. */
-  body?: unknown;
-  /** The body's content type; `application/json` by default (patches name their kind). */
-  contentType?: string;
-  /** The verb it is counted as; derived from the method when absent (`GET` counts as `get`). */
-  verb?: Verb;
-  /** The resource it is counted under (e.g. `kopfexamples` or `kopfexamples/status`); derived from the path when absent. */
-  resource?: string;
-  /** Cancels the request, retries included. */
-  signal?: AbortSignal;
-  /** The `Accept` header; `application/json` by default. */
-  accept?: string;
-  /**
-   * Seconds until the response headers arrive, for this request alone; `null`: no limit.
-   * Absent: `settings.networking.connectTimeout`.
-   */
-  connectTimeout?: number | null;
-  /**
-   * Sent at once, without waiting for a slot of `settings.networking.concurrentRequests`: for the
-   * few requests with a deadline that must not queue behind a burst of object patches (Lease
-   * renewals, peering keep-alives).
-   */
-  urgent?: boolean;
-  /**
-   * Waits for a slot of `settings.networking.concurrentRequests` ahead of the requests that begin new
-   * work: for the rest of a write already begun (a patch's status part), so that work under way
-   * ends before more of it starts.
-   */
-  ahead?: boolean;
-}
-
-/** A problem that makes every request to the API server fail, as the client last saw it. */
-export interface ConnectionProblem {
-  /** What is wrong and what to do. */
-  readonly message: string;
-  /** Since when (ms since the epoch). */
-  readonly since: number;
-}
 
 /** Seconds between two log lines about a certificate that keeps being rejected. */
 const TLS_REPORT_INTERVAL = 60;
-
-/** Options of an API client. */
-export interface ApiClientOptions {
-  /** Timeouts and retries; Kopf's defaults when absent. */
-  networking?: NetworkingSettings;
-}
-
-const VERB_OF_METHOD: Record<string, Verb> = {
-  GET: "get",
-  POST: "create",
-  PUT: "update",
-  PATCH: "patch",
-  DELETE: "delete",
-};
 
 /**
  * How many times one request goes again after a 401 with other credentials from the vault: a
  * bound for login handlers that keep returning new but useless credentials.
  */
 const MAX_REAUTHENTICATIONS = 10;
-
-/** Seconds that the probe of a silent stream's connection may take (see `ApiClient.stalled`). */
-const PROBE_TIMEOUT = 10;
 
 /** A response, with its body already read as text when the request's total timeout covered reading it. */
 interface Answer {
@@ -212,29 +156,12 @@ export class ApiClient implements Disposable {
     if (lane.http === client && lane.answeredAt <= since) {
       // One probe per connection: its streams fall silent together (a connection of 64 streams,
       // each probing, would take more streams than the server allows, and the probes would wait).
-      lane.probe ??= this.#probe(client, credentials, Math.min(PROBE_TIMEOUT, Math.max(1, silentFor))).then((alive) => {
+      lane.probe ??= probeConnection(this.counters, this.#transports, client, credentials, silentFor).then((alive) => {
         if (alive) lane.answeredAt = performance.now();
       }).finally(() => lane.probe = undefined);
       await lane.probe;
     }
     return this.#transports.suspect(via.transport, lane, client, credentials, why, since);
-  }
-
-  /** Whether anything answers a request over the client within so many seconds. */
-  async #probe(client: Deno.HttpClient, credentials: Credentials, seconds: number): Promise<boolean> {
-    this.counters.record("get", "version");
-    try {
-      const url = this.#transports.url(credentials, "/version", undefined);
-      // Authenticated: kube-apiserver ends an HTTP/2 connection after a request without credentials
-      // (its defence against unauthenticated clients), and this one carries the streams and requests.
-      const authorization = await credentials.authorization();
-      const headers: Record<string, string> = authorization ? { Authorization: authorization } : {};
-      const response = await fetch(url, { client, headers, signal: AbortSignal.timeout(seconds * 1000) });
-      await response.body?.cancel();
-      return true;
-    } catch {
-      return false;
-    }
   }
 
   /**
@@ -378,10 +305,7 @@ export class ApiClient implements Disposable {
     // Streams are long-lived and few (one per resource): only requests take slots, urgent ones excepted. The
     // setting is read per request (it may change while running), the cap told only of a change.
     const limit = this.#networking.concurrentRequests;
-    if (limit !== this.#slotsLimit) {
-      this.#slots.limit = limit; // throws for a wrong value: then asked again by the next request
-      this.#slotsLimit = limit;
-    }
+    if (limit !== this.#slotsLimit) this.#capChanged(limit);
     // A free slot is taken at once: no promise per request unless it has to wait.
     const slot = streaming || options.urgent
       ? undefined
@@ -430,24 +354,18 @@ export class ApiClient implements Disposable {
         if (client === lane.http) lane.answeredAt = performance.now();
         if (streaming) return { response, status: response.status, via: { transport, lane, client, credentials } };
         if (totalTimeout === null) return { response, status: response.status };
-        // The total timeout also covers reading the body; it is cleared once the body is consumed.
-        // The text travels beside the response rather than in a new `Response` around it: that
-        // copy (its headers, body stream and text decoding again) was a visible part of each request's CPU.
-        let text: string;
-        try {
-          text = await response.text();
-        } finally {
-          clearDeadline(deadline);
-          if (follow) caller!.removeEventListener("abort", follow);
-        }
+        // The total timeout also covers reading the body; it is cleared once the body is consumed (or in the
+        // `catch` if reading fails). The text travels beside the response rather than in a new `Response` around it:
+        // that copy (its headers, body stream and text decoding again) was a visible part of each request's CPU.
+        const text = await response.text();
+        clearDeadline(deadline);
+        if (follow) caller!.removeEventListener("abort", follow);
         return { response, status: response.status, text };
       } catch (error) {
         clearDeadline(deadline);
         if (follow) caller!.removeEventListener("abort", follow);
         if (streaming) controller.abort(error);
-        if (!deadline.expired || !client) throw deadline.expired ?? error;
-        this.#transports.suspect(transport, lane, client, credentials, deadline.expired.message);
-        throw deadline.expired;
+        throw this.#failure(error, deadline, transport, lane, client, credentials);
       }
     } finally {
       slot?.();
@@ -455,43 +373,24 @@ export class ApiClient implements Disposable {
       if (--transport.pending === 0 && transport.dropped) this.#transports.finished(transport);
     }
   }
-}
 
-/** Decodes a `Status` body, if the text is one. */
-export function parseStatus(text: string): ApiStatus | undefined {
-  try {
-    const parsed = JSON.parse(text);
-    return parsed && typeof parsed === "object" && !Array.isArray(parsed) ? parsed as ApiStatus : undefined;
-  } catch {
-    return undefined;
+  /** The request cap's setting changed, or is seen for the first time: the cap is told. */
+  #capChanged(limit: number | null): void {
+    this.#slots.limit = limit; // throws for a wrong value: then asked again by the next request
+    this.#slotsLimit = limit;
   }
-}
 
-/** Seconds the server asked to wait: the `Retry-After` header, else the Status' `retryAfterSeconds`. */
-export function retryAfter(headers: Headers, status: ApiStatus | undefined): number | undefined {
-  const header = headers.get("Retry-After");
-  if (header !== null) {
-    const seconds = Number(header);
-    if (Number.isFinite(seconds)) return Math.max(0, seconds);
-    const date = Date.parse(header);
-    if (!Number.isNaN(date)) return Math.max(0, (date - Date.now()) / 1000);
+  /** What a failed attempt throws: its error, or its expired deadline's (then its connection, if any, is suspect). */
+  #failure(
+    error: unknown,
+    deadline: RequestDeadline,
+    transport: Transport,
+    lane: Lane,
+    client: Deno.HttpClient | undefined,
+    credentials: Credentials,
+  ): unknown {
+    if (!deadline.expired || !client) return deadline.expired ?? error;
+    this.#transports.suspect(transport, lane, client, credentials, deadline.expired.message);
+    return deadline.expired;
   }
-  const seconds = status?.details?.retryAfterSeconds;
-  return typeof seconds === "number" ? seconds : undefined;
-}
-
-/**
- * The resource a path addresses, for counting: `/api/v1/namespaces/ns/pods/x/status` ->
- * `pods/status`; non-resource paths (`/apis`, `/version`) count under themselves.
- */
-export function resourceOfPath(path: string): string {
-  const parts = path.split("?", 1)[0].split("/").filter(Boolean);
-  let rest: string[];
-  if (parts[0] === "api" && parts.length >= 2) rest = parts.slice(2);
-  else if (parts[0] === "apis" && parts.length >= 3) rest = parts.slice(3);
-  else return "/" + parts.join("/");
-  if (rest.length === 0) return "/" + parts.join("/");
-  if (rest[0] === "namespaces" && rest.length >= 3) rest = rest.slice(2);
-  const [plural, , subresource] = rest;
-  return subresource ? `${plural}/${subresource}` : plural;
 }

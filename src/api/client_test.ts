@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { FakeApi, fakeCredentials, json, stream } from "../../tests/support/fake_api.ts";
-import { ApiClient, resourceOfPath, retryAfter } from "./client.ts";
+import { ApiClient } from "./client.ts";
 import {
   ApiConflictError,
   ApiConnectionError,
@@ -65,15 +65,6 @@ Deno.test("a first wait that the server asks for is told at info level, a second
   assert.equal(told.length, 2, lines.join("\n"));
   assert.match(told[0], /\[INFO +\]/);
   assert.match(told[1], /\[WARNING +\]/);
-});
-
-Deno.test("Retry-After is read from the header (seconds or a date) or the Status details", () => {
-  assert.equal(retryAfter(new Headers({ "Retry-After": "3" }), undefined), 3);
-  assert.equal(retryAfter(new Headers(), { details: { retryAfterSeconds: 7 } }), 7);
-  const date = new Date(Date.now() + 5000).toUTCString();
-  const seconds = retryAfter(new Headers({ "Retry-After": date }), undefined)!;
-  assert.ok(seconds > 3 && seconds <= 5, String(seconds));
-  assert.equal(retryAfter(new Headers(), undefined), undefined);
 });
 
 Deno.test("401 invalidates the credentials and retries once with fresh ones", async () => {
@@ -207,16 +198,6 @@ Deno.test("JSON bodies, content types and query parameters are sent as given", a
     query: "?fieldManager=kopf",
   });
   assert.deepEqual(api.client.counters.snapshot(), { "patch kopfexamples/status": 1 });
-});
-
-Deno.test("requests are counted under the resource their path addresses", () => {
-  assert.equal(resourceOfPath("/api/v1/namespaces/ns/pods/x/status"), "pods/status");
-  assert.equal(resourceOfPath("/api/v1/pods"), "pods");
-  assert.equal(resourceOfPath("/apis/kopf.dev/v1/namespaces/ns/kopfexamples"), "kopfexamples");
-  assert.equal(resourceOfPath("/api/v1/namespaces"), "namespaces");
-  assert.equal(resourceOfPath("/api/v1/namespaces/x"), "namespaces");
-  assert.equal(resourceOfPath("/apis"), "/apis");
-  assert.equal(resourceOfPath("/version"), "/version");
 });
 
 Deno.test("at most settings.networking.concurrentRequests requests are under way at once; streams take no slot", async () => {

@@ -703,80 +703,30 @@ async function openssl(dir: string, ...args: string[]): Promise<void> {
 const hasOpenssl = await new Deno.Command("openssl", { args: ["version"], stdout: "null", stderr: "null" }).output()
   .then((output) => output.success, () => false);
 
+/** A CA, a server certificate for 127.0.0.1 signed by it, and a client certificate, as files in `dir`. */
+async function issueCertificates(dir: string): Promise<void> {
+  const ec = "-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes";
+  await openssl(dir, ...`req -x509 ${ec} -days 1 -subj /CN=test-ca -keyout ca.key -out ca.crt`.split(" "));
+  await openssl(dir, ...`req ${ec} -subj /CN=127.0.0.1 -keyout server.key -out server.csr`.split(" "));
+  await Deno.writeTextFile(join(dir, "ext"), "subjectAltName=IP:127.0.0.1\n");
+  await openssl(
+    dir,
+    ..."x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 1 -extfile ext -out server.crt"
+      .split(" "),
+  );
+  await openssl(
+    dir,
+    ..."req -x509 -newkey rsa:2048 -nodes -days 1 -subj /O=system:masters/CN=admin -keyout client.key -out client.crt"
+      .split(" "),
+  );
+}
+
 Deno.test({
   name: "end to end: Deno.createHttpClient with the TLS material and the header reaches a TLS server",
   ignore: !hasOpenssl,
   async fn() {
     await inTempDir(async (dir) => {
-      // A CA, a server certificate for 127.0.0.1 signed by it, and a client certificate.
-      await openssl(
-        dir,
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:P-256",
-        "-nodes",
-        "-days",
-        "1",
-        "-subj",
-        "/CN=test-ca",
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.crt",
-      );
-      await openssl(
-        dir,
-        "req",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:P-256",
-        "-nodes",
-        "-subj",
-        "/CN=127.0.0.1",
-        "-keyout",
-        "server.key",
-        "-out",
-        "server.csr",
-      );
-      await Deno.writeTextFile(join(dir, "ext"), "subjectAltName=IP:127.0.0.1\n");
-      await openssl(
-        dir,
-        "x509",
-        "-req",
-        "-in",
-        "server.csr",
-        "-CA",
-        "ca.crt",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-days",
-        "1",
-        "-extfile",
-        "ext",
-        "-out",
-        "server.crt",
-      );
-      await openssl(
-        dir,
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-days",
-        "1",
-        "-subj",
-        "/O=system:masters/CN=admin",
-        "-keyout",
-        "client.key",
-        "-out",
-        "client.crt",
-      );
+      await issueCertificates(dir);
 
       const seen: (string | null)[] = [];
       const server = Deno.serve({

@@ -2,8 +2,9 @@
  * The listing part of a watch stream: every object, compared with the objects the stream already
  * knows -- the first listing reports all as first seen, a relisting (after 410 Gone, or a change of
  * scope) only what changed meanwhile, deletions included. The objects come page by page
- * ({@linkcode listPages}, with the watch already open from the first page: see `watching.ts`) or as
- * the initial events of a watch (see `streaming_lists.ts`); a {@linkcode Listing} compares them alike.
+ * ({@linkcode listPages}, with the watch already open from the first page: see `listing_ahead.ts`)
+ * or as the initial events of a watch (see `streaming_lists.ts`); a {@linkcode Listing} compares
+ * them alike.
  *
  * @module
  */

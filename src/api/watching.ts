@@ -11,25 +11,20 @@
  */
 
 import { linkSignals } from "../utils/signals.ts";
-import { Arrival, Doorbell } from "../utils/arrivals.ts";
 import { getLogger } from "@logtape/logtape";
 import type { ApiClient } from "./client.ts";
 import { ApiGoneError, describeCause } from "./errors.ts";
 import { confirmDeletions } from "./deletion_confirmation.ts";
-import { type ListedPage, Listing, listPages } from "./listing.ts";
-import {
-  endsInitialEvents,
-  mayStream,
-  refuseStreaming,
-  STREAMING_QUERY,
-  streamingRejection,
-} from "./streaming_lists.ts";
+import { Listing } from "./listing.ts";
+import { type Ahead, listAhead, type Outcome } from "./listing_ahead.ts";
+import { endsInitialEvents, mayStream, refuseStreaming, streamingRejection } from "./streaming_lists.ts";
 import { silence, silenceBound, WatchFailures } from "./watch_failures.ts";
 import { WatchHealth } from "./watch_health.ts";
+import type { WatchOptions, WatchScope } from "./watch_options.ts";
+import { WatchRequests } from "./watch_requests.ts";
 import { identityKey, type ObjectIdentity, remember, type WatchEvent, WatchState } from "./watch_state.ts";
 import { LineReader } from "./lines.ts";
-import { resourcePath } from "./paths.ts";
-import type { KubernetesList, KubernetesObject } from "../model/body.ts";
+import type { KubernetesObject } from "../model/body.ts";
 import { apiVersionOf, type Resource, resourceName } from "../model/resource.ts";
 import { WatchingSettings } from "../settings/watching.ts";
 import { kopfMetrics } from "../observability/metrics.ts";
@@ -40,70 +35,10 @@ const logger = getLogger(["kopf", "watching"]);
 
 export { type ObjectIdentity, type WatchEvent, WatchState } from "./watch_state.ts";
 export { WatchHealth, type WatchVerdict } from "./watch_health.ts";
-
-/** Options of a watch stream. */
-export interface WatchOptions {
-  /** The namespace to watch; absent or `null` for all namespaces (and for cluster-scoped resources). */
-  namespace?: string | null;
-  /** A label selector passed to the server. */
-  labelSelector?: string;
-  /** A field selector passed to the server. */
-  fieldSelector?: string;
-  /**
-   * A `shardSelector` passed to the server (Kubernetes 1.36's sharded list and watch, behind the
-   * `ShardedListAndWatch` gate): only objects whose hash falls into its ranges are listed and watched.
-   */
-  shardSelector?: string;
-  /**
-   * Which objects (by uid) the stream is for: the others are dropped where they arrive, neither
-   * delivered nor remembered, so that a filter applied here costs no memory per dropped object
-   * (e.g. the shard ranges, where the server does not filter). {@linkcode Watcher.rescope} changes it.
-   */
-  accepts?: (uid: string) => boolean;
-  /** Timing and paging; Kopf's defaults when absent. */
-  settings?: WatchingSettings;
-  /** Ends the stream. */
-  signal?: AbortSignal;
-  /** Start from an earlier stream's state (its resume point and known objects) instead of listing. */
-  state?: WatchState;
-  /**
-   * With a label selector: check each deletion with a GET, and report an object that still
-   * exists (it stopped matching the selector, which the server reports as a deletion) as a
-   * `MODIFIED` with its current state, and `left: true` unless it matches again.
-   */
-  confirmDeletions?: boolean;
-}
-
-/**
- * How a watch request ended; `"quiet"`: stalled while its connection answered other requests;
- * `"unstreamed"`: its listing did not stream, the next one goes by pages.
- */
-type Outcome = "ended" | "gone" | "stalled" | "quiet" | "unstreamed";
+export type { WatchOptions, WatchScope } from "./watch_options.ts";
 
 /** What a line of a watch response comes to, besides an event to deliver. */
 type Receipt = "gone" | "listed" | "unstreamed" | undefined;
-
-/** The next of the events of the watch opened amid a listing, or its failure (never a rejection). */
-type WatchStep = { readonly watched: IteratorResult<WatchEvent, Outcome> } | { readonly failed: unknown };
-
-/** A listing by pages with the watch open since its first page: where the watch is, until the listing completes. */
-interface Ahead {
-  readonly listing: Listing;
-  /** The resourceVersion of the watch's latest event or bookmark (at first the listing's own). */
-  resume: string;
-}
-
-/** What a stream is for after {@linkcode Watcher.rescope}. */
-export interface WatchScope {
-  /** The new `shardSelector` (absent: none). */
-  shardSelector?: string;
-  /** The new filter of objects by uid (absent: all). */
-  accepts?: (uid: string) => boolean;
-  /** List again (e.g. objects were gained that the stream has not seen); otherwise the watch goes on from where it was. */
-  relist?: boolean;
-  /** Known objects that the listing delivers again as first seen, even unchanged (e.g. gained ones the stream only indexed). */
-  revisit?: (uid: string) => boolean;
-}
 
 /**
  * One list+watch stream of one resource in one namespace (or cluster-wide), iterated with
@@ -126,10 +61,10 @@ export class Watcher implements AsyncIterable<WatchEvent> {
   readonly #options: WatchOptions;
   readonly #settings: WatchingSettings;
   readonly #signal: AbortSignal;
-  readonly #path: string;
   readonly #name: string;
   readonly #failures: WatchFailures;
-  #shardSelector: string | undefined;
+  /** The pages and watch requests, with the stream's selectors (its `shardSelector` changes with its scope). */
+  readonly #requests: WatchRequests;
   #accepts: ((uid: string) => boolean) | undefined;
   /** Ends the current attempt (listing or watch request) when the scope changes. */
   #attempt = new AbortController();
@@ -146,7 +81,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
   #lastDelivery = 0;
   /** Watch requests made so far: each after the first is a reconnection. */
   #watches = 0;
-  /** While a listing by pages is read with the watch already open (see `#list`). */
+  /** While a listing by pages is read with the watch already open (see `listing_ahead.ts`). */
   #ahead: Ahead | undefined;
   /**
    * The counts of this resource's watch events, by type: the metric's series, kept for each event to
@@ -162,11 +97,10 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     this.#settings = options.settings ?? new WatchingSettings();
     this.#signal = options.signal ?? new AbortController().signal;
     this.state = options.state ?? new WatchState();
-    this.#shardSelector = options.shardSelector;
     this.#accepts = options.accepts;
     this.#fresh = !this.state.listed;
     this.health = new WatchHealth(this.#settings.unhealthyAfter, this.#settings);
-    this.#path = resourcePath(resource, { namespace: options.namespace });
+    this.#requests = new WatchRequests(client, resource, options, this.#settings);
     this.#name = resourceName(resource) + (options.namespace ? ` in ${options.namespace}` : "");
     this.#failures = new WatchFailures(this.#name, this.health, this.#settings, client);
   }
@@ -179,8 +113,8 @@ export class Watcher implements AsyncIterable<WatchEvent> {
    * it was.
    */
   rescope(scope: WatchScope): ObjectIdentity[] {
-    const reselected = scope.shardSelector !== this.#shardSelector;
-    this.#shardSelector = scope.shardSelector;
+    const reselected = scope.shardSelector !== this.#requests.shardSelector;
+    this.#requests.shardSelector = scope.shardSelector;
     this.#accepts = scope.accepts;
     const dropped: ObjectIdentity[] = [];
     if (scope.accepts) {
@@ -252,97 +186,27 @@ export class Watcher implements AsyncIterable<WatchEvent> {
   }
 
   /**
-   * Lists all objects page by page and reports what changed against the known objects (the first
-   * listing knows none). The watch opens from the listing's resourceVersion as soon as the first
-   * page has come, and its events are delivered among the listed objects: a listing read at the
-   * pace of the handling (the backlog limit) may outlast the API server's history of changes, and
-   * a watch opened only after it would find its start compacted (410) and list everything again.
-   * Returns the outcome of that watch once it ends after the listing; if it ended before, `"gone"`
-   * for a 410 (a watch after the listing would get it too), else `undefined` (the stream watches on
-   * from where it got).
+   * Lists all objects page by page, with the watch open from the first page and its events among the
+   * listed objects (see `listing_ahead.ts` for why and for what it returns).
    */
-  async *#list(attempt: AbortSignal): AsyncGenerator<WatchEvent, Outcome | undefined, undefined> {
-    const listing = new Listing({
-      known: this.state.known,
-      fresh: this.#fresh,
-      revisit: this.#revisit,
-      accepts: this.#accepts,
-    });
-    let snapshot: string | undefined;
-    const objects = listPages({
-      page: (token) => this.#page(token, attempt),
-      kind: this.#resource.kind,
-      apiVersion: apiVersionOf(this.#resource),
-      snapshot: (resourceVersion) => snapshot = resourceVersion,
+  #list(attempt: AbortSignal): AsyncGenerator<WatchEvent, Outcome | undefined, undefined> {
+    return listAhead({
+      listing: () => this.#listing(),
+      pages: {
+        page: (token) => this.#requests.page(token, attempt),
+        kind: this.#resource.kind,
+        apiVersion: apiVersionOf(this.#resource),
+      },
+      watch: (signal, from) => this.#watch(signal, from),
+      ahead: (ahead) => this.#ahead = ahead,
+      completed: (resourceVersion) => this.#completed(resourceVersion),
+      name: this.#name,
     }, attempt);
-    const early = new AbortController();
-    using linked = linkSignals(early.signal, attempt);
-    // Whichever comes first, each step followed once (not raced: see arrivals.ts).
-    const doorbell = new Doorbell();
-    let watch: AsyncGenerator<WatchEvent, Outcome, undefined> | undefined;
-    let watched: Arrival<WatchStep> | undefined;
-    let openedFrom: string | undefined;
-    let ended: Outcome | undefined;
-    const open = (from: string) => {
-      watch = this.#watch(linked.signal, openedFrom = from);
-      watched = new Arrival(nextStep(watch), doorbell);
-    };
-    let listed = new Arrival(objects.next(), doorbell);
-    try {
-      for (;;) {
-        while (!watched?.arrived && !listed.arrived) await doorbell.wait();
-        // The watch first when both have something: its events wait on the server, which ends a watch
-        // left unread for long (the listing's wait in memory).
-        if (!watched?.arrived) {
-          const step = listed.take();
-          if (step.done) {
-            yield* listing.deletions();
-            const resume = this.#ahead?.resume ?? step.value;
-            this.#ahead = undefined;
-            yield this.#completed(resume);
-            if (ended === "gone") return ended;
-            break;
-          }
-          // Compared when delivered, not when read: the watch's events read meanwhile drop what they overtook.
-          const event = listing.offer(step.value);
-          listed = new Arrival(objects.next(), doorbell);
-          if (!watch && snapshot !== undefined) {
-            this.#ahead = { listing, resume: snapshot };
-            open(snapshot);
-          }
-          if (event) yield event;
-          continue;
-        }
-        const step = watched.take();
-        if ("watched" in step && !step.watched.done) {
-          watched = new Arrival(nextStep(watch!), doorbell);
-          yield step.watched.value;
-        } else {
-          ended = "watched" in step && step.watched.done ? step.watched.value : undefined;
-          const resume = this.#ahead!.resume;
-          // A watch that moved on before its end resumes at once, as the stream's watch would.
-          if (ended !== undefined && ended !== "gone" && resume !== openedFrom) {
-            open(resume);
-            continue;
-          }
-          // The listing goes on alone; after it, a watch resumes from where this one got.
-          watched = undefined;
-          const why = "failed" in step ? describeCause(step.failed) : ended;
-          logger.debug("The watch of {name} opened amid its listing ended ({why}).", { name: this.#name, why });
-        }
-      }
-      // The watch opened amid the listing goes on as the stream's watch.
-      if (!watched) return undefined;
-      while (!watched.arrived) await doorbell.wait();
-      const step = watched.take();
-      if ("failed" in step) throw step.failed;
-      if (step.watched.done) return step.watched.value;
-      yield step.watched.value;
-      return yield* watch!;
-    } finally {
-      this.#ahead = undefined;
-      early.abort();
-    }
+  }
+
+  /** A listing that compares the objects with the known ones, in the stream's scope as it stands now. */
+  #listing(): Listing {
+    return new Listing({ known: this.state.known, fresh: this.#fresh, revisit: this.#revisit, accepts: this.#accepts });
   }
 
   /** The end of a listing (by pages or streamed): the watch goes on from its resourceVersion. */
@@ -364,28 +228,6 @@ export class Watcher implements AsyncIterable<WatchEvent> {
   }
 
   /**
-   * One page of the listing; never rejects (a page asked for ahead may be left unread when the
-   * stream stops). Pages are part of the stream, like its watch: they do not queue for a slot of
-   * `settings.networking.concurrentRequests` behind the writes of the objects listed before them.
-   */
-  #page(token: string | undefined, signal: AbortSignal): Promise<ListedPage> {
-    return this.#client.request<KubernetesList>({
-      path: this.#path,
-      query: {
-        limit: this.#settings.listPageSize ?? undefined,
-        continue: token,
-        labelSelector: this.#options.labelSelector,
-        fieldSelector: this.#options.fieldSelector,
-        shardSelector: this.#shardSelector,
-      },
-      verb: "list",
-      resource: this.#resource.plural,
-      signal,
-      urgent: true,
-    }).then((page) => ({ page }), (error: unknown) => ({ error }));
-  }
-
-  /**
    * One watch request from the resume point (`from`, the stream's by default), until it ends,
    * stalls, or the server says 410; with no resume point, its first events are the listing (the
    * server sends every object, then a bookmark with the resourceVersion to go on from).
@@ -395,9 +237,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     from: string | null = this.state.resourceVersion,
   ): AsyncGenerator<WatchEvent, Outcome, undefined> {
     if (this.#watches++) recordWatchReconnect(this.#resource.plural);
-    let listing = from === null
-      ? new Listing({ known: this.state.known, fresh: this.#fresh, revisit: this.#revisit, accepts: this.#accepts })
-      : undefined;
+    let listing = from === null ? this.#listing() : undefined;
     let answered = false;
     this.#lastDelivery = 0;
     const request = new AbortController();
@@ -406,23 +246,7 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     const clientTimeout = this.#settings.clientTimeout;
     const timer = clientTimeout === null ? undefined : setTimeout(() => request.abort(), clientTimeout * 1000);
     try {
-      const response = await this.#client.open({
-        path: this.#path,
-        query: {
-          watch: "true",
-          allowWatchBookmarks: "true",
-          resourceVersion: from || undefined,
-          ...(listing ? STREAMING_QUERY : {}),
-          timeoutSeconds: this.#settings.serverTimeout ?? undefined,
-          labelSelector: this.#options.labelSelector,
-          fieldSelector: this.#options.fieldSelector,
-          shardSelector: this.#shardSelector,
-        },
-        verb: "watch",
-        resource: this.#resource.plural,
-        connectTimeout: this.#settings.connectTimeout ?? undefined,
-        signal,
-      });
+      const response = await this.#requests.open(from, listing !== undefined, signal);
       this.health.connected();
       answered = true;
       if (!response.body) return "ended";
@@ -553,9 +377,4 @@ export class Watcher implements AsyncIterable<WatchEvent> {
     this.state.resourceVersion = null;
     this.health.relists++;
   }
-}
-
-/** Asks a watch request opened amid a listing for its next event; never rejects. */
-function nextStep(watch: AsyncGenerator<WatchEvent, Outcome, undefined>): Promise<WatchStep> {
-  return watch.next().then((watched) => ({ watched }), (failed: unknown) => ({ failed }));
 }

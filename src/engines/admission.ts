@@ -139,6 +139,152 @@ function subresourceMatches(handler: AdmissionHandler, subresource: string | nul
   return wanted === "*" || wanted === subresource;
 }
 
+/** The handlers a review may go to: the one named by the webhook URL (404 if none is), else all. */
+function candidatesFor(
+  handlers: readonly AdmissionHandler[],
+  webhook: string | undefined,
+): readonly AdmissionHandler[] {
+  if (webhook === undefined) return handlers;
+  const candidates = handlers.filter((handler) => handler.id === webhook);
+  if (candidates.length === 0) {
+    throw new WebhookError(404, `There is no admission handler with the id ${JSON.stringify(webhook)}.`);
+  }
+  return candidates;
+}
+
+/** The resources the candidates serve now, each once. */
+function servedBy(
+  candidates: readonly AdmissionHandler[],
+  resolved: ReadonlyMap<string, readonly Resource[]>,
+): Iterable<Resource> {
+  const served = new Map<string, Resource>();
+  for (const handler of candidates) {
+    for (const resource of resolved.get(handler.id) ?? []) served.set(JSON.stringify(resource), resource);
+  }
+  return served.values();
+}
+
+/** What the handlers of one review share: the object, one patch, one list of warnings, one logger. */
+interface OpenReview {
+  readonly request: AdmissionRequest;
+  readonly resource: Resource;
+  /** The new object, or the old one for a deletion. */
+  readonly body: KubernetesObject;
+  readonly patch: Patch;
+  readonly warnings: string[];
+  readonly logger: ObjectLogger;
+  /** A new context for a handler (or its filters), over the shared pieces. */
+  readonly contextFor: (handler: AdmissionHandler) => AdmissionContext;
+}
+
+/** The decoded request as the handlers see it: the object, its memo, the diff, the context. */
+function openReview(
+  serving: AdmissionServing,
+  request: AdmissionRequest,
+  resource: Resource,
+  options: WebhookRequestOptions,
+): OpenReview {
+  const body = (request.object ?? request.oldObject) as KubernetesObject;
+  const subresource = request.subResource ?? null;
+  const operation = request.operation;
+  const memo = serving.memories.recall(body, operation);
+  const patch = new Patch();
+  const warnings: string[] = [];
+  const headers = new Headers(options.headers);
+  const objectLogger = new ObjectLogger(body, { local: true });
+  const old = request.oldObject ?? null;
+  const now = request.object ?? null;
+  const changes = diff(old, now);
+  const contextFor = (handler: AdmissionHandler): AdmissionContext => ({
+    ...resourceContext(body, {
+      patch,
+      logger: objectLogger,
+      memo,
+      resource,
+      param: handler.options.param,
+      indices: serving.indices,
+    }),
+    // Not stored yet on creation: no uid, and no name when it is to be made from generateName.
+    uid: body.metadata?.uid,
+    name: body.metadata?.name,
+    dryrun: request.dryRun === true,
+    operation,
+    subresource,
+    warnings,
+    userinfo: request.userInfo,
+    headers,
+    sslpeer: options.sslpeer ?? {},
+    old,
+    new: now,
+    diff: changes,
+  });
+  return { request, resource, body, patch, warnings, logger: objectLogger, contextFor };
+}
+
+/**
+ * The candidates that handle the review, by resource, subresource, operation and filters; the
+ * errors of failing filters count as the handlers' own.
+ */
+function selectHandlers(
+  candidates: readonly AdmissionHandler[],
+  resolved: ReadonlyMap<string, readonly Resource[]>,
+  review: OpenReview,
+): { selected: AdmissionHandler[]; errors: unknown[] } {
+  const { resource, body, logger: objectLogger, contextFor } = review;
+  const subresource = review.request.subResource ?? null;
+  const operation = review.request.operation;
+  const selected: AdmissionHandler[] = [];
+  const errors: unknown[] = [];
+  for (const handler of candidates) {
+    if (!(resolved.get(handler.id) ?? []).some((one) => sameResource(one, resource))) continue;
+    if (!subresourceMatches(handler, subresource)) continue;
+    const onlyDelete = handler.operations?.length === 1 && handler.operations[0] === "DELETE";
+    if (handler.type === "mutate" && operation === "DELETE" && !onlyDelete) continue;
+    try {
+      if (!matchesFilters(handler.options, "current", { body, context: () => contextFor(handler) })) continue;
+    } catch (error) {
+      // A broken filter callback is the handler's failure, as if the handler had thrown it.
+      errors.push(error);
+      objectLogger.exception(`The filters of the admission handler '${handler.id}' failed.`, error);
+      continue;
+    }
+    selected.push(handler);
+  }
+  return { selected, errors };
+}
+
+/** Runs one handler, traced and measured: the error that denies the request, or `undefined`. */
+async function runHandler(handler: AdmissionHandler, review: OpenReview): Promise<unknown> {
+  const objectLogger = review.logger;
+  const began = performance.now();
+  try {
+    await traceWebhook(
+      handler.id,
+      async () => await handler.fn(review.contextFor(handler)),
+      (error) => error instanceof AdmissionError,
+    );
+    recordWebhook(handler.id, "success", (performance.now() - began) / 1000);
+    objectLogger.debug(`Admission handler '${handler.id}' succeeded.`);
+    return undefined;
+  } catch (error) {
+    const denied = error instanceof AdmissionError;
+    recordWebhook(handler.id, denied ? "denied" : "error", (performance.now() - began) / 1000);
+    if (error instanceof AdmissionError) {
+      objectLogger.info(`Admission handler '${handler.id}' denied the request: ${error.message}`);
+      return error;
+    }
+    if (handler.options.ignoreFailures) {
+      objectLogger.exception(
+        `Admission handler '${handler.id}' failed with an exception; the request is admitted (ignoreFailures).`,
+        error,
+      );
+      return undefined;
+    }
+    objectLogger.exception(`Admission handler '${handler.id}' failed with an exception.`, error);
+    return error;
+  }
+}
+
 /**
  * Builds the function that answers admission reviews (webhook servers call it through the
  * operator's `WebhookFn`, which passes conversion reviews elsewhere).
@@ -156,109 +302,20 @@ export function admissionFn(
   return async (input: unknown, options: WebhookRequestOptions = {}): Promise<AdmissionReview> => {
     const { review, request } = parseReview(input);
     const resolved = serving.resources();
-    let candidates = serving.handlers;
-    if (options.webhook !== undefined) {
-      candidates = candidates.filter((handler) => handler.id === options.webhook);
-      if (candidates.length === 0) {
-        throw new WebhookError(404, `There is no admission handler with the id ${JSON.stringify(options.webhook)}.`);
-      }
-    }
-    const served = new Map<string, Resource>();
-    for (const handler of candidates) {
-      for (const resource of resolved.get(handler.id) ?? []) served.set(JSON.stringify(resource), resource);
-    }
-    const resource = findResource(request, served.values());
-    const body = (request.object ?? request.oldObject) as KubernetesObject;
-    const subresource = request.subResource ?? null;
-    const operation = request.operation;
-    const memo = serving.memories.recall(body, operation);
-    const patch = new Patch();
-    const warnings: string[] = [];
-    const headers = new Headers(options.headers);
-    const objectLogger = new ObjectLogger(body, { local: true });
-    const old = request.oldObject ?? null;
-    const now = request.object ?? null;
-    const changes = diff(old, now);
-    const contextFor = (handler: AdmissionHandler): AdmissionContext => ({
-      ...resourceContext(body, {
-        patch,
-        logger: objectLogger,
-        memo,
-        resource,
-        param: handler.options.param,
-        indices: serving.indices,
-      }),
-      // Not stored yet on creation: no uid, and no name when it is to be made from generateName.
-      uid: body.metadata?.uid,
-      name: body.metadata?.name,
-      dryrun: request.dryRun === true,
-      operation,
-      subresource,
-      warnings,
-      userinfo: request.userInfo,
-      headers,
-      sslpeer: options.sslpeer ?? {},
-      old,
-      new: now,
-      diff: changes,
-    });
-
-    const selected: AdmissionHandler[] = [];
-    const errors: unknown[] = [];
-    for (const handler of candidates) {
-      if (!(resolved.get(handler.id) ?? []).some((one) => sameResource(one, resource))) continue;
-      if (!subresourceMatches(handler, subresource)) continue;
-      const onlyDelete = handler.operations?.length === 1 && handler.operations[0] === "DELETE";
-      if (handler.type === "mutate" && operation === "DELETE" && !onlyDelete) continue;
-      try {
-        if (!matchesFilters(handler.options, "current", { body, context: () => contextFor(handler) })) continue;
-      } catch (error) {
-        // A broken filter callback is the handler's failure, as if the handler had thrown it.
-        errors.push(error);
-        objectLogger.exception(`The filters of the admission handler '${handler.id}' failed.`, error);
-        continue;
-      }
-      selected.push(handler);
-    }
-
-    const outcomes = await Promise.all(selected.map(async (handler) => {
-      const began = performance.now();
-      try {
-        await traceWebhook(
-          handler.id,
-          async () => await handler.fn(contextFor(handler)),
-          (error) => error instanceof AdmissionError,
-        );
-        recordWebhook(handler.id, "success", (performance.now() - began) / 1000);
-        objectLogger.debug(`Admission handler '${handler.id}' succeeded.`);
-        return undefined;
-      } catch (error) {
-        const denied = error instanceof AdmissionError;
-        recordWebhook(handler.id, denied ? "denied" : "error", (performance.now() - began) / 1000);
-        if (error instanceof AdmissionError) {
-          objectLogger.info(`Admission handler '${handler.id}' denied the request: ${error.message}`);
-          return error;
-        }
-        if (handler.options.ignoreFailures) {
-          objectLogger.exception(
-            `Admission handler '${handler.id}' failed with an exception; the request is admitted (ignoreFailures).`,
-            error,
-          );
-          return undefined;
-        }
-        objectLogger.exception(`Admission handler '${handler.id}' failed with an exception.`, error);
-        return error;
-      }
-    }));
+    const candidates = candidatesFor(serving.handlers, options.webhook);
+    const resource = findResource(request, servedBy(candidates, resolved));
+    const open = openReview(serving, request, resource, options);
+    const { selected, errors } = selectHandlers(candidates, resolved, open);
+    const outcomes = await Promise.all(selected.map((handler) => runHandler(handler, open)));
     for (const outcome of outcomes) if (outcome !== undefined) errors.push(outcome);
     const mutating = selected.some((handler) => handler.type === "mutate");
-    const jsonPatch = mutating ? jsonPatchFor(patch, body) : [];
+    const jsonPatch = mutating ? jsonPatchFor(open.patch, open.body) : [];
     logger.debug("Admission review {uid} of {name}: {count} handler(s), {errors} error(s).", {
       uid: request.uid,
-      name: body.metadata?.name,
+      name: open.body.metadata?.name,
       count: selected.length,
       errors: errors.length,
     });
-    return buildResponse(review, request.uid, { denial: denialOf(errors), warnings, jsonPatch });
+    return buildResponse(review, request.uid, { denial: denialOf(errors), warnings: open.warnings, jsonPatch });
   };
 }

@@ -10,7 +10,8 @@
  * A success's progress record goes into the patch only if something will read it: a checkpoint
  * (before the next attempt), or the next cycle (when the cause is left unfinished). A cause
  * finished in one cycle has its records purged at its end, so storing them first was work for
- * nothing (1-2% of a creation's CPU at a LocalCluster's pace, docs/performance.md).
+ * nothing (1-2% of a creation's CPU at a LocalCluster's pace, docs/performance.md). The records' own
+ * bookkeeping -- kept aside, stored, judged after a failure -- is in `handler_progress.ts`.
  *
  * @module
  */
@@ -20,8 +21,7 @@ import type { ProgressRecord } from "../state/progress.ts";
 import { type ResourceContext, resourceContext } from "./context.ts";
 import { runWithDeadline } from "./deadlines.ts";
 import { type LinkedSignal, linkSignals } from "../utils/signals.ts";
-import { HandlerRetriesError, HandlerTimeoutError } from "./errors.ts";
-import { judgeFailure } from "./failures.ts";
+import { HandlerTimeoutError } from "./errors.ts";
 import { runWithObject } from "./current_object.ts";
 import { type FilterContext, matchesFilters, matchModeOf } from "./filters.ts";
 import type { ChangeContext, ChangeHandler } from "./handlers.ts";
@@ -32,18 +32,17 @@ import { recordHandlerRun } from "../observability/metrics.ts";
 import { traceHandler, tracingEnabled } from "../observability/tracing.ts";
 import type { CauseOutcome, CauseRun } from "./cause_run.ts";
 import { storeResult } from "./results.ts";
-
-interface Tracked {
-  handler: ChangeHandler;
-  id: string;
-  record: ProgressRecord;
-  retries: number;
-  /**
-   * A success's times, until its record is stored (`started` and `stopped` are left out of the record until then):
-   * formatted only if something reads the record, which a cause finished in one cycle never does.
-   */
-  succeeded?: { readonly started: Date; readonly stopped: Date };
-}
+import {
+  armCheckpoint,
+  type AttemptPlan,
+  type CallOutcome,
+  exhausted,
+  recordFailure,
+  startedText,
+  store,
+  storeAll,
+  type Tracked,
+} from "./handler_progress.ts";
 
 /** What a handler sees of the change: the cause's old/new/diff, narrowed to its field (and its parents'). */
 interface View {
@@ -192,23 +191,6 @@ function narrow(view: View, field: readonly string[]): View {
   };
 }
 
-/** What one attempt knows before it calls the handler. */
-interface AttemptPlan {
-  readonly options: ChangeHandler["options"];
-  /** When the handler's first attempt started (its deadline counts from it). */
-  readonly started: Date;
-  /** Milliseconds since then. */
-  readonly runtime: number;
-  /** The ids of all descendants: those known from earlier cycles and those met in this attempt. */
-  readonly subrefs: Set<string>;
-}
-
-/** How a call ended: its result, or what it threw. */
-interface CallOutcome {
-  readonly result?: unknown;
-  readonly error?: unknown;
-}
-
 /**
  * One attempt of one handler, unless its timeout or retries are used up. Its outcome is recorded in
  * the patch (progress, result) and in the metrics, and logged; a success's record is kept aside
@@ -284,18 +266,6 @@ async function attempt(t: Tracked, run: CauseRun, level: Level): Promise<void> {
     return;
   }
   recordFailure(t, run, plan, { ...base, started: startedText(base, plan.started) }, error, seconds);
-}
-
-/** The error that ends a handler without calling it again: its timeout or its retries are used up. */
-function exhausted(t: Tracked, { options, runtime }: AttemptPlan): CallOutcome | undefined {
-  if (options.timeout !== undefined && runtime >= options.timeout * 1000) {
-    const seconds = (runtime / 1000).toFixed(1);
-    return { error: new HandlerTimeoutError(`Handler '${t.id}' has timed out after ${seconds} s.`) };
-  }
-  if (options.retries !== undefined && t.retries >= options.retries) {
-    return { error: new HandlerRetriesError(`Handler '${t.id}' has exceeded ${options.retries} retries.`) };
-  }
-  return undefined;
 }
 
 /** Calls the handler within its deadline, its span and its sub-handlers' scope. */
@@ -422,85 +392,3 @@ const SIGNAL: PropertyDescriptor = {
   enumerable: true,
   configurable: true,
 };
-
-/** Records a failed attempt: a retry when due, a failure for good, or a success when errors are ignored. */
-function recordFailure(
-  t: Tracked,
-  run: CauseRun,
-  plan: AttemptPlan,
-  base: ProgressRecord,
-  error: unknown,
-  seconds: number,
-): void {
-  const { id } = t;
-  const verdict = judgeFailure(error, {
-    label: `Handler '${id}'`,
-    options: plan.options,
-    logger: run.logger,
-    defaultBackoff: run.defaultBackoff,
-    retries: t.retries,
-    elapsed: Date.now() - plan.started.getTime(),
-  });
-  const kind = verdict.kind === "retry"
-    ? "temporary"
-    : error instanceof HandlerTimeoutError || (verdict.kind === "failed" && verdict.timedOut)
-    ? "timeout"
-    : "permanent";
-  recordHandlerRun(id, run.resource.plural, run.reason, kind, t.retries, seconds);
-  const stopped = formatTimestamp(new Date());
-  if (verdict.kind === "retry") {
-    const delayed = formatTimestamp(new Date(Date.now() + verdict.delay * 1000));
-    store(run, t, { ...base, delayed, message: verdict.message });
-  } else if (verdict.kind === "failed") {
-    store(run, t, { ...base, failure: true, message: verdict.message, stopped });
-  } else {
-    store(run, t, { ...base, success: true, stopped });
-  }
-}
-
-/**
- * Sends a copy of what the cycle has recorded so far if the attempt about to start is still running when the
- * checkpoint is due (the cause run has one).
- */
-function armCheckpoint(run: CauseRun, unstored: Tracked[]): ReturnType<typeof setTimeout> | undefined {
-  const checkpoint = run.checkpoint!;
-  // A checkpoint writes the successes so far: a crash then re-runs only the handler still running.
-  if (unstored.length) storeAll(run, unstored);
-  if (run.patch.empty) return undefined;
-  const sofar = run.patch.clone();
-  const due = checkpoint.at;
-  return setTimeout(() => checkpoint.send(sofar, due), Math.max(0, due - Date.now()));
-}
-
-function store(run: CauseRun, t: Tracked, record: ProgressRecord): void {
-  remember(t, record);
-  run.storage.store(t.id, record, run.body, run.patch);
-}
-
-/** The handler's record as this cycle knows it: what decides whether it is finished. */
-function remember(t: Tracked, record: ProgressRecord): void {
-  t.record = record;
-  t.retries = record.retries ?? 0;
-}
-
-/** A record's `started` as stored: the text it has (from an earlier attempt), else the first attempt's start. */
-function startedText(record: ProgressRecord, started: Date): string {
-  return record.started ?? formatTimestamp(started);
-}
-
-/** Puts the records kept aside into the patch, with their times. */
-function storeAll(run: CauseRun, unstored: Tracked[]): void {
-  for (const t of unstored) {
-    if (t.succeeded) {
-      const { started, stopped } = t.succeeded;
-      t.record = {
-        ...t.record,
-        started: startedText(t.record, started),
-        stopped: formatTimestamp(stopped),
-      };
-      t.succeeded = undefined;
-    }
-    run.storage.store(t.id, t.record, run.body, run.patch);
-  }
-  unstored.length = 0;
-}

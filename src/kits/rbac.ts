@@ -77,6 +77,28 @@ export type ResolvedSelectors = ReadonlyMap<Selector, readonly Resource[]>;
  * @param options The scope and features.
  */
 export function neededRules(registry: Registry, resolved: ResolvedSelectors, options: RbacOptions): NeededRule[] {
+  return [
+    ...handledResourceRules(registry, resolved),
+    ...discoveryRules(options),
+    ...(options.peering ? [peeringRule(options.clusterwide)] : []),
+    ...(options.leaderElect ? leaderElectionRules(options.leaseName) : []),
+    ...(options.shardGroup ? shardingRules(options.shardNamespace) : []),
+    ...managedAdmissionRules(registry, options),
+    ...conversionRules(registry, resolved, options),
+    ...(options.extraRules ?? []).map((rule): NeededRule => ({
+      ...rule,
+      reason: "extra rules (--extra-rules)",
+      scope: "namespaced",
+    })),
+  ];
+}
+
+/**
+ * Per handled resource (sorted by group and plural): `list`+`watch` for every handler kind, and
+ * `get`+`patch` (and `patch` of `status` where it is a subresource) where change handlers, daemons
+ * or timers keep state on the objects; then Events about the handled objects, if any.
+ */
+function handledResourceRules(registry: Registry, resolved: ResolvedSelectors): NeededRule[] {
   const rules: NeededRule[] = [];
   const watched = new Map<string, Resource>();
   const patched = new Set<string>();
@@ -120,13 +142,18 @@ export function neededRules(registry: Registry, resolved: ResolvedSelectors, opt
       verbs: ["create", "patch"],
     });
   }
-  rules.push({
+  return rules;
+}
+
+/** CRDs to follow resources appearing and going, always; namespaces when `-n` has a pattern. */
+function discoveryRules(options: RbacOptions): NeededRule[] {
+  const rules: NeededRule[] = [{
     reason: "discovery: resources that appear or go with their CRDs",
     scope: "cluster",
     apiGroups: ["apiextensions.k8s.io"],
     resources: ["customresourcedefinitions"],
     verbs: ["list", "watch"],
-  });
+  }];
   if (
     !options.clusterwide && options.namespaces.some((pattern) => new NamespacePatterns([pattern]).allExact !== true)
   ) {
@@ -138,59 +165,62 @@ export function neededRules(registry: Registry, resolved: ResolvedSelectors, opt
       verbs: ["list", "watch"],
     });
   }
-  if (options.peering) {
-    rules.push({
-      reason: "peering: keep-alive records of the operators",
-      scope: options.clusterwide ? "cluster" : "namespaced",
-      apiGroups: ["kopf.dev"],
-      resources: [options.clusterwide ? "clusterkopfpeerings" : "kopfpeerings"],
-      verbs: ["list", "watch", "patch"],
-    });
-  }
-  if (options.leaderElect) {
-    // The elector reads and watches its Lease by name (a field selector), so all but the creation
-    // can be limited to that one object.
-    rules.push({
-      reason: "leader election: following and renewing the Lease",
-      scope: "install",
-      apiGroups: ["coordination.k8s.io"],
-      resources: ["leases"],
-      verbs: ["get", "list", "watch", "update"],
-      resourceNames: [options.leaseName ?? "kopf"],
-    });
-    rules.push({
-      reason: "leader election: creating the Lease",
-      scope: "install",
-      apiGroups: ["coordination.k8s.io"],
-      resources: ["leases"],
-      verbs: ["create"],
-    });
-  }
-  if (options.shardGroup) rules.push(...shardingRules(options.shardNamespace));
-  if (options.managedAdmission && registry.webhooks.length > 0) {
-    // Both configurations are kept, whichever kinds of handlers there are: the other one is kept empty.
-    const types = new Set(["mutatingwebhookconfigurations", "validatingwebhookconfigurations"]);
-    rules.push({
-      reason: "managed admission: creating the webhook configurations",
-      scope: "cluster",
-      apiGroups: ["admissionregistration.k8s.io"],
-      resources: [...types].sort(),
-      verbs: ["create"],
-    });
-    rules.push({
-      reason: "managed admission: keeping the webhooks up to date",
-      scope: "cluster",
-      apiGroups: ["admissionregistration.k8s.io"],
-      resources: [...types].sort(),
-      verbs: ["patch"],
-      resourceNames: [options.managedAdmission],
-    });
-  }
-  rules.push(...conversionRules(registry, resolved, options));
-  for (const rule of options.extraRules ?? []) {
-    rules.push({ ...rule, reason: "extra rules (--extra-rules)", scope: "namespaced" });
-  }
   return rules;
+}
+
+/** The peering objects: cluster-wide ones under `-A`, namespaced ones under `-n`. */
+function peeringRule(clusterwide: boolean): NeededRule {
+  return {
+    reason: "peering: keep-alive records of the operators",
+    scope: clusterwide ? "cluster" : "namespaced",
+    apiGroups: ["kopf.dev"],
+    resources: [clusterwide ? "clusterkopfpeerings" : "kopfpeerings"],
+    verbs: ["list", "watch", "patch"],
+  };
+}
+
+/**
+ * The elector reads and watches its Lease by name (a field selector), so all but the creation
+ * can be limited to that one object.
+ */
+function leaderElectionRules(leaseName: string | undefined): NeededRule[] {
+  return [{
+    reason: "leader election: following and renewing the Lease",
+    scope: "install",
+    apiGroups: ["coordination.k8s.io"],
+    resources: ["leases"],
+    verbs: ["get", "list", "watch", "update"],
+    resourceNames: [leaseName ?? "kopf"],
+  }, {
+    reason: "leader election: creating the Lease",
+    scope: "install",
+    apiGroups: ["coordination.k8s.io"],
+    resources: ["leases"],
+    verbs: ["create"],
+  }];
+}
+
+/**
+ * With managed webhooks and admission handlers, the webhook configurations: both are kept, whichever
+ * kinds of handlers there are (the other one is kept empty); after the creation, by name only.
+ */
+function managedAdmissionRules(registry: Registry, options: RbacOptions): NeededRule[] {
+  if (!options.managedAdmission || registry.webhooks.length === 0) return [];
+  const types = new Set(["mutatingwebhookconfigurations", "validatingwebhookconfigurations"]);
+  return [{
+    reason: "managed admission: creating the webhook configurations",
+    scope: "cluster",
+    apiGroups: ["admissionregistration.k8s.io"],
+    resources: [...types].sort(),
+    verbs: ["create"],
+  }, {
+    reason: "managed admission: keeping the webhooks up to date",
+    scope: "cluster",
+    apiGroups: ["admissionregistration.k8s.io"],
+    resources: [...types].sort(),
+    verbs: ["patch"],
+    resourceNames: [options.managedAdmission],
+  }];
 }
 
 /**

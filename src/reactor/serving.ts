@@ -7,81 +7,35 @@
  */
 
 import { getLogger } from "@logtape/logtape";
-import type { ApiClient } from "../api/client.ts";
 import { Watcher, type WatchEvent, type WatchHealth } from "../api/watching.ts";
 import { ObjectBackground } from "../engines/background.ts";
-import type { OperatorIndexes } from "../engines/indexing.ts";
-import { ObjectQueues, type QueueActivity } from "../engines/queueing.ts";
+import { ObjectQueues } from "../engines/queueing.ts";
 import type { HistogramSeries } from "../observability/exposition.ts";
 import { kopfMetrics } from "../observability/metrics.ts";
 import { registerStream } from "../observability/stream_metrics.ts";
 import { traceCycle, tracingEnabled } from "../observability/tracing.ts";
-import type { Memo } from "../handling/context.ts";
-import type { BackgroundHandler, ChangeHandler, EventHandler, IndexHandler } from "../handling/handlers.ts";
+import type { IndexHandler } from "../handling/handlers.ts";
 import { serverLabelSelector } from "../handling/label_pushdown.ts";
-import type { Lifecycle } from "../handling/lifecycles.ts";
 import type { StopCause } from "../handling/stopping.ts";
 import type { KubernetesObject } from "../model/body.ts";
-import { type Resource, resourceName } from "../model/resource.ts";
 import { movedRanges } from "../model/shard_range.ts";
-import type { Settings } from "../settings/settings.ts";
 import { sensitiveFieldsOf } from "../state/sensitive.ts";
-import type { Gate } from "../utils/gate.ts";
 import { untilSettledOrAborted } from "../utils/signals.ts";
 import type { StreamHandle } from "./orchestration.ts";
-import type { ShardFilter, ShardScope } from "./shard_scope.ts";
+import type { ShardFilter } from "./shard_scope.ts";
 import { ErrorThrottle, reportUnexpectedError } from "./error_throttle.ts";
 import { ObjectMemories } from "./object_memories.ts";
 import { takeOwnEcho } from "./own_echoes.ts";
 import { ParkedObjects } from "./parked_objects.ts";
 import { type CycleDeps, type CycleOutcome, type ObjectMemory, type ObjectWork, processObject } from "./processing.ts";
 import { squashChanges } from "./squashed_events.ts";
+import { describe, type ServeDeps, streamName } from "./stream_deps.ts";
 import { Wakeups } from "./wakeups.ts";
 
 const logger = getLogger(["kopf", "operator"]);
 
-/** What {@linkcode serveResource} needs. */
-export interface ServeDeps {
-  /** The API client. */
-  client: ApiClient;
-  /** The resource to watch. */
-  resource: Resource;
-  /** The namespace; `null` for all namespaces and for cluster-scoped resources. */
-  namespace: string | null;
-  /** The operator's settings. */
-  settings: Settings;
-  /** Which due handlers run per cycle. */
-  lifecycle: Lifecycle;
-  /** The operator's memo: each object's memo starts as a shallow copy of it. */
-  memo: Memo;
-  /** The resource's event handlers. */
-  events: EventHandler[];
-  /** The resource's change handlers. */
-  changes: ChangeHandler[];
-  /** The resource's daemons and timers. */
-  background: BackgroundHandler[];
-  /** The operator's indexes. */
-  indexes: OperatorIndexes;
-  /**
-   * The key under which the stream's initial listing is reported to the indexes (if the
-   * resource is indexed); the caller has already `expect`ed it.
-   */
-  indexKey: string;
-  /**
-   * While closed (e.g. a replica standing by for the leadership), the stream watches and indexes
-   * but handles nothing: it keeps the latest state of each object, and hands all of them to the
-   * handlers as listed objects when the gate opens. Always open when absent.
-   */
-  gate?: Gate;
-  /**
-   * With sharding: the part of the objects this replica handles, taken when the stream starts and
-   * again on {@linkcode StreamHandle.rescope}. Other objects reach only the indexes declared
-   * `{ sharded: false }` (with such an index, the stream watches the resource unsharded).
-   */
-  shard?: ShardScope;
-  /** Told when the stream's queues get work and run out of it (the idle collection). */
-  activity?: QueueActivity;
-}
+// Re-exported: whoever starts a stream (running.ts) finds what it takes here, beside serveResource().
+export { type ServeDeps, streamName };
 
 /**
  * Starts one stream and the processing of its objects; returns its handle, whose `stop()` ends
@@ -435,15 +389,4 @@ class ResourceStream implements StreamHandle {
       },
     });
   }
-}
-
-/** The name of a stream: its resource, and its namespace unless it watches all of them. */
-export function streamName(resource: Resource, namespace: string | null): string {
-  return resourceName(resource) + (namespace ? ` in ${namespace}` : "");
-}
-
-/** An object as `namespace/name` (or `name`) for log lines about several objects. */
-function describe(body: KubernetesObject): string {
-  const { namespace, name } = body.metadata;
-  return namespace ? `${namespace}/${name}` : `${name}`;
 }

@@ -70,6 +70,9 @@ async function buildUnderLock(version: string, layout: CacheLayout): Promise<voi
   await build(version, layout);
 }
 
+/** Runs the Go tool in the wrapper module's folder (see {@linkcode runGo}). */
+type Go = (args: string[]) => Promise<string>;
+
 async function build(version: string, layout: CacheLayout): Promise<void> {
   const started = Date.now();
   using log = await Deno.open(layout.log, { create: true, write: true, truncate: true });
@@ -82,7 +85,7 @@ async function build(version: string, layout: CacheLayout): Promise<void> {
       `later runs reuse the cache. Go's output goes to ${layout.log}.`,
   );
   const partial = await Deno.makeTempDir({ dir: layout.root, prefix: PARTIAL_PREFIX });
-  const go = (args: string[]) => runGo(args, layout.src, log);
+  const go: Go = (args) => runGo(args, layout.src, log);
   const heartbeat = setInterval(() => {
     say(`still building\u2026 (${Math.round((Date.now() - started) / 60_000)} min so far)`);
   }, HEARTBEAT_MS);
@@ -91,61 +94,8 @@ async function build(version: string, layout: CacheLayout): Promise<void> {
     await Deno.remove(layout.src, { recursive: true }).catch(ignoreNotFound);
     await Deno.mkdir(layout.src, { recursive: true });
     await go(["mod", "init", WRAPPER_MODULE]);
-
-    say(`resolving k8s.io/kubernetes@v${version} and its staging modules`);
-    const goMod = await Deno.readTextFile(
-      goModPath(await go(["mod", "download", "-json", `k8s.io/kubernetes@v${version}`])),
-    );
-    const staging = parseStagingModules(goMod);
-    const etcdVersion = requiredVersion(goMod, ETCD_MODULE);
-    if (staging.length === 0 || !etcdVersion) {
-      throw new Error(
-        `The go.mod of k8s.io/kubernetes@v${version} has no staging replaces or no ${ETCD_MODULE} ` +
-          `requirement; this version cannot be built this way. Use another version or set ` +
-          `KUBEBUILDER_ASSETS to a folder with kube-apiserver and etcd.`,
-      );
-    }
-    const stagingTag = stagingVersion(version);
-    await go(["mod", "edit", ...staging.map((m) => `-replace=${m}=${m}@${stagingTag}`)]);
-
-    say(`downloading modules (${staging.length} staging modules at ${stagingTag}, etcd ${etcdVersion})`);
-    await go([
-      "get",
-      `k8s.io/kubernetes/cmd/kube-apiserver@v${version}`,
-      `k8s.io/kubernetes/cmd/kube-controller-manager@v${version}`,
-      `${ETCD_MODULE}@${etcdVersion}`,
-    ]);
-
-    say("compiling (this is the long part)");
-    const [major, minor] = version.split(".");
-    await go([
-      "build",
-      "-trimpath",
-      "-o",
-      `${partial}/`,
-      "-ldflags",
-      // Without these the binaries report v0.0.0-master and clients reading /version see nonsense.
-      [
-        "-s -w",
-        `-X k8s.io/component-base/version.gitVersion=v${version}`,
-        `-X k8s.io/component-base/version.gitMajor=${major}`,
-        `-X k8s.io/component-base/version.gitMinor=${minor}`,
-      ].join(" "),
-      "k8s.io/kubernetes/cmd/kube-apiserver",
-      "k8s.io/kubernetes/cmd/kube-controller-manager",
-      ETCD_MODULE,
-    ]);
-    // The etcd module's root package is the server; go names the binary after the last path
-    // element that is not a major-version suffix, i.e. `server` (older Go toolchains: `v3`).
-    for (const name of ["server", "v3"]) {
-      if (await isFile(join(partial, name))) await Deno.rename(join(partial, name), join(partial, "etcd"));
-    }
-    if (!await hasAllBinaries(partial)) {
-      throw new Error(
-        `go build finished but ${partial} lacks one of ${CACHED_BINARIES.join(", ")}; ` +
-          `see ${layout.log}.`,
-      );
-    }
+    await requireModules(version, go);
+    await compile(version, partial, go, layout.log);
     await Deno.chmod(partial, 0o755); // temporary folders are private; the cache is not
     // Only a hand-made, incomplete folder can be here (complete ones were detected above).
     await Deno.remove(layout.bin, { recursive: true }).catch(ignoreNotFound);
@@ -157,6 +107,70 @@ async function build(version: string, layout: CacheLayout): Promise<void> {
     clearInterval(heartbeat);
   }
   say(`built into ${layout.bin} in ${Math.round((Date.now() - started) / 1000)} s`);
+}
+
+/**
+ * Makes the wrapper module require the commands and etcd: the staging modules replaced by their
+ * published versions, and etcd at the version k8s.io/kubernetes requires.
+ */
+async function requireModules(version: string, go: Go): Promise<void> {
+  say(`resolving k8s.io/kubernetes@v${version} and its staging modules`);
+  const goMod = await Deno.readTextFile(
+    goModPath(await go(["mod", "download", "-json", `k8s.io/kubernetes@v${version}`])),
+  );
+  const staging = parseStagingModules(goMod);
+  const etcdVersion = requiredVersion(goMod, ETCD_MODULE);
+  if (staging.length === 0 || !etcdVersion) {
+    throw new Error(
+      `The go.mod of k8s.io/kubernetes@v${version} has no staging replaces or no ${ETCD_MODULE} ` +
+        `requirement; this version cannot be built this way. Use another version or set ` +
+        `KUBEBUILDER_ASSETS to a folder with kube-apiserver and etcd.`,
+    );
+  }
+  const stagingTag = stagingVersion(version);
+  await go(["mod", "edit", ...staging.map((m) => `-replace=${m}=${m}@${stagingTag}`)]);
+
+  say(`downloading modules (${staging.length} staging modules at ${stagingTag}, etcd ${etcdVersion})`);
+  await go([
+    "get",
+    `k8s.io/kubernetes/cmd/kube-apiserver@v${version}`,
+    `k8s.io/kubernetes/cmd/kube-controller-manager@v${version}`,
+    `${ETCD_MODULE}@${etcdVersion}`,
+  ]);
+}
+
+/** Compiles the three binaries into `partial`, named as the cache expects; throws if one lacks. */
+async function compile(version: string, partial: string, go: Go, logPath: string): Promise<void> {
+  say("compiling (this is the long part)");
+  const [major, minor] = version.split(".");
+  await go([
+    "build",
+    "-trimpath",
+    "-o",
+    `${partial}/`,
+    "-ldflags",
+    // Without these the binaries report v0.0.0-master and clients reading /version see nonsense.
+    [
+      "-s -w",
+      `-X k8s.io/component-base/version.gitVersion=v${version}`,
+      `-X k8s.io/component-base/version.gitMajor=${major}`,
+      `-X k8s.io/component-base/version.gitMinor=${minor}`,
+    ].join(" "),
+    "k8s.io/kubernetes/cmd/kube-apiserver",
+    "k8s.io/kubernetes/cmd/kube-controller-manager",
+    ETCD_MODULE,
+  ]);
+  // The etcd module's root package is the server; go names the binary after the last path
+  // element that is not a major-version suffix, i.e. `server` (older Go toolchains: `v3`).
+  for (const name of ["server", "v3"]) {
+    if (await isFile(join(partial, name))) await Deno.rename(join(partial, name), join(partial, "etcd"));
+  }
+  if (!await hasAllBinaries(partial)) {
+    throw new Error(
+      `go build finished but ${partial} lacks one of ${CACHED_BINARIES.join(", ")}; ` +
+        `see ${logPath}.`,
+    );
+  }
 }
 
 /** Runs the Go tool, appends its output to the build log, returns its stdout, throws with its tail. */

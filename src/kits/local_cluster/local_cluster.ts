@@ -7,14 +7,13 @@
 
 import { join } from "node:path";
 import { type ControlPlaneBinaries, locateBinaries } from "./binaries.ts";
-import { createServiceAccountKeys, createServingCertificates } from "./certificates.ts";
 import { onExit } from "./exit_guard.ts";
 import { ignoreNotFound } from "./files.ts";
-import { renderKubeconfig, renderTokenFile } from "./kubeconfig.ts";
+import { layOut, type Paths, randomToken, writeCredentials } from "./cluster_folder.ts";
+import { renderKubeconfig } from "./kubeconfig.ts";
 import { freePorts } from "./ports.ts";
 import { ManagedProcess } from "./processes.ts";
 import { waitUntilReady } from "./readiness.ts";
-import { toHex } from "../../utils/digests.ts";
 
 /** The Kubernetes version that LocalCluster builds and runs unless told otherwise. */
 export const DEFAULT_KUBERNETES_VERSION = "1.36.3";
@@ -42,19 +41,6 @@ export interface LocalClusterOptions {
    * fails the start with its message.
    */
   featureGates?: Record<string, boolean>;
-}
-
-/** File paths inside the cluster's temporary folder. */
-interface Paths {
-  readonly etcdData: string;
-  readonly caCert: string;
-  readonly servingCert: string;
-  readonly servingKey: string;
-  readonly serviceAccountKey: string;
-  readonly serviceAccountPub: string;
-  readonly tokenFile: string;
-  readonly kubeconfig: string;
-  readonly logs: string;
 }
 
 /** What is fixed at creation: binaries, ports, credentials. */
@@ -355,42 +341,6 @@ export class LocalCluster implements AsyncDisposable {
     }
     Deno.removeSync(this.directory, { recursive: true });
   }
-}
-
-/** Writes the certificates, keys and token file; returns the CA's PEM. */
-async function writeCredentials(paths: Paths, token: string): Promise<string> {
-  const serving = await createServingCertificates();
-  const serviceAccount = await createServiceAccountKeys();
-  const secret = { mode: 0o600 };
-  await Deno.mkdir(paths.logs);
-  await Promise.all([
-    Deno.writeTextFile(paths.caCert, serving.caCert),
-    Deno.writeTextFile(paths.servingCert, serving.cert),
-    Deno.writeTextFile(paths.servingKey, serving.key, secret),
-    Deno.writeTextFile(paths.serviceAccountKey, serviceAccount.privateKey, secret),
-    Deno.writeTextFile(paths.serviceAccountPub, serviceAccount.publicKey),
-    Deno.writeTextFile(paths.tokenFile, renderTokenFile(token), secret),
-  ]);
-  return serving.caCert;
-}
-
-function layOut(directory: string): Paths {
-  return {
-    etcdData: join(directory, "etcd"),
-    caCert: join(directory, "ca.crt"),
-    servingCert: join(directory, "serving.crt"),
-    servingKey: join(directory, "serving.key"),
-    serviceAccountKey: join(directory, "service-account.key"),
-    serviceAccountPub: join(directory, "service-account.pub"),
-    tokenFile: join(directory, "tokens.csv"),
-    kubeconfig: join(directory, "kubeconfig.yaml"),
-    logs: join(directory, "logs"),
-  };
-}
-
-function randomToken(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(24));
-  return toHex(bytes);
 }
 
 /** The `--feature-gates` flag for the gates given, if any: `--feature-gates=A=true,B=false`. */
