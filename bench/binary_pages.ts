@@ -2,7 +2,7 @@
  * Which pages of the `deno` binary an idle process keeps resident, by ELF section: the code
  * (`.text`) and read-only data (`.rodata`) that it has run or read so far count in its RSS as
  * file-backed pages, the largest part of the difference between the raw client and an idle
- * operator (docs/performance.md, "Where the memory goes").
+ * operator (docs/performance/memory.md, "The body in a comment, Node's modules imported by the entry").
  *
  * Each contestant of bench/compare.ts named in `--only` (`raw`, `raw2`, `ours`, `lean`, `bundle`)
  * starts against the scripted API server (bench/scripted_api.ts) with no objects; `--settle`

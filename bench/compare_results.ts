@@ -74,7 +74,8 @@ function lastBurstRows(layout: Layout): Row[] {
 /**
  * The operator's CPU per object over the API server's, round by round: a fresh process's CPU per object follows the
  * API server's from round to round (a slower server spreads a burst into a trickle, met with cold caches), so the
- * quotient spreads ~±5% where either alone spreads ~±25% (docs/performance.md, run F).
+ * quotient spreads ~±5% where either alone spreads ~±25% (docs/performance/side-by-side.md, the six rounds of
+ * 3166a1e against 26e4025).
  */
 const SHARE_LABEL = "… operator CPU over kube-apiserver's and etcd's, per round";
 const share = (value: number) => value.toFixed(3);

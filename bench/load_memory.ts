@@ -3,9 +3,10 @@
  * `kopf build --minify` bundle of bench/fixtures/compare_create.ts, started as a new container
  * starts the image (`--no-code-cache`, the operator's V8 flags, the image's environment, an empty
  * `DENO_DIR`; all permissions, which the probe needs), against `bare`, a script that prints one line.
- * Most of an idle operator's RSS above a bare process is there already (docs/performance.md), and a
- * process that ends at once can be sampled many times: its medians are steadier than those of
- * idling operators, for choices of a few hundred KiB.
+ * Most of an idle operator's RSS above a bare process is there already (docs/performance/memory.md, "The
+ * body in a comment, Node's modules imported by the entry"), and a process that ends at once can be
+ * sampled many times: its medians are steadier than those of idling operators, for choices of a few
+ * hundred KiB.
  *
  * Per run (the contestants take turns): RSS and anonymous RSS, the V8 heap used and the resident
  * pages of the `deno` binary's `.text` and `.rodata` at `unload` (bench/fixtures/load_probe.ts,

@@ -461,7 +461,8 @@ async function callgrindControl(args: string[]): Promise<void> {
 /**
  * A round's instructions per object, in thousands: all threads', the main thread's, and of these the JavaScript's own
  * (the framework's, the libraries', Deno's, V8's builtins'): V8's compilers and collector, native code, are outside
- * that count, the steadiest of the three from round to round (docs/performance.md).
+ * that count, the steadiest of the three from round to round (docs/performance/cpu.md, "The log lines without
+ * LogTape's dispatch").
  */
 function instructionsLine(counts: CallgrindCounts): string {
   const own = (origin: Origin) => counts.mainByOrigin.get(origin)?.instructions ?? 0;

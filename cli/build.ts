@@ -53,9 +53,9 @@ export const OPERATOR_PERMISSIONS: readonly string[] = ["--allow-net", "--allow-
 /**
  * V8's flags for a running operator: a young generation of at most 8 MiB per semi-space (V8's own
  * limit grows it further, and an operator that ticks then holds more memory; 2 MiB cost 12-14% more
- * CPU per object in bursts, for no less memory: docs/performance.md) and the global `gc()`, which
- * the idle collection calls; without it, the collection loads `node:v8` and `node:vm` and keeps a
- * second V8 context for its `gc` (~1 MiB of idle RSS).
+ * CPU per object in bursts, for no less memory: docs/performance/cpu.md, "A young generation of 8
+ * MiB, not 2") and the global `gc()`, which the idle collection calls; without it, the collection
+ * loads `node:v8` and `node:vm` and keeps a second V8 context for its `gc` (~1 MiB of idle RSS).
  */
 export const OPERATOR_V8_FLAGS = "--v8-flags=--max-semi-space-size=8,--expose-gc";
 
@@ -63,7 +63,8 @@ export const OPERATOR_V8_FLAGS = "--v8-flags=--max-semi-space-size=8,--expose-gc
  * Deno's flags of the image's entrypoint besides the permissions and V8's: no V8 code cache. A
  * container starts from the image's files, so Deno's cache is empty at every start: where it can be
  * written, the code cache of the bundle would be made at every start and never read (2.2 MiB of idle
- * RSS: docs/performance.md). A read-only root filesystem keeps none anyway.
+ * RSS: docs/performance/memory.md, "No code cache in the image"). A read-only root filesystem keeps
+ * none anyway.
  */
 export const IMAGE_DENO_FLAGS: readonly string[] = ["--no-code-cache"];
 
@@ -71,7 +72,8 @@ export const IMAGE_DENO_FLAGS: readonly string[] = ["--no-code-cache"];
  * The image's environment for glibc's allocator: blocks of 128 KiB and more mapped on their own and
  * given back when freed. By default glibc raises that bound as it frees such blocks and then keeps
  * them in its heap: the start reads the operator's code as one large string (see bundle_body.ts),
- * and an idle operator held ~2 MiB more (docs/performance.md).
+ * and an operator held 3.4 MiB more 20 s after its start (docs/performance/memory.md, "The bundle
+ * outside Deno's module graph").
  */
 export const IMAGE_ENVIRONMENT: Readonly<Record<string, string>> = { MALLOC_MMAP_THRESHOLD_: "131072" };
 

@@ -5,7 +5,7 @@
  * Deno parses every module it loads in full to find its imports, and a container of the image starts
  * with an empty Deno cache: the bundle (~0.6 MB minified) was parsed as a module at every start,
  * which made the start's peak memory (~20 MiB above the idle operator's) and which glibc's allocator
- * kept (docs/performance.md, "The bundle outside Deno's module graph").
+ * kept (docs/performance/memory.md, "The bundle outside Deno's module graph").
  *
  * A function's body cannot hold module syntax, so the body gets what the syntax gave as its
  * parameters: `import.meta` is the entry module's; the namespaces of Node's built-in modules come

@@ -36,12 +36,12 @@ import { BundleBodyError, type ModuleSyntax } from "./bundle_syntax.ts";
  *
  * In a comment, the code is not scanned as a string literal at the start, and V8 compiles a slice
  * of the module's source without copying it, where the async function constructor builds a source of
- * its own around the body (a second copy of the code in V8's heap, docs/performance.md). The script
- * declares its function rather than holding it in parentheses, which V8 takes for a sign to compile
- * it at once. The comments' `*` + `/` pairs are written with a marker that no body holds, and
- * restored in the chunks that hold one (a copy, for those only). The built-in modules of the chunks
- * that the entry chunk imports statically are imported by the entry; the others, by the loader
- * before their chunk runs.
+ * its own around the body (a second copy of the code in V8's heap, docs/performance/memory.md, "The
+ * bundle in chunks, compiled from slices of the entry"). The script declares its function rather
+ * than holding it in parentheses, which V8 takes for a sign to compile it at once. The comments'
+ * `*` + `/` pairs are written with a marker that no body holds, and restored in the chunks that
+ * hold one (a copy, for those only). The built-in modules of the chunks that the entry chunk
+ * imports statically are imported by the entry; the others, by the loader before their chunk runs.
  *
  * @param texts The chunks' texts by their file names, as `deno bundle` wrote them into its folder.
  * @param syntaxes Their module syntax, by the same names (`moduleSyntaxes` of cli/bundle_syntax.ts).
@@ -80,7 +80,8 @@ export function chunksEntry(
   );
   return [
     "// Made by `kopf build`: the operator's chunks as async functions' bodies, each compiled when it is",
-    "// first loaded; as modules, Deno would parse them all in full at every start (docs/performance.md).",
+    "// first loaded; as modules, Deno would parse them all in full at every start",
+    `// (docs/performance/memory.md, "The bundle outside Deno's module graph").`,
     builtinImports(imported).trimEnd(),
     ...holders,
     `const kopf$chunks = [${chunks.join(", ")}];`,

@@ -8,7 +8,7 @@
  * key, tried from 2026-12-05 to spare the curve code's pages, does it on the main thread, before
  * the modules. Side by side on 2026-12-07 (bench/start_timeline.ts, eight rounds each), the watch
  * was sent 75 ms sooner with ECDSA than with HMAC, at the same CPU and 0.3 MiB more idle RSS
- * (docs/performance.md).
+ * (docs/performance/smaller-measurements.md, "The crypto set-up off the main thread again").
  *
  * @module
  */

@@ -3,7 +3,7 @@
  * long as the process runs, as one byte per character while every character is in Latin-1, and
  * as two bytes for the whole module once one is not: a single em dash in a comment doubles the
  * module's share of the heap. An idle operator measured 1.4 MiB less RSS with its sources in ASCII
- * (docs/performance.md, "Where the memory goes").
+ * (docs/performance/memory.md, "Sources in one byte per character").
  */
 
 import assert from "node:assert/strict";

@@ -292,7 +292,7 @@ export class ApiClient implements Disposable {
    * One attempt over the wire: a slot of the request cap (not for streams and urgent requests), the
    * transport of the credentials, the headers, the timeouts, `fetch`, and the text of the answer
    * (not of a stream's). One function, not one per part: each distinct function of every request
-   * costs at a LocalCluster's pace (docs/performance.md, "Fewer functions").
+   * costs at a LocalCluster's pace (docs/performance/cpu.md, "Fewer functions, a third pass").
    */
   async #fetch(
     item: VaultItem,

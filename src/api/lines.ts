@@ -84,7 +84,8 @@ export class LineReader implements Disposable {
       let chunk: ReadableStreamReadResult<Uint8Array>;
       try {
         // Into the own buffer where there is one (it comes back with the bytes read). Read here, not by
-        // a method of its own: one async call less per chunk (docs/performance.md).
+        // a method of its own: one async call less per chunk (docs/performance/cpu.md, "Fewer functions,
+        // a second pass").
         if (this.#reader instanceof ReadableStreamBYOBReader) {
           chunk = await this.#reader.read(new Uint8Array(this.#buffer!)) as ReadableStreamReadResult<Uint8Array>;
           // The buffer was transferred to the stream and comes back in the result's view (none if cancelled):

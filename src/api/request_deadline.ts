@@ -7,12 +7,13 @@
  * when it fires and arms itself again for what is left. It is not cleared when the last request
  * leaves: an operator that handles its objects one at a time would set and clear it for each of
  * them (a visible share of the main thread's CPU per object in `perf` at 250 objects/s:
- * docs/performance.md). Left armed, it serves the next requests, whose deadlines come later; it
- * fires at most once more with nothing to do, and does not keep the process alive.
+ * docs/performance/cpu.md, "JavaScript against the runtime's native work"). Left armed, it serves
+ * the next requests, whose deadlines come later; it fires at most once more with nothing to do,
+ * and does not keep the process alive.
  *
  * A deadline is a plain record and three functions rather than a class with a shared registry:
  * every request runs them, and each function a request runs costs at a LocalCluster's pace
- * (docs/performance.md, "Fewer functions on the common path").
+ * (docs/performance/cpu.md, "Fewer functions, a second pass").
  *
  * @module
  */

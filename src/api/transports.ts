@@ -88,7 +88,8 @@ export class Transports {
   /**
    * The transport's client, made on first use. Streams share it with requests: a watch's events and
    * the answers to the writes they cause then come over one HTTP/2 connection, often in one read
-   * (less CPU per object: see docs/performance.md).
+   * (less CPU per object: see docs/performance/cpu.md, "Fewer reads: the watch on the writes'
+   * connection").
    */
   async client(transport: Transport, credentials: Credentials): Promise<Deno.HttpClient> {
     const existing = transport.shared.http;

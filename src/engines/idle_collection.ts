@@ -14,9 +14,9 @@
  * Only work that grew the resident memory by `growth` MiB since the last collection is followed by
  * one (the start's always is): a collection costs 40-120 ms of CPU, and after an object or a few it
  * gives back under a MiB -- an operator whose objects come one at a time, seconds apart, spent ten
- * times the CPU per object with it after each (docs/performance.md, "Objects one at a time"). Such
- * an object's work is weighed when it ends, not at the end of a quiet period: its timer's wake-ups
- * cost more than the reading.
+ * times the CPU per object with it after each (docs/performance/memory.md, "Objects one at a time").
+ * Such an object's work is weighed when it ends, not at the end of a quiet period: its timer's
+ * wake-ups cost more than the reading.
  *
  * @module
  */
@@ -136,7 +136,8 @@ export class IdleCollection implements QueueActivity, Disposable {
    * A set of queues got work: a collection pending is put off until all of them are idle again.
    * Its timer is left to run out: objects that come one at a time make the queues busy and idle
    * for each of them, and a timer set and cleared each time was a visible share of the CPU per
-   * object at such a pace (docs/performance.md); at its end, the period sees the work and starts over.
+   * object at such a pace (docs/performance/cpu.md, "JavaScript against the runtime's native work");
+   * at its end, the period sees the work and starts over.
    */
   busy(): void {
     this.#busy++;
@@ -148,8 +149,8 @@ export class IdleCollection implements QueueActivity, Disposable {
    * the memory, read now, has grown too little, for work that came alone: the first a quiet period or more after the
    * last reading, and the few starts of work after it (an object's own echoes). Such an object then costs a reading
    * or two instead of a timer, whose wake-ups and callback cost more in a process gone cold between objects
-   * (docs/performance.md, "Without a timer per object"); a burst's work is timed as before, and weighed at the
-   * period's end.
+   * (docs/performance/memory.md, "Without a timer per object"); a burst's work is timed as before, and weighed at
+   * the period's end.
    */
   idle(): void {
     this.#busy--;

@@ -199,8 +199,8 @@ export class ObjectQueues<T> {
   /**
    * Processes a key's items until none is left, then gives its slot to the next waiting key. The
    * worker's end is kept here rather than in a callback on its promise: one function less per object
-   * (docs/performance.md). It always awaits its first item before it ends, so `#start` has set it as
-   * the key's worker by then.
+   * (docs/performance/cpu.md, "Fewer functions, a second pass"). It always awaits its first item
+   * before it ends, so `#start` has set it as the key's worker by then.
    */
   async #work(key: string): Promise<void> {
     const queue = this.#queues.get(key)!;

@@ -228,7 +228,8 @@ export function resourceContext(
     // Named one by one, not spread: a spread after the first member is a copy through V8's runtime per context.
     patch: extra.patch,
     logger: extra.logger,
-    // Cast here, not by `contextMemo()`: a call more in every handler's context (docs/performance.md).
+    // Cast here, not by `contextMemo()`: a call more in every handler's context
+    // (docs/performance/cpu.md, "Fewer functions, a second pass").
     memo: extra.memo as ContextMemo,
     resource: extra.resource,
     param: extra.param,

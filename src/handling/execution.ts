@@ -10,8 +10,9 @@
  * A success's progress record goes into the patch only if something will read it: a checkpoint
  * (before the next attempt), or the next cycle (when the cause is left unfinished). A cause
  * finished in one cycle has its records purged at its end, so storing them first was work for
- * nothing (1-2% of a creation's CPU at a LocalCluster's pace, docs/performance.md). The records' own
- * bookkeeping -- kept aside, stored, judged after a failure -- is in `handler_progress.ts`.
+ * nothing (1-2% of a creation's CPU at a LocalCluster's pace, docs/performance/cpu.md, "What the
+ * target would take, counted"). The records' own bookkeeping -- kept aside, stored, judged after a
+ * failure -- is in `handler_progress.ts`.
  *
  * @module
  */
@@ -299,7 +300,7 @@ async function call(t: Tracked, run: CauseRun, level: Level, plan: AttemptPlan):
   let ended = false;
   const { patch, logger, memo, indices, resource } = run;
   // The signal's getter added here, not by a helper: each function an object's path runs costs at a
-  // LocalCluster's pace (docs/performance.md, "Fewer functions on the common path").
+  // LocalCluster's pace (docs/performance/cpu.md, "Fewer functions, a second pass").
   const context = Object.defineProperty(
     {
       ...resourceContext(run.body, { patch, logger, memo, indices, resource, param: options.param }),

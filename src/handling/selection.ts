@@ -72,7 +72,8 @@ export function anyTakesUpdates(handlers: readonly ChangeHandler[]): boolean {
  * change requirements): objects that none concerns get no state, no finalizer, no log lines.
  */
 export function anyPrematches(handlers: readonly ChangeHandler[], match: ChangeMatch): boolean {
-  // Loops, not `some()` with a callback, here and below: every cycle asks (docs/performance.md).
+  // Loops, not `some()` with a callback, here and below: every cycle asks (docs/performance/cpu.md,
+  // "Fewer functions, a second pass").
   for (const handler of handlers) {
     if (unfiltered(handler.options) || prematchesFilters(handler.options, modeOf(handler), input(match))) return true;
   }

@@ -64,7 +64,7 @@ const EXECUTE_OPTION_NAMES: readonly string[] = ["fns", "handlers", "lifecycle"]
  * Every change handler's attempt makes one, and nearly none uses it: its fields are declared and set
  * in the constructor, none initialised in the class body nor `#private` (V8 runs field initialisers
  * as a function of their own at every construction), and what ends it is two fields, not two calls
- * (docs/performance.md, "Fewer functions").
+ * (docs/performance/cpu.md, "Fewer functions, a third pass").
  */
 export class SubhandlingScope {
   /** Registers a sub-handler (the implementation of `ctx.subhandler` and `kopf.subhandler`). */

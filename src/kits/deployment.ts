@@ -47,8 +47,9 @@ export const DENO_UID = 1993;
 
 /**
  * The Deployment. Memory: an idle operator takes about 63 MiB and one with 1,000 timed objects
- * up to 120 MiB with the image's V8 flags (docs/performance.md), so it requests 128 MiB
- * and is limited to 256 MiB; CPU is requested, not limited, so that bursts are not throttled.
+ * up to 120 MiB with the image's V8 flags (docs/performance/cpu.md, "A young generation of 8 MiB,
+ * not 2"), so it requests 128 MiB and is limited to 256 MiB; CPU is requested, not limited, so
+ * that bursts are not throttled.
  *
  * @param options What to run and where.
  */

@@ -104,8 +104,8 @@ const OBJECTS_CATEGORY: readonly string[] = ["kopf", "objects"];
  * which has no filters, implicit contexts or category prefixes. LogTape's dispatch runs some 25
  * functions per record: one created object's cycles run 158 distinct functions this way, 194 through
  * it. At a LocalCluster's pace, where a cycle costs the code it runs from cold caches, the lean preset
- * spent 6-10% less CPU per object on the scripted server in paired rounds (docs/performance.md, "the
- * log lines without LogTape's dispatch").
+ * spent 6-10% less CPU per object on the scripted server in paired rounds (docs/performance/cpu.md,
+ * "The log lines without LogTape's dispatch").
  *
  * @returns `false` when the program has configured LogTape itself: the caller logs through LogTape then.
  */
@@ -177,7 +177,7 @@ async function applyLogging(options: LoggingOptions): Promise<void> {
   const prefix = options.prefix ?? format !== "json";
   const write = options.write;
   // The process's stderr found once, not at every line: each function a line runs costs at a
-  // LocalCluster's pace (docs/performance.md, "Fewer functions on the common path").
+  // LocalCluster's pace (docs/performance/cpu.md, "Fewer functions, a second pass").
   const lines = write === undefined ? stderrLines() : undefined;
   const posting = options.postingSink;
   const lowest = options.level ?? "info";

@@ -6,7 +6,7 @@
  * symbol, which LogTape's own stream sink sets on itself (the function that sets it is not
  * exported). For a sink that formats the record at once, the copy is pure cost (with the messages as
  * templates, handler_logger.ts, 4% of the operator's CPU per object at 250 objects/s:
- * docs/performance.md, "Log lines without copies").
+ * docs/performance/cpu.md, "Log lines without copies").
  *
  * @module
  */

@@ -49,7 +49,8 @@ export class Patch {
   /** An empty patch, its stanzas ready to be written into. */
   constructor() {
     // Set here, not initialised in the class body: V8 runs field initialisers as a function of their
-    // own at every construction, and every cycle makes a patch (docs/performance.md, "Fewer functions").
+    // own at every construction, and every cycle makes a patch (docs/performance/cpu.md, "Fewer
+    // functions, a third pass").
     this.metadata = { labels: {}, annotations: {} };
     this.spec = {};
     this.status = {};
@@ -61,7 +62,8 @@ export class Patch {
     // Without rendering (a deep copy): asked before every handler attempt. What the rendering
     // keeps is exactly a defined value directly in one of the stanzas (an empty object inside counts).
     // One loop over the six mappings, not a helper per mapping: this runs for every object, and
-    // each distinct function on its path costs at a cluster's pace (docs/performance.md).
+    // each distinct function on its path costs at a cluster's pace (docs/performance/cpu.md, "Fewer
+    // functions, a third pass").
     const { metadata } = this;
     const mappings = [this.other, metadata, metadata.labels, metadata.annotations, this.spec, this.status];
     for (let index = 0; index < mappings.length; index++) {

@@ -179,7 +179,7 @@ export function recordHandlerRun(
   seconds: number,
 ): void {
   // Into the series' states, not through `inc()` and `observe()`: a call less per count, on every
-  // object's path (docs/performance.md, "Fewer functions").
+  // object's path (docs/performance/cpu.md, "Fewer functions, a fourth pass").
   kopfMetrics.handlerRuns.seriesOf([handler, resource, cause, outcome]).value++;
   kopfMetrics.handlerDuration.seriesOf([handler, resource]).observe(seconds);
   if (retry > 0) kopfMetrics.handlerRetries.inc([handler, resource]);

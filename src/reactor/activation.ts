@@ -49,7 +49,8 @@ export interface ActivationOptions {
    * This operator's identity in the Lease, and in peering records without leader election (with
    * it, the leader's records are the Lease's: {@linkcode leasePeeringIdentity}). Asked for only
    * when one of them starts: a standalone operator never makes it (the default one reads the clock,
-   * random numbers and the host's name, whose code costs an idle operator ~0.7 MiB: docs/performance.md).
+   * random numbers and the host's name, whose code costs an idle operator ~0.7 MiB:
+   * docs/performance/memory.md, "What brought the binary's pages in").
    */
   identity: () => string;
   /** The streams to pause and resume. */

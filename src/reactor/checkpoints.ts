@@ -32,7 +32,7 @@ export interface CheckpointDeps {
  *
  * Its fields are declared and set in the constructor, not initialised in the class body nor
  * `#private`: V8 runs a class's field initialisers as a function of their own at every construction,
- * and every cycle with handlers makes one (docs/performance.md, "Fewer functions").
+ * and every cycle with handlers makes one (docs/performance/cpu.md, "Fewer functions, a third pass").
  */
 export class CycleCheckpoints implements Checkpoint {
   /** The object as the last checkpoint written left it, if any was written. */
@@ -45,7 +45,8 @@ export class CycleCheckpoints implements Checkpoint {
   /**
    * The checkpoint for the handlers of the cycle (this object, whose `at` and `send` serve it: not a
    * literal with an accessor made per cycle); `undefined` when disabled. A field, not a getter: read
-   * by every cycle with handlers, where each function run costs (docs/performance.md).
+   * by every cycle with handlers, where each function run costs (docs/performance/cpu.md, "Fewer
+   * functions, a second pass").
    */
   declare readonly checkpoint: Checkpoint | undefined;
   declare private readonly body: KubernetesObject;

@@ -121,7 +121,7 @@ export interface CycleState {
  *
  * Its fields are declared and set in the constructor, none initialised in the class body and none
  * `#private`: V8 runs a class's field initialisers as a function of their own at every construction,
- * and every cycle makes one (docs/performance.md, "Fewer functions").
+ * and every cycle makes one (docs/performance/cpu.md, "Fewer functions, a third pass").
  */
 export class Cycle {
   /** The piece of work the cycle handles. */
@@ -134,7 +134,8 @@ export class Cycle {
   declare readonly body: KubernetesObject;
   /**
    * The fields outside the essence that change handlers filter on (e.g. `status.phase`): kept in the
-   * diff-base. A field, not a getter: read twice by nearly every cycle (docs/performance.md).
+   * diff-base. A field, not a getter: read twice by nearly every cycle (docs/performance/cpu.md,
+   * "Fewer functions, a second pass").
    */
   declare readonly extraFields: readonly string[][];
   /** Everything the cycle writes besides the finalizer, sent once at its end. */
@@ -231,7 +232,8 @@ export class Cycle {
     const { progressStorage, diffbaseStorage } = deps.settings.persistence;
     const salt = body.metadata.uid ?? "";
     // `essence()` and the masking written out, each asked only where it has work: once per cycle of
-    // every object, where each distinct function costs (docs/performance.md, "Fewer functions").
+    // every object, where each distinct function costs (docs/performance/cpu.md, "Fewer functions, a
+    // third pass").
     const essence = progressStorage.clear(diffbaseStorage.build(body, this.extraFields));
     const sensitive = deps.sensitive.length > 0;
     const now = sensitive ? maskSensitive(essence, deps.sensitive, salt) : essence;

@@ -19,7 +19,7 @@
  * an event only into one waiting behind the key's first item, and the first counts as in progress
  * while its worker waits for its turn). A cycle of the first echo, superseded, decided nothing but
  * forgot the echoes, and the second then took a full cycle: up to three cycles per object where
- * one does (docs/performance.md).
+ * one does (docs/performance/cpu.md, "Two echoes, one behind the other").
  *
  * @module
  */
@@ -88,7 +88,8 @@ export function takeOwnEcho(work: ObjectWork, memory: ObjectMemory): boolean {
     memory.ownEchoes = undefined;
     return false;
   }
-  // A loop, not `filter()` with a callback: this runs for nearly every object (docs/performance.md).
+  // A loop, not `filter()` with a callback: this runs for nearly every object (docs/performance/cpu.md,
+  // "Fewer functions, a second pass").
   const left: string[] = [];
   for (const v of echoes) if (v !== version && !work.replaced?.includes(v)) left.push(v);
   memory.ownEchoes = left;

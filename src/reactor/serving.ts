@@ -127,7 +127,8 @@ class ResourceStream implements StreamHandle {
     this.#throttle = new ErrorThrottle(settings.batching);
     this.#wakeups = new Wakeups((uid, object) => this.#queues.push(uid, { kind: "wakeup", object }));
     this.#queues = new ObjectQueues<ObjectWork>(
-      // Bound, not wrapped in an arrow: one function less on every object's path (docs/performance.md).
+      // Bound, not wrapped in an arrow: one function less on every object's path
+      // (docs/performance/cpu.md, "Fewer functions, a second pass").
       this.#process.bind(this),
       (uid, error) => logger.error("Processing of {uid} failed: {error}", { uid, error }),
       {

@@ -49,7 +49,8 @@ export function buildEssence(body: KubernetesObject | JsonObject, options: Essen
     if (value !== undefined) essence[key] = cloneJson(value);
   }
   // Copied as `cherrypick()` copies fields (present and defined: deep copies under a new `metadata`),
-  // written out: the path's helpers are a few calls more per object (docs/performance.md).
+  // written out: the path's helpers are a few calls more per object (docs/performance/cpu.md, "Fewer
+  // functions, a second pass").
   const meta = source.metadata;
   if (meta !== null && typeof meta === "object" && !Array.isArray(meta)) {
     for (const key of ESSENTIAL_METADATA) {
@@ -114,7 +115,8 @@ export function removeAnnotations(essence: JsonObject, keys: Iterable<string>): 
  */
 export function removeEmptyStanzas(essence: JsonObject): void {
   // The members tested inline, not by a helper: this runs for every object, often twice, and each
-  // distinct function on that path costs at a cluster's pace (docs/performance.md).
+  // distinct function on that path costs at a cluster's pace (docs/performance/cpu.md, "Fewer functions,
+  // a third pass").
   const metadata = essence.metadata;
   if (metadata !== null && typeof metadata === "object" && !Array.isArray(metadata)) {
     if (Object.hasOwn(metadata, "annotations") && isFalsy(metadata.annotations)) delete metadata.annotations;

@@ -32,7 +32,7 @@ export function isMapping(value: unknown): value is Mapping {
 
 // The helpers below test for a mapping inline rather than by calling `isMapping()`: they run for
 // several fields of every handled object, and each distinct function on that path costs at a
-// cluster's pace (docs/performance.md, "Fewer functions").
+// cluster's pace (docs/performance/cpu.md, "Fewer functions, a third pass").
 
 /**
  * The value at a path, or `undefined` if any key is absent or any parent is not a mapping.

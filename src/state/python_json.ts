@@ -44,7 +44,7 @@ export function dumpPythonJson(value: LooseJsonValue): string {
   if (Array.isArray(value)) return `[${value.map((item) => dumpPythonJson(item)).join(",")}]`;
   // Appended, not joined from a list of parts, and the keys' tests inline, not by helpers: every
   // progress record and diff-base is written so, and each distinct function on that path costs at a
-  // cluster's pace (docs/performance.md).
+  // cluster's pace (docs/performance/cpu.md, "Fewer functions, a third pass").
   const object = value as { readonly [key: string]: LooseJsonValue };
   let keys = Object.keys(object);
   for (let index = 0; index < keys.length; index++) {

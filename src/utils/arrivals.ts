@@ -4,9 +4,9 @@
  * round, kept until that promise settles, and each reaction keeps its race's promise with what it
  * settled with: a watch that stays quiet beside a listing of 100,000 objects, raced once per listed
  * object, kept all the objects listed until its next event (a restart's peak RSS 325 MiB against
- * 171: docs/performance.md, "One reaction per step"). Here each promise is followed once;
- * its outcome waits in an {@linkcode Arrival} until taken, and the loop waits at a
- * {@linkcode Doorbell} that any arrival rings.
+ * 171: docs/performance/scale.md, "One reaction per step, not a race per object"). Here each
+ * promise is followed once; its outcome waits in an {@linkcode Arrival} until taken, and the loop
+ * waits at a {@linkcode Doorbell} that any arrival rings.
  *
  * @module
  */

@@ -147,7 +147,8 @@ export class Slots implements Congestion {
       this.#taken--;
       // Nobody waits, for a slot or for a shorter queue: every request's release when the cap is not
       // reached. Asked here rather than in `#admit()`: a call per request costs at a LocalCluster's
-      // pace, where each function an object's path runs is fetched into cold caches (docs/performance.md).
+      // pace, where each function an object's path runs is fetched into cold caches
+      // (docs/performance/cpu.md, "Fewer functions, a second pass").
       if (this.#queued !== 0 || this.#shorter.size !== 0) this.#admit();
     };
   }
