@@ -61,7 +61,7 @@
  * @module
  */
 
-import { commandLine, usageError } from "./command_line.ts";
+import { readOptions } from "./compare_options.ts";
 import { join } from "node:path";
 import { LocalCluster } from "../testing.ts";
 import { exitOnSignals } from "./exit_on_signals.ts";
@@ -86,46 +86,12 @@ import { openWatches, untilWatching } from "./watch_open.ts";
 import { watchCacheOf } from "./apiserver_metrics.ts";
 import { roundOrder } from "./round_order.ts";
 
-const USAGE = "Usage: deno run -A bench/compare.ts [--rounds 3] [--objects 500,5000] [--memory 1000,10000] " +
-  "[--burst 500] [--bursts 1] [--posts 32] [--lifecycle 100] [--idle 30] [--restart-at 1000] " +
-  "[--only ours,lean,kopf,raw,raw2,cr] [--kopf-version 1.45.2] [--logs DIR] [--before DIR] [--private-binary]\n" +
-  "(what each measures: the description at the top of bench/compare.ts)";
-
-const OPTIONS = {
-  rounds: { type: "string", default: "3" },
-  objects: { type: "string", default: "500,5000" },
-  memory: { type: "string", default: "1000,10000" },
-  burst: { type: "string", default: "500" },
-  bursts: { type: "string", default: "1" },
-  posts: { type: "string", default: "32" },
-  lifecycle: { type: "string", default: "100" },
-  idle: { type: "string", default: "30" },
-  "restart-at": { type: "string", default: "1000" },
-  only: { type: "string", default: "ours,lean,kopf,raw,raw2,cr" },
-  "kopf-version": { type: "string", default: "1.45.2" },
-  logs: { type: "string" },
-  before: { type: "string" },
-  "private-binary": { type: "boolean", default: false },
-} as const;
-
-const { values } = commandLine({ options: OPTIONS }, USAGE);
-const numbers = (text: string) => text.split(",").filter(Boolean).map(Number);
-const rounds = Number(values.rounds);
-const throughputSizes = numbers(values.objects);
-const memorySizes = numbers(values.memory);
-const preCreated = [...new Set([...throughputSizes, ...memorySizes])].sort((a, b) => a - b);
-const burst = Number(values.burst);
-const bursts = Number(values.bursts);
-if (!(Number.isInteger(bursts) && bursts >= 1)) {
-  usageError(`--bursts takes a count, 1 or more; got ${values.bursts}.`);
-}
-const lifecycle = Number(values.lifecycle);
-const idleSeconds = Number(values.idle);
-const restartAt = Number(values["restart-at"]);
-const logs = values.logs ?? await Deno.makeTempDir({ prefix: "kopf-compare-" });
+const options = readOptions();
+const { rounds, preCreated, burst, bursts, lifecycle, idleSeconds, restartAt } = options;
+const logs = options.logs ?? await Deno.makeTempDir({ prefix: "kopf-compare-" });
 await Deno.mkdir(logs, { recursive: true });
-if (values["private-binary"]) await usePrivateBinary(logs);
-const PARALLEL_POSTS = Number(values.posts);
+if (options.privateBinary) await usePrivateBinary(logs);
+const PARALLEL_POSTS = options.posts;
 const SETTLE_MS = 10_000;
 /** Objects created, changed and deleted before the first round (3 events each): `warmWatchCache()`. */
 const WARM_UP_OBJECTS = 1000;
@@ -135,34 +101,9 @@ const WARM_UP_OBJECTS = 1000;
  */
 const API_SERVER_OWN_LIST = "LIST services";
 
-const known: readonly ContestantName[] = [
-  "ours",
-  "lean",
-  "bundle",
-  "kopf",
-  "raw",
-  "raw2",
-  "floor",
-  "cr",
-  "rs",
-  "before",
-];
-let names = values.only.split(",") as ContestantName[];
-const unknown = names.filter((name) => !known.includes(name));
-if (unknown.length) {
-  usageError(`Unknown contestants in --only: ${unknown.join(", ")}; known: ${known.join(", ")}.`);
-}
-if (names.includes("floor") && lifecycle > 0) {
-  usageError("The floor contestant handles creations only: give --lifecycle 0 with it.");
-}
-if (names.includes("before") !== (values.before !== undefined)) {
-  usageError("The `before` contestant and --before go together: --before DIR --only before,ours,… .");
-}
-checkPrerequisites(names);
+checkPrerequisites(options.names);
 const root = new URL("..", import.meta.url);
-const peers = await preparePeers(names, values["kopf-version"], root);
-names = peers.names;
-const { python, controllerRuntime, kubeRs } = peers;
+const { names, python, controllerRuntime, kubeRs } = await preparePeers(options.names, options.kopfVersion, root);
 
 exitOnSignals();
 await using cluster = await LocalCluster.start();
@@ -171,7 +112,7 @@ const caFile = join(logs, "ca.pem");
 await Deno.writeTextFile(caFile, cluster.caCert);
 const controlPlane = await controlPlanePids(cluster);
 
-const all = contestants({ cluster, caFile, python, root, before: values.before, controllerRuntime, kubeRs });
+const all = contestants({ cluster, caFile, python, root, before: options.before, controllerRuntime, kubeRs });
 const chosen = names.map((name) => all[name]);
 const results = new Results(names);
 console.error(`Logs of every process: ${logs}`);
@@ -200,7 +141,7 @@ for (let round = 1; round <= rounds; round++) {
     }
   }
 }
-results.print({ throughputSizes, memorySizes, burst, bursts, lifecycle, idleSeconds, restartAt, rounds });
+results.print(options);
 
 function log(): string {
   return join(logs, `${String(++serial).padStart(3, "0")}.log`);

@@ -6,14 +6,18 @@
  * for the lean preset's work on creations (`floor`, bench/fixtures/lean_floor.ts), a controller-runtime
  * reconciler (`cr`) and a kube-rs controller (`rs`), each serving one namespace (or, but for the raw
  * clients, several or all of them; kube-rs one or all) with the fixture of a mode, output to a log file.
+ * What the environment changes in the Deno contestants' starts (profilers, V8 flags, the bundle's settings) is read by
+ * bench/contestant_flags.ts.
  *
  * @module
  */
 
 import { existsSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { IMAGE_DENO_FLAGS, IMAGE_ENVIRONMENT, OPERATOR_PERMISSIONS, OPERATOR_V8_FLAGS } from "../cli/build.ts";
+import { IMAGE_ENVIRONMENT, OPERATOR_PERMISSIONS } from "../cli/build.ts";
+import { type ContestantFlags, contestantFlags } from "./contestant_flags.ts";
+import { bundleOf, emptyFolder } from "./fixture_bundle.ts";
 import type { LocalCluster } from "../testing.ts";
 
 /** Who is compared. */
@@ -85,231 +89,168 @@ export interface Setup {
 /** The contestants by name. */
 export function contestants(setup: Setup): Record<ContestantName, Contestant> {
   const root = fileURLToPath(setup.root);
-  const fixture = (mode: Mode, extension: string) => `bench/fixtures/compare_${mode}.${extension}`;
-  const kubeconfig = { KUBECONFIG: setup.cluster.kubeconfig };
-  // As the image of `kopf init` runs Deno: without its look-up of a newer release at the start.
-  const quietDeno = { DENO_NO_UPDATE_CHECK: "1" };
-  const denoFlags = setup.denoFlags ?? [];
-  // With `KOPF_BENCH_CPU_PROF=DIR`, every Deno contestant writes a V8 CPU profile into DIR/<name>
-  // when it stops (bench/cpu_profile.ts sums them by function); `KOPF_BENCH_CPU_PROF_INTERVAL` sets its
-  // sampling interval in microseconds (V8's default, 1,000, gives a sample per object or so at 1 ms per object).
-  const profiles = Deno.env.get("KOPF_BENCH_CPU_PROF");
-  const profileInterval = Deno.env.get("KOPF_BENCH_CPU_PROF_INTERVAL");
-  // With `KOPF_BENCH_COVERAGE=DIR`, V8's precise coverage into DIR/<name> (bench/path_census.ts counts the path).
-  const coverage = Deno.env.get("KOPF_BENCH_COVERAGE");
-  const profiling = (name: string) => [
-    ...(profiles ? ["--cpu-prof", `--cpu-prof-dir=${join(profiles, name)}`] : []),
-    ...(profiles && profileInterval ? [`--cpu-prof-interval=${profileInterval}`] : []),
-    ...(coverage ? [`--coverage=${join(coverage, name)}`] : []),
-  ];
-  // With `KOPF_BENCH_CALLGRIND=DIR`, every Deno contestant runs under Valgrind's callgrind into DIR/<name>.<pid>,
-  // counting nothing until told (`callgrind_control -i on`), with its model of the caches and the branch predictor:
-  // bench/operator_path.ts's `--instructions`.
-  const callgrind = Deno.env.get("KOPF_BENCH_CALLGRIND");
   const deno = contestantDeno();
-  const denoCommand = (name: string, args: string[]): [string, string[]] =>
-    callgrind
-      ? ["valgrind", [
-        "--tool=callgrind",
-        "--instr-atstart=no",
-        "--cache-sim=yes",
-        "--branch-sim=yes",
-        // A file per thread: the main thread's share apart from V8's compilers and collector.
-        "--separate-threads=yes",
-        `--callgrind-out-file=${join(callgrind, name)}.%p`,
-        // V8 writes and rewrites its machine code in memory: Valgrind must notice it.
-        "--smc-check=all-non-file",
-        deno,
-        ...args,
-      ]]
-      : [deno, args];
-  // With `KOPF_BENCH_HEAP_PROF=DIR`, allocation profiles into DIR/<name> (bench/fixtures/allocation_probe.ts).
-  const allocations = Deno.env.get("KOPF_BENCH_HEAP_PROF");
-  const probe = allocations ? [`--preload=${join(root, "bench/fixtures/allocation_probe.ts")}`] : [];
-  const probed = (name: string): Record<string, string> =>
-    allocations ? { KOPF_BENCH_HEAP_PROF: join(allocations, name) } : {};
-  // With `KOPF_BENCH_BEFORE_ENV` (a JSON object), more environment for `before`: with `--before .`, one
-  // checkout against itself with another setting (e.g. `{"KOPF_BENCH_CONCURRENT_REQUESTS":"none"}`).
-  const beforeEnv = environmentOf("KOPF_BENCH_BEFORE_ENV");
-  // The bundle starts as a new container of the image does: with an empty DENO_DIR and the image's environment.
-  // `KOPF_BENCH_BUNDLE_DENO_DIR` names the DENO_DIR instead: the machine's cache (`~/.cache/deno`, as later starts
-  // on one host) or a path that cannot be written (`/dev/null/none`); `KOPF_BENCH_BUNDLE_MALLOC=jemalloc` preloads
-  // jemalloc (what the image did while it ran the bundle as a module).
-  const bundleDenoDir = (): Record<string, string> => ({
-    DENO_DIR: Deno.env.get("KOPF_BENCH_BUNDLE_DENO_DIR") ?? emptyFolder("kopf-bench-deno-dir-"),
-  });
-  // The image's flags (no code cache); `KOPF_BENCH_BUNDLE_CODE_CACHE=true` leaves them out, to see what they save.
-  const bundleDenoFlags = (): readonly string[] =>
-    Deno.env.get("KOPF_BENCH_BUNDLE_CODE_CACHE") === "true" ? [] : IMAGE_DENO_FLAGS;
-  // `KOPF_BENCH_BUNDLE_STORAGE=lean`: the bundle with the lean storage preset (the fixture's `KOPF_BENCH_STORAGE`), to
-  // see lean as its image runs it.
-  const bundleStorage = Deno.env.get("KOPF_BENCH_BUNDLE_STORAGE") ?? "default";
-  const bundleMalloc = (): Record<string, string> =>
-    Deno.env.get("KOPF_BENCH_BUNDLE_MALLOC") === "jemalloc" ? { LD_PRELOAD: jemalloc() } : { ...IMAGE_ENVIRONMENT };
-  // V8 flags that every Deno contestant gets besides its own. With `KOPF_BENCH_PERF_MAP` set, it names its
-  // JavaScript frames for `perf` (V8's map in /tmp/perf-PID.map, interpreted frames on the native stack):
-  // bench/operator_path.ts's `--perf` sets it. With `KOPF_BENCH_TRACE_OPT` set, V8 reports each optimising
-  // compilation on stdout, into the contestant's log: bench/operator_path.ts's `--compilations` counts them.
-  const addedV8 = [
-    ...(Deno.env.has("KOPF_BENCH_PERF_MAP") ? ["--perf-basic-prof", "--interpreted-frames-native-stack"] : []),
-    // Under callgrind, the map alone (the interpreter's frames stay as they are): bench/callgrind_origins.ts.
-    ...(Deno.env.has("KOPF_BENCH_CALLGRIND") && !Deno.env.has("KOPF_BENCH_PERF_MAP") ? ["--perf-basic-prof"] : []),
-    ...(Deno.env.has("KOPF_BENCH_TRACE_OPT") ? ["--trace-opt"] : []),
-  ].map((flag) => `,${flag}`).join("");
-  // `KOPF_BENCH_V8_FLAGS` replaces production's V8 flags, e.g. to see what the small young generation costs.
-  const v8Flags =
-    (Deno.env.has("KOPF_BENCH_V8_FLAGS") ? `--v8-flags=${Deno.env.get("KOPF_BENCH_V8_FLAGS")}` : OPERATOR_V8_FLAGS) +
-    addedV8;
-  // `KOPF_BENCH_BEFORE_V8_FLAGS` gives `before` flags of its own (with `--before .`, one checkout against itself with
-  // other flags): `DENO_V8_FLAGS` in its environment would not do, the `--v8-flags` argument wins over it.
-  const beforeV8Flags = Deno.env.has("KOPF_BENCH_BEFORE_V8_FLAGS")
-    ? `--v8-flags=${Deno.env.get("KOPF_BENCH_BEFORE_V8_FLAGS")}${addedV8}`
-    : v8Flags;
-  const served = (served: Served) =>
-    served === null ? ["--all-namespaces"] : ["-n", typeof served === "string" ? served : served.pattern];
-  // An earlier checkout runs this checkout's fixture with its own import map: `@kopf/kopf` is its own.
-  const ours = (name: "ours" | "lean" | "before", checkout = root): Contestant => ({
+  const context: Context = { setup, root, deno, flags: contestantFlags(root, deno) };
+  const contestant = (name: ContestantName, start: StartOf): Contestant => ({
     name,
-    start: (mode, namespace, log) =>
-      spawn(
-        log,
-        checkout,
-        ...denoCommand(name, [
-          "run",
-          "-A",
-          ...denoFlags,
-          name === "before" ? beforeV8Flags : v8Flags,
-          ...profiling(name),
-          ...probe,
-          `--config=${join(checkout, "deno.json")}`,
-          "cli/main.ts",
-          "run",
-          "--standalone",
-          ...served(namespace),
-          join(root, fixture(mode, "ts")),
-        ]),
-        {
-          ...kubeconfig,
-          ...quietDeno,
-          ...probed(name),
-          KOPF_BENCH_STORAGE: name === "lean" ? "lean" : "default",
-          ...(name === "before" ? beforeEnv : {}),
-        },
-      ),
+    start: (mode, served, log) => start(context, mode, served, log),
   });
   return {
-    ours: ours("ours"),
-    lean: ours("lean"),
-    bundle: {
-      name: "bundle",
-      // The image of `kopf init`: the bundle alone, no configuration file, no node_modules beside it.
-      start: (mode, namespace, log) => {
-        const bundle = bundleOf(root, fixture(mode, "ts"));
-        return spawn(log, dirname(bundle), deno, [
-          "run",
-          // The image's permissions (without FFI, so no trim of the C heap), and writing for the bench's probes.
-          ...OPERATOR_PERMISSIONS,
-          "--allow-write",
-          "--no-config",
-          ...bundleDenoFlags(),
-          ...denoFlags,
-          v8Flags,
-          ...profiling("bundle"),
-          ...probe,
-          bundle,
-          "run",
-          "--standalone",
-          ...served(namespace),
-        ], {
-          ...kubeconfig,
-          ...quietDeno,
-          ...probed("bundle"),
-          KOPF_BENCH_STORAGE: bundleStorage,
-          ...bundleDenoDir(),
-          ...bundleMalloc(),
-        });
-      },
-    },
-    before: ours("before", setup.before ?? root),
-    kopf: {
-      name: "kopf",
-      start: (mode, namespace, log) => {
-        if (!setup.python) throw new Error("Python Kopf is not installed.");
-        return spawn(log, root, setup.python, [
-          "-m",
-          "kopf",
-          "run",
-          "--standalone",
-          ...served(namespace),
-          fixture(mode, "py"),
-        ], { ...kubeconfig, PYTHONDONTWRITEBYTECODE: "1" });
-      },
-    },
-    raw: raw("raw"),
-    raw2: raw("raw2", "--diffbase"),
-    floor: raw("floor"),
-    cr: {
-      name: "cr",
-      start: (mode, namespace, log) => {
-        if (!setup.controllerRuntime) throw new Error("The controller-runtime contestant is not built.");
-        const namespaces = namespace === null
-          ? "--all-namespaces"
-          : typeof namespace === "string"
-          ? namespace
-          : namespace.names.join(",");
-        return spawn(log, root, setup.controllerRuntime, [mode, namespaces], kubeconfig);
-      },
-    },
-    rs: {
-      name: "rs",
-      start: (mode, namespace, log) => {
-        if (!setup.kubeRs) throw new Error("The kube-rs contestant is not built.");
-        if (namespace !== null && typeof namespace !== "string") {
-          throw new Error("The rs contestant serves one namespace or all of them (one Api per controller).");
-        }
-        return spawn(log, root, setup.kubeRs, [mode, namespace ?? "--all-namespaces"], kubeconfig);
-      },
-    },
+    ours: contestant("ours", cli("ours", root)),
+    lean: contestant("lean", cli("lean", root)),
+    bundle: contestant("bundle", startBundle),
+    before: contestant("before", cli("before", setup.before ?? root)),
+    kopf: contestant("kopf", startKopf),
+    raw: contestant("raw", plain("raw")),
+    raw2: contestant("raw2", plain("raw2", "--diffbase")),
+    floor: contestant("floor", plain("floor")),
+    cr: contestant("cr", startControllerRuntime),
+    rs: contestant("rs", startKubeRs),
   };
-
-  function raw(name: "raw" | "raw2" | "floor", ...flags: string[]): Contestant {
-    return {
-      name,
-      start: (mode, namespace, log) => {
-        if (typeof namespace !== "string") throw new Error(`The ${name} contestant serves one namespace; give it one.`);
-        return spawn(
-          log,
-          root,
-          ...denoCommand(name, [
-            "run",
-            "-A",
-            ...denoFlags,
-            ...(addedV8 ? [`--v8-flags=${addedV8.slice(1)}`] : []),
-            ...profiling(name),
-            ...probe,
-            name === "floor" ? "bench/fixtures/lean_floor.ts" : "bench/fixtures/raw_operator.ts",
-            mode,
-            ...flags,
-          ]),
-          {
-            RAW_SERVER: setup.cluster.server,
-            RAW_TOKEN: setup.cluster.token,
-            RAW_CA_FILE: setup.caFile,
-            RAW_NAMESPACE: namespace,
-            ...quietDeno,
-            ...probed(name),
-          },
-        );
-      },
-    };
-  }
 }
 
-/** A new empty folder, removed when the bench exits. */
-function emptyFolder(prefix: string): string {
-  const folder = Deno.makeTempDirSync({ prefix });
-  globalThis.addEventListener("unload", () => Deno.removeSync(folder, { recursive: true }));
-  return folder;
+/** What every contestant's start draws on. */
+interface Context {
+  readonly setup: Setup;
+  /** The repository's root, as a path. */
+  readonly root: string;
+  /** The Deno binary of the Deno contestants ({@linkcode contestantDeno}). */
+  readonly deno: string;
+  readonly flags: ContestantFlags;
+}
+
+/** How a contestant starts, given what they all draw on. */
+type StartOf = (context: Context, mode: Mode, served: Served, log: string) => Started;
+
+/** The fixture of a mode, in Python or TypeScript, from the repository's root. */
+function fixture(mode: Mode, extension: string): string {
+  return `bench/fixtures/compare_${mode}.${extension}`;
+}
+
+/** As the image of `kopf init` runs Deno: without its look-up of a newer release at the start. */
+const QUIET_DENO = { DENO_NO_UPDATE_CHECK: "1" };
+
+/** What our CLI and Kopf are told to serve. */
+function servedArguments(served: Served): string[] {
+  return served === null ? ["--all-namespaces"] : ["-n", typeof served === "string" ? served : served.pattern];
+}
+
+/**
+ * Our CLI, from this checkout or, as `before`, from another. An earlier checkout runs this checkout's fixture with its
+ * own import map: `@kopf/kopf` is its own.
+ */
+function cli(name: "ours" | "lean" | "before", checkout: string): StartOf {
+  return ({ setup, root, flags }, mode, served, log) =>
+    spawn(
+      log,
+      checkout,
+      ...flags.command(name, [
+        "run",
+        "-A",
+        ...setup.denoFlags ?? [],
+        name === "before" ? flags.beforeV8Flags : flags.v8Flags,
+        ...flags.profilers(name),
+        `--config=${join(checkout, "deno.json")}`,
+        "cli/main.ts",
+        "run",
+        "--standalone",
+        ...servedArguments(served),
+        join(root, fixture(mode, "ts")),
+      ]),
+      {
+        KUBECONFIG: setup.cluster.kubeconfig,
+        ...QUIET_DENO,
+        ...flags.probeEnvironment(name),
+        KOPF_BENCH_STORAGE: name === "lean" ? "lean" : "default",
+        ...(name === "before" ? flags.beforeEnvironment : {}),
+      },
+    );
+}
+
+/** The image of `kopf init`: the bundle alone, no configuration file, no node_modules beside it. */
+function startBundle({ setup, root, deno, flags }: Context, mode: Mode, served: Served, log: string): Started {
+  const bundle = bundleOf(root, fixture(mode, "ts"), flags.bundle.buildFlags);
+  return spawn(log, dirname(bundle), deno, [
+    "run",
+    // The image's permissions (without FFI, so no trim of the C heap), and writing for the bench's probes.
+    ...OPERATOR_PERMISSIONS,
+    "--allow-write",
+    "--no-config",
+    ...flags.bundle.denoFlags,
+    ...setup.denoFlags ?? [],
+    flags.v8Flags,
+    ...flags.profilers("bundle"),
+    bundle,
+    "run",
+    "--standalone",
+    ...servedArguments(served),
+  ], {
+    KUBECONFIG: setup.cluster.kubeconfig,
+    ...QUIET_DENO,
+    ...flags.probeEnvironment("bundle"),
+    KOPF_BENCH_STORAGE: flags.bundle.storage,
+    DENO_DIR: flags.bundle.denoDir ?? emptyFolder("kopf-bench-deno-dir-"),
+    ...(flags.bundle.jemalloc ? { LD_PRELOAD: jemalloc() } : { ...IMAGE_ENVIRONMENT }),
+  });
+}
+
+function startKopf({ setup, root }: Context, mode: Mode, served: Served, log: string): Started {
+  if (!setup.python) throw new Error("Python Kopf is not installed.");
+  return spawn(log, root, setup.python, [
+    "-m",
+    "kopf",
+    "run",
+    "--standalone",
+    ...servedArguments(served),
+    fixture(mode, "py"),
+  ], { KUBECONFIG: setup.cluster.kubeconfig, PYTHONDONTWRITEBYTECODE: "1" });
+}
+
+/** The raw clients (`raw2` with `--diffbase`) and the floor: one namespace each, no framework. */
+function plain(name: "raw" | "raw2" | "floor", ...more: string[]): StartOf {
+  return ({ setup, root, flags }, mode, served, log) => {
+    if (typeof served !== "string") throw new Error(`The ${name} contestant serves one namespace; give it one.`);
+    return spawn(
+      log,
+      root,
+      ...flags.command(name, [
+        "run",
+        "-A",
+        ...setup.denoFlags ?? [],
+        ...flags.addedV8Flags,
+        ...flags.profilers(name),
+        name === "floor" ? "bench/fixtures/lean_floor.ts" : "bench/fixtures/raw_operator.ts",
+        mode,
+        ...more,
+      ]),
+      {
+        RAW_SERVER: setup.cluster.server,
+        RAW_TOKEN: setup.cluster.token,
+        RAW_CA_FILE: setup.caFile,
+        RAW_NAMESPACE: served,
+        ...QUIET_DENO,
+        ...flags.probeEnvironment(name),
+      },
+    );
+  };
+}
+
+function startControllerRuntime({ setup, root }: Context, mode: Mode, served: Served, log: string): Started {
+  if (!setup.controllerRuntime) throw new Error("The controller-runtime contestant is not built.");
+  const namespaces = served === null
+    ? "--all-namespaces"
+    : typeof served === "string"
+    ? served
+    : served.names.join(",");
+  return spawn(log, root, setup.controllerRuntime, [mode, namespaces], { KUBECONFIG: setup.cluster.kubeconfig });
+}
+
+function startKubeRs({ setup, root }: Context, mode: Mode, served: Served, log: string): Started {
+  if (!setup.kubeRs) throw new Error("The kube-rs contestant is not built.");
+  if (served !== null && typeof served !== "string") {
+    throw new Error("The rs contestant serves one namespace or all of them (one Api per controller).");
+  }
+  return spawn(log, root, setup.kubeRs, [mode, served ?? "--all-namespaces"], { KUBECONFIG: setup.cluster.kubeconfig });
 }
 
 /**
@@ -336,50 +277,6 @@ export function jemalloc(): string {
     );
   }
   return name;
-}
-
-/** The `kopf build` bundles made so far, by fixture: one build per fixture and run of the bench. */
-const bundles = new Map<string, string>();
-
-/**
- * The `kopf build --minify` bundle of a fixture (as the project of `kopf init` builds its image;
- * with this checkout's CLI, into a temporary folder removed when the bench exits); synchronous,
- * since contestants start synchronously, and once.
- */
-function bundleOf(root: string, fixture: string): string {
-  const known = bundles.get(fixture);
-  if (known) return known;
-  const folder = emptyFolder("kopf-bench-bundle-");
-  const bundle = join(folder, basename(fixture).replace(/\.ts$/, ".js"));
-  // `KOPF_BENCH_BUNDLE_MINIFY=false`: the bundle as `kopf build` makes it without `--minify`, to see what that costs.
-  const minify = Deno.env.get("KOPF_BENCH_BUNDLE_MINIFY") === "false" ? [] : ["--minify"];
-  const { success, stderr } = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "cli/main.ts", "build", fixture, ...minify, "-o", bundle],
-    cwd: root,
-    stdout: "null",
-    stderr: "piped",
-  }).outputSync();
-  if (!success) throw new Error(`kopf build ${fixture} failed:\n${new TextDecoder().decode(stderr)}`);
-  bundles.set(fixture, bundle);
-  return bundle;
-}
-
-/** The environment variables given as a JSON object in the variable `name` (none if it is not set). */
-function environmentOf(name: string): Record<string, string> {
-  const text = Deno.env.get(name);
-  if (text === undefined) return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  const valid = parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) &&
-    Object.values(parsed).every((value) => typeof value === "string");
-  if (!valid) {
-    throw new Error(`${name} must be a JSON object of strings, e.g. '{"KOPF_RUN_QUIET":"true"}'; it is ${text}.`);
-  }
-  return parsed as Record<string, string>;
 }
 
 /**

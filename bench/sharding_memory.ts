@@ -85,8 +85,25 @@ const WARM_SHARDED = `warm (${WARM_OBJECTS} objects handled, then deleted), shar
 
 /** Runs the warm replicas, the two sharded groups and the unsharded replica; one row each. */
 export async function memory(bench: Bench, options: MemoryOptions, say: (text: string) => void): Promise<Table> {
-  const { objects, replicas } = options;
-  const variants: Variant[] = [
+  const outcomes = new Map<string, Outcome>();
+  for (const variant of variantsOf(options)) {
+    say(`memory: ${variant.label}: creating ${variant.objects} objects`);
+    const outcome = await run(bench, variant, options.settle);
+    outcomes.set(variant.label, outcome);
+    const heaps = outcome.heap.map(mib).join(" / ");
+    say(`memory: ${variant.label}: RSS ${outcome.rss.map(mib).join(" / ")} MiB, live heap ${heaps} MiB`);
+  }
+  return {
+    title: `Memory and bandwidth: ${options.objects} small objects, groups of ${options.replicas}`,
+    headers: HEADERS,
+    rows: rowsOf(outcomes),
+    notes: notesOf(options.settle),
+  };
+}
+
+/** The replicas part 2 runs, in order: each warm baseline before the replicas measured against it. */
+function variantsOf({ objects, replicas }: MemoryOptions): Variant[] {
+  return [
     { label: WARM, replicas: 1, objects: WARM_OBJECTS, forget: true, baseline: WARM },
     {
       label: WARM_SHARDED,
@@ -107,96 +124,112 @@ export async function memory(bench: Bench, options: MemoryOptions, say: (text: s
     },
     { label: "unsharded", replicas: 1, objects, baseline: WARM },
   ];
-  const outcomes = new Map<string, Outcome>();
-  for (const variant of variants) {
-    say(`memory: ${variant.label}: creating ${variant.objects} objects`);
-    const outcome = await run(bench, variant, options.settle);
-    outcomes.set(variant.label, outcome);
-    const heaps = outcome.heap.map(mib).join(" / ");
-    say(`memory: ${variant.label}: RSS ${outcome.rss.map(mib).join(" / ")} MiB, live heap ${heaps} MiB`);
-  }
-  const mean = (values: readonly number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+}
+
+const HEADERS = [
+  "replicas",
+  "server filters",
+  "objects handled (each)",
+  "results lost",
+  "idle collection, s after settled (each)",
+  "RSS MiB (each)",
+  "above warm MiB (mean)",
+  "above warm vs unsharded",
+  "anonymous MiB (each)",
+  "anonymous above warm vs unsharded",
+  "live heap MiB (each)",
+  "live above warm vs unsharded",
+  "of which code MiB (each)",
+  "live data above warm vs unsharded",
+  "RSS once its objects were deleted MiB (each)",
+  "held for the objects MiB (mean)",
+  "held vs unsharded",
+  "lists+watches received MiB (each)",
+  "vs unsharded",
+  "all received MiB (each)",
+];
+
+/** A row per replica run, its figures above its warm baseline also as a share of the unsharded replica's. */
+function rowsOf(outcomes: ReadonlyMap<string, Outcome>): string[][] {
   const unsharded = outcomes.get("unsharded")!;
-  const unshardedAbove = mean(unsharded.rss) - mean(outcomes.get(WARM)!.rss);
-  const unshardedAnonymous = mean(unsharded.anonymous) - mean(outcomes.get(WARM)!.anonymous);
-  const unshardedLive = mean(unsharded.heap) - mean(outcomes.get(WARM)!.heap);
-  /** The live heap without the compiled code: what the replica holds as data. */
-  const data = (outcome: Outcome) => mean(outcome.heap) - mean(outcome.code);
-  const unshardedData = data(unsharded) - data(outcomes.get(WARM)!);
-  /** What deleting its objects gave back: the memory the replica held for them. */
-  const held = (outcome: Outcome) => outcome.forgotten && mean(outcome.rss) - mean(outcome.forgotten);
+  const unshardedAbove = aboveWarm(unsharded, outcomes);
   const unshardedHeld = held(unsharded)!;
+  const share = (value: number, of: number) => `${(value / of * 100).toFixed(0)}%`;
+  return [...outcomes.values()].map((outcome) => {
+    const above = aboveWarm(outcome, outcomes);
+    const baseline = outcome.variant.baseline === outcome.variant.label;
+    return [
+      `${outcome.variant.label} ×${outcome.variant.replicas}`,
+      outcome.serverSide,
+      outcome.shares,
+      String(outcome.resultsLost),
+      outcome.collected.map((seconds) => seconds === undefined ? "none" : seconds.toFixed(1)).join(" / "),
+      outcome.rss.map(mib).join(" / "),
+      baseline ? "–" : mib(above.rss),
+      baseline ? "–" : share(above.rss, unshardedAbove.rss),
+      outcome.anonymous.map(mib).join(" / "),
+      baseline ? "–" : share(above.anonymous, unshardedAbove.anonymous),
+      outcome.heap.map(mib).join(" / "),
+      baseline ? "–" : share(above.live, unshardedAbove.live),
+      outcome.code.map(mib).join(" / "),
+      baseline ? "–" : share(above.data, unshardedAbove.data),
+      outcome.forgotten?.map(mib).join(" / ") ?? "–",
+      outcome.forgotten ? mib(held(outcome)!) : "–",
+      outcome.forgotten ? share(held(outcome)!, unshardedHeld) : "–",
+      outcome.received.map((bytes) => mib(streamed(bytes))).join(" / "),
+      share(mean(outcome.received.map(streamed)), mean(unsharded.received.map(streamed))),
+      outcome.received.map((bytes) => mib(streamed(bytes) + bytes.other)).join(" / "),
+    ];
+  });
+}
+
+/** What the table's figures mean, printed under it. */
+function notesOf(settle: number): string[] {
+  return [
+    `RSS: the median of ${settle} samples (one a second), begun once every object was handled and its ` +
+    "result written (the warm replicas: their objects then deleted) and the replica had run its idle collection " +
+    `after that (idle collection: how long after; none: not within ${COLLECTION_WAIT} s, sampled then). ` +
+    "Above warm: the mean RSS minus that of the warm replica of the same kind. Anonymous: the RSS that " +
+    "no file backs (without the pages of the deno binary's code that the replica has run). Live heap: V8's heap in use right after a full collection (a preloaded " +
+    "probe, bench/fixtures/memory_probe.ts), read after the samples: what the replica holds, whatever the peak " +
+    "its heap grew to; live data: without the compiled code (V8's code spaces), which grows with the code " +
+    "paths run, not with the objects. Received: the response bodies the API server sent the replica through an " +
+    "HTTPS proxy of its own, from its spawn to the last sample: the lists and watches of kopfexamples (every " +
+    "re-list when the ranges changed included), and all (plus the answers to its patches, its Lease renewals, " +
+    "discovery). Shares of a group of N ideally 1/N each. Once its objects were deleted: the same replica after the " +
+    `deletions and its idle collection (the median of ${FORGOTTEN_SAMPLES} samples); held for the objects: its RSS ` +
+    "before minus after, which leaves out what a replica keeps whether it has objects or not (its runtime, the " +
+    "code its bursts compiled, allocator pages).",
+    RESULTS_LOST,
+  ];
+}
+
+/** A replica's means above those of its warm baseline: RSS, anonymous RSS, live heap, and the live heap's data. */
+function aboveWarm(
+  outcome: Outcome,
+  outcomes: ReadonlyMap<string, Outcome>,
+): { rss: number; anonymous: number; live: number; data: number } {
+  const warm = outcomes.get(outcome.variant.baseline)!;
   return {
-    title: `Memory and bandwidth: ${objects} small objects, groups of ${replicas}`,
-    headers: [
-      "replicas",
-      "server filters",
-      "objects handled (each)",
-      "results lost",
-      "idle collection, s after settled (each)",
-      "RSS MiB (each)",
-      "above warm MiB (mean)",
-      "above warm vs unsharded",
-      "anonymous MiB (each)",
-      "anonymous above warm vs unsharded",
-      "live heap MiB (each)",
-      "live above warm vs unsharded",
-      "of which code MiB (each)",
-      "live data above warm vs unsharded",
-      "RSS once its objects were deleted MiB (each)",
-      "held for the objects MiB (mean)",
-      "held vs unsharded",
-      "lists+watches received MiB (each)",
-      "vs unsharded",
-      "all received MiB (each)",
-    ],
-    rows: [...outcomes.values()].map((outcome) => {
-      const above = mean(outcome.rss) - mean(outcomes.get(outcome.variant.baseline)!.rss);
-      const anonymous = mean(outcome.anonymous) - mean(outcomes.get(outcome.variant.baseline)!.anonymous);
-      const live = mean(outcome.heap) - mean(outcomes.get(outcome.variant.baseline)!.heap);
-      const liveData = data(outcome) - data(outcomes.get(outcome.variant.baseline)!);
-      const baseline = outcome.variant.baseline === outcome.variant.label;
-      return [
-        `${outcome.variant.label} ×${outcome.variant.replicas}`,
-        outcome.serverSide,
-        outcome.shares,
-        String(outcome.resultsLost),
-        outcome.collected.map((seconds) => seconds === undefined ? "none" : seconds.toFixed(1)).join(" / "),
-        outcome.rss.map(mib).join(" / "),
-        baseline ? "–" : mib(above),
-        baseline ? "–" : `${(above / unshardedAbove * 100).toFixed(0)}%`,
-        outcome.anonymous.map(mib).join(" / "),
-        baseline ? "–" : `${(anonymous / unshardedAnonymous * 100).toFixed(0)}%`,
-        outcome.heap.map(mib).join(" / "),
-        baseline ? "–" : `${(live / unshardedLive * 100).toFixed(0)}%`,
-        outcome.code.map(mib).join(" / "),
-        baseline ? "–" : `${(liveData / unshardedData * 100).toFixed(0)}%`,
-        outcome.forgotten?.map(mib).join(" / ") ?? "–",
-        outcome.forgotten ? mib(held(outcome)!) : "–",
-        outcome.forgotten ? `${(held(outcome)! / unshardedHeld * 100).toFixed(0)}%` : "–",
-        outcome.received.map((bytes) => mib(streamed(bytes))).join(" / "),
-        `${(mean(outcome.received.map(streamed)) / mean(unsharded.received.map(streamed)) * 100).toFixed(0)}%`,
-        outcome.received.map((bytes) => mib(streamed(bytes) + bytes.other)).join(" / "),
-      ];
-    }),
-    notes: [
-      `RSS: the median of ${options.settle} samples (one a second), begun once every object was handled and its ` +
-      "result written (the warm replicas: their objects then deleted) and the replica had run its idle collection " +
-      `after that (idle collection: how long after; none: not within ${COLLECTION_WAIT} s, sampled then). ` +
-      "Above warm: the mean RSS minus that of the warm replica of the same kind. Anonymous: the RSS that " +
-      "no file backs (without the pages of the deno binary's code that the replica has run). Live heap: V8's heap in use right after a full collection (a preloaded " +
-      "probe, bench/fixtures/memory_probe.ts), read after the samples: what the replica holds, whatever the peak " +
-      "its heap grew to; live data: without the compiled code (V8's code spaces), which grows with the code " +
-      "paths run, not with the objects. Received: the response bodies the API server sent the replica through an " +
-      "HTTPS proxy of its own, from its spawn to the last sample: the lists and watches of kopfexamples (every " +
-      "re-list when the ranges changed included), and all (plus the answers to its patches, its Lease renewals, " +
-      "discovery). Shares of a group of N ideally 1/N each. Once its objects were deleted: the same replica after the " +
-      `deletions and its idle collection (the median of ${FORGOTTEN_SAMPLES} samples); held for the objects: its RSS ` +
-      "before minus after, which leaves out what a replica keeps whether it has objects or not (its runtime, the " +
-      "code its bursts compiled, allocator pages).",
-      RESULTS_LOST,
-    ],
+    rss: mean(outcome.rss) - mean(warm.rss),
+    anonymous: mean(outcome.anonymous) - mean(warm.anonymous),
+    live: mean(outcome.heap) - mean(warm.heap),
+    data: liveData(outcome) - liveData(warm),
   };
+}
+
+/** The live heap without the compiled code: what the replica holds as data. */
+function liveData(outcome: Outcome): number {
+  return mean(outcome.heap) - mean(outcome.code);
+}
+
+/** What deleting its objects gave back: the memory the replica held for them (the warm baselines: `undefined`). */
+function held(outcome: Outcome): number | undefined {
+  return outcome.forgotten && mean(outcome.rss) - mean(outcome.forgotten);
+}
+
+function mean(values: readonly number[]): number {
+  return values.reduce((sum, value) => sum + value, 0) / values.length;
 }
 
 async function run(bench: Bench, variant: Variant, settle: number): Promise<Outcome> {
