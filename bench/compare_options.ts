@@ -17,11 +17,13 @@ export interface CompareOptions extends Layout {
   readonly posts: number;
   /** The contestants asked for in `--only`. */
   readonly names: ContestantName[];
+  /** The Python Kopf release that the `kopf` contestant runs. */
   readonly kopfVersion: string;
   /** The folder of the processes' logs, if given. */
   readonly logs: string | undefined;
   /** The checkout whose CLI runs as `before`, if any. */
   readonly before: string | undefined;
+  /** Whether each Deno contestant runs from a copy of the `deno` binary of its own. */
   readonly privateBinary: boolean;
 }
 
